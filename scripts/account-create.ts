@@ -1,0 +1,21 @@
+// npm run --silent account:create -- --name NAME
+// Creates an account and prints {"account_id":...,"api_key":...} as one JSON line. Uses the server's database
+// (DATABASE_URL, or the embedded one, joined if the server is running and started for the moment if not).
+import { parseArgs } from 'node:util'
+import { createAccount } from '../src/accounts/api-keys.js'
+import { loadConfig } from '../src/config.js'
+import { openDatabase } from '../src/db/database.js'
+
+const { values } = parseArgs({ options: { name: { type: 'string' } } })
+const name = values.name?.trim()
+if (!name || name.length > 200) {
+  console.error('usage: npm run --silent account:create -- --name NAME   (1 to 200 characters)')
+  process.exit(2)
+}
+
+const database = await openDatabase(loadConfig())
+try {
+  console.log(JSON.stringify(await createAccount(database.sql, name)))
+} finally {
+  await database.close()
+}

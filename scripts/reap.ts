@@ -1,0 +1,13 @@
+// npm run reap: deletes expired idempotency records once, as the scheduled worker task does.
+import { loadConfig } from '../src/config.js'
+import { openDatabase } from '../src/db/database.js'
+import { reapExpiredKeys } from '../src/worker/reap-expired-keys.js'
+
+const config = loadConfig()
+const database = await openDatabase(config)
+try {
+  const deleted = await reapExpiredKeys(database.sql, { batchSize: config.REAPER_BATCH_SIZE })
+  console.log(JSON.stringify({ deleted }))
+} finally {
+  await database.close()
+}

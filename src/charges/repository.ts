@@ -1,0 +1,125 @@
+// Charges and refunds in SQL, and their mapping to API resources. Writers take the transaction explicitly.
+import { randomBytes } from 'node:crypto'
+import type { Sql, Transaction } from '../db/connect.js'
+import type { Charge, CreateChargeBody } from '../schemas/charge.js'
+import type { Refund } from '../schemas/refund.js'
+import type { ChargeOutcome } from './processor.js'
+
+interface ChargeRow {
+  id: string
+  account_id: string
+  amount_cents: number
+  amount_refunded_cents: number
+  currency: string
+  source: string
+  description: string | null
+  metadata: Record<string, string>
+  status: 'succeeded' | 'failed'
+  failure_code: string | null
+  failure_message: string | null
+  processor_reference: string | null
+  created_at: Date
+}
+
+interface RefundRow {
+  id: string
+  charge_id: string
+  amount_cents: number
+  currency: string
+  created_at: Date
+}
+
+const newId = (prefix: 'ch' | 're') => `${prefix}_${randomBytes(12).toString('hex')}`
+
+export async function insertCharge(tx: Transaction, accountId: string, input: CreateChargeBody, outcome: ChargeOutcome): Promise<Charge> {
+  const failed = outcome.status === 'failed'
+  const [row] = await tx<ChargeRow[]>`
+    insert into charges (id, account_id, amount_cents, currency, source, description, metadata,
+                         status, failure_code, failure_message, processor_reference)
+    values (${newId('ch')}, ${accountId}, ${input.amount_cents}, ${input.currency}, ${input.source},
+            ${input.description ?? null}, ${tx.json(input.metadata ?? {})}, ${outcome.status},
+            ${failed ? outcome.failureCode : null}, ${failed ? outcome.failureMessage : null},
+            ${failed ? null : outcome.processorReference})
+    returning *`
+  return toCharge(row!)
+}
+
+export async function findCharge(sql: Sql, accountId: string, chargeId: string): Promise<Charge | undefined> {
+  const [row] = await sql<ChargeRow[]>`select * from charges where id = ${chargeId} and account_id = ${accountId}`
+  return row && toCharge(row)
+}
+
+/** Newest first. `startingAfter` must be a charge of the same account, or the page is undefined. */
+export async function listCharges(
+  sql: Sql,
+  accountId: string,
+  page: { limit: number; startingAfter?: string | undefined },
+): Promise<{ charges: Charge[]; hasMore: boolean } | undefined> {
+  let cursor: string | null = null
+  if (page.startingAfter) {
+    const [found] = await sql<{ seq: string }[]>`select seq from charges where id = ${page.startingAfter} and account_id = ${accountId}`
+    if (!found) return undefined
+    cursor = found.seq
+  }
+  const rows = await sql<ChargeRow[]>`
+    select * from charges
+    where account_id = ${accountId} and (${cursor}::bigint is null or seq < ${cursor}::bigint)
+    order by seq desc
+    limit ${page.limit + 1}`
+  return { charges: rows.slice(0, page.limit).map(toCharge), hasMore: rows.length > page.limit }
+}
+
+/** Locks the charge row until the transaction ends, so refunds of one charge run one at a time. */
+export async function lockChargeForRefund(tx: Transaction, accountId: string, chargeId: string): Promise<ChargeRow | undefined> {
+  const [row] = await tx<ChargeRow[]>`select * from charges where id = ${chargeId} and account_id = ${accountId} for update`
+  return row
+}
+
+export async function insertRefund(tx: Transaction, charge: ChargeRow, amountCents: number, processorReference: string): Promise<Refund> {
+  // The charges check constraint (refunded <= amount) backs up the caller's check.
+  await tx`update charges set amount_refunded_cents = amount_refunded_cents + ${amountCents} where id = ${charge.id}`
+  const [row] = await tx<RefundRow[]>`
+    insert into refunds (id, account_id, charge_id, amount_cents, status, processor_reference)
+    values (${newId('re')}, ${charge.account_id}, ${charge.id}, ${amountCents}, 'succeeded', ${processorReference})
+    returning id, charge_id, amount_cents, ${charge.currency}::text as currency, created_at`
+  return toRefund(row!)
+}
+
+export async function findRefund(sql: Sql, accountId: string, refundId: string): Promise<Refund | undefined> {
+  const [row] = await sql<RefundRow[]>`
+    select r.id, r.charge_id, r.amount_cents, c.currency, r.created_at
+    from refunds r join charges c on c.id = r.charge_id
+    where r.id = ${refundId} and r.account_id = ${accountId}`
+  return row && toRefund(row)
+}
+
+function toCharge(row: ChargeRow): Charge {
+  return {
+    id: row.id,
+    object: 'charge',
+    amount_cents: row.amount_cents,
+    amount_refunded_cents: row.amount_refunded_cents,
+    currency: row.currency as Charge['currency'],
+    source: row.source,
+    description: row.description,
+    metadata: row.metadata,
+    status: row.status,
+    failure_code: row.failure_code,
+    failure_message: row.failure_message,
+    created_at: row.created_at.toISOString(),
+  }
+}
+
+function toRefund(row: RefundRow): Refund {
+  return {
+    id: row.id,
+    object: 'refund',
+    charge: row.charge_id,
+    amount_cents: row.amount_cents,
+    currency: row.currency as Refund['currency'],
+    status: 'succeeded',
+    created_at: row.created_at.toISOString(),
+  }
+}
+
+export type { ChargeRow }

@@ -1,0 +1,38 @@
+// Opens the database a process uses: DATABASE_URL when set, otherwise the embedded PostgreSQL under DATA_DIR.
+// Migrations are applied on open, so the server and the scripts always see the same, current schema.
+import type { Config } from '../config.js'
+import { connect, type Sql } from './connect.js'
+import { startEmbeddedPostgres } from './embedded.js'
+import { migrate } from './migrate.js'
+
+export interface Database {
+  url: string
+  sql: Sql
+  /** Closes the pool, then stops the embedded PostgreSQL if this process started it. */
+  close(): Promise<void>
+}
+
+export const EMBEDDED_DATABASE_NAME = 'payments'
+
+export async function openDatabase(config: Config, onLog?: (message: unknown) => void): Promise<Database> {
+  const embedded = config.DATABASE_URL
+    ? undefined
+    : await startEmbeddedPostgres({ dataDir: config.DATA_DIR, port: config.EMBEDDED_PG_PORT, database: EMBEDDED_DATABASE_NAME, ...(onLog && { onLog }) })
+  const url = config.DATABASE_URL ?? embedded!.url
+  const sql = connect(url)
+  try {
+    await migrate(sql)
+  } catch (error) {
+    await sql.end({ timeout: 1 })
+    await embedded?.stop()
+    throw error
+  }
+  return {
+    url,
+    sql,
+    close: async () => {
+      await sql.end({ timeout: 5 })
+      await embedded?.stop()
+    },
+  }
+}

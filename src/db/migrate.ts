@@ -1,0 +1,26 @@
+// Applies db/migrations/*.sql in name order, each once, under an advisory lock so that processes
+// starting together (server, scripts, test workers) never race.
+import { readdir, readFile } from 'node:fs/promises'
+import type { Sql } from './connect.js'
+
+const MIGRATIONS_DIR = new URL('../../db/migrations/', import.meta.url)
+const MIGRATION_LOCK_ID = 727_001
+
+export async function migrate(sql: Sql): Promise<string[]> {
+  const files = (await readdir(MIGRATIONS_DIR)).filter((name) => name.endsWith('.sql')).sort()
+  return sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK_ID})`
+    await tx`create table if not exists schema_migrations (
+      name text primary key,
+      applied_at timestamptz not null default now()
+    )`
+    const done = new Set((await tx<{ name: string }[]>`select name from schema_migrations`).map((row) => row.name))
+    const applied: string[] = []
+    for (const name of files.filter((file) => !done.has(file))) {
+      await tx.unsafe(await readFile(new URL(name, MIGRATIONS_DIR), 'utf8'))
+      await tx`insert into schema_migrations (name) values (${name})`
+      applied.push(name)
+    }
+    return applied
+  })
+}

@@ -1,0 +1,40 @@
+// Reads the Idempotency-Key header: a bare token (what most clients send) or the
+// draft-ietf-httpapi-idempotency-key-header form, a structured-field string ("...").
+import { Problem } from '../problems.js'
+
+export const MAX_KEY_LENGTH = 255
+const PRINTABLE_ASCII = /^[\x20-\x7e]+$/
+
+/** Returns the key, undefined when the header is absent, or throws an idempotency-key-invalid problem. */
+export function parseIdempotencyKey(header: string | string[] | undefined): string | undefined {
+  if (header === undefined) return undefined
+  if (Array.isArray(header)) throw invalid('send exactly one Idempotency-Key header')
+  const key = header.startsWith('"') ? unquoteStructuredString(header) : header
+  if (key.length === 0) throw invalid('the key is empty')
+  if (key.length > MAX_KEY_LENGTH) throw invalid(`the key is ${key.length} characters long; at most ${MAX_KEY_LENGTH} are allowed`)
+  if (!PRINTABLE_ASCII.test(key)) throw invalid('the key may contain printable ASCII characters only')
+  return key
+}
+
+/** RFC 8941 section 3.3.3: inside the quotes, only \" and \\ are escapes. */
+function unquoteStructuredString(value: string): string {
+  if (value.length < 2 || !value.endsWith('"')) throw invalid('a quoted key must end with a double quote')
+  let key = ''
+  for (let index = 1; index < value.length - 1; index++) {
+    const char = value[index]
+    if (char === '\\') {
+      const escaped = value[++index]
+      if ((escaped !== '"' && escaped !== '\\') || index === value.length - 1) throw invalid('a quoted key may escape only " and \\')
+      key += escaped
+    } else if (char === '"') {
+      throw invalid('a double quote inside a quoted key must be escaped')
+    } else {
+      key += char
+    }
+  }
+  return key
+}
+
+function invalid(reason: string): Problem {
+  return new Problem('idempotency-key-invalid', `Idempotency-Key is not valid: ${reason}.`)
+}

@@ -1,0 +1,31 @@
+// pino settings shared by the server, the worker and the scripts: request ids, and secrets redacted.
+import { randomUUID } from 'node:crypto'
+import type { IncomingMessage } from 'node:http'
+import type { FastifyServerOptions } from 'fastify'
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
+
+export function loggerOptions(level: string) {
+  return {
+    level,
+    redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
+    serializers: {
+      req: (request: { method: string; url: string; headers: Record<string, unknown>; ip?: string }) => ({
+        method: request.method,
+        url: request.url,
+        headers: request.headers,
+        remoteAddress: request.ip,
+      }),
+    },
+  }
+}
+
+/** Honours a caller's X-Request-Id (so logs join across services); otherwise mints one. */
+export const requestIdOptions: Pick<FastifyServerOptions, 'genReqId' | 'requestIdHeader' | 'requestIdLogLabel'> = {
+  requestIdHeader: false,
+  requestIdLogLabel: 'request_id',
+  genReqId: (request: IncomingMessage) => {
+    const incoming = request.headers['x-request-id']
+    return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID()
+  },
+}

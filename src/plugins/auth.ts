@@ -1,0 +1,35 @@
+// Bearer API-key authentication; routes opt in with `app.addHook('onRequest', app.authenticate)`.
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { findAccountByApiKey } from '../accounts/api-keys.js'
+import type { Sql } from '../db/connect.js'
+import { Problem } from '../problems.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated account; set by `authenticate` on the routes that use it. */
+    account: { id: string }
+  }
+  interface FastifyInstance {
+    authenticate(request: FastifyRequest): Promise<void>
+  }
+}
+
+const BEARER = /^Bearer ([\x21-\x7e]{1,200})$/
+
+export default fp(
+  async function auth(app: FastifyInstance, options: { sql: Sql }) {
+    app.decorateRequest('account', null as unknown as { id: string })
+    app.decorate('authenticate', async function authenticate(request: FastifyRequest) {
+      const match = BEARER.exec(request.headers.authorization ?? '')
+      const account = match?.[1] ? await findAccountByApiKey(options.sql, match[1]) : undefined
+      if (!account) {
+        throw new Problem('unauthorized', match ? 'The API key is not valid or has been revoked.' : 'Send your API key as "Authorization: Bearer sk_test_...".', {
+          headers: { 'www-authenticate': 'Bearer realm="payments"' },
+        })
+      }
+      request.account = account
+    })
+  },
+  { name: 'auth' },
+)

@@ -1,0 +1,40 @@
+// One error handler for the whole app: every error leaves as application/problem+json, and no 5xx echoes its cause.
+import type { FastifyError, FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { genericProblem, Problem, PROBLEM_CONTENT_TYPE, problemBody, type ProblemBody } from '../problems.js'
+
+export default fp(
+  async function errorHandler(app: FastifyInstance) {
+    app.setErrorHandler((error: FastifyError | Problem, request, reply) => {
+      if (error instanceof Problem) {
+        return reply.code(error.status).headers(error.headers).type(PROBLEM_CONTENT_TYPE).send(error.body)
+      }
+      const body = clientErrorBody(error)
+      if (body) return reply.code(body.status).type(PROBLEM_CONTENT_TYPE).send(body)
+
+      request.log.error({ err: error }, 'request failed')
+      const status = error.statusCode === 503 ? 503 : 500
+      return reply.code(status).type(PROBLEM_CONTENT_TYPE).send(genericProblem(status, 'An unexpected error occurred; the request can be retried.'))
+    })
+
+    app.setNotFoundHandler((request, reply) =>
+      reply.code(404).type(PROBLEM_CONTENT_TYPE).send(genericProblem(404, `No route for ${request.method} ${request.url.split('?')[0]}`)),
+    )
+  },
+  { name: 'error-handler' },
+)
+
+/** Schema validation and Fastify's own 4xx (bad JSON, wrong content type, body too large) are the client's to fix. */
+function clientErrorBody(error: FastifyError): ProblemBody | undefined {
+  if (error.validation) {
+    return problemBody('validation-failed', error.message, {
+      errors: error.validation.map((issue) => ({
+        location: `${error.validationContext ?? 'body'}${issue.instancePath}`,
+        message: issue.message ?? 'is not valid',
+      })),
+    })
+  }
+  const status = error.statusCode ?? 500
+  if (status >= 400 && status < 500) return genericProblem(status, error.message)
+  return undefined
+}

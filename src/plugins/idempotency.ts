@@ -1,0 +1,120 @@
+// Idempotency-Key support that a route opts into with `config: { idempotency: { required: true } }`.
+// The route does its writes in `reply.transact(work)`: the writes and the stored response commit together.
+import { randomUUID } from 'node:crypto'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import type { Sql, Transaction } from '../db/connect.js'
+import { requestFingerprint } from '../idempotency/fingerprint.js'
+import { parseIdempotencyKey } from '../idempotency/key.js'
+import { claimKey, completeClaim, releaseClaim, type Claim, type StoredResponse, type Timing } from '../idempotency/store.js'
+import { Problem } from '../problems.js'
+
+export interface RouteResponse {
+  status: number
+  body: unknown
+  /** Defaults to application/json. */
+  contentType?: string
+  location?: string
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    idempotency?: { required: boolean }
+  }
+  interface FastifyRequest {
+    /** The claim this request holds on its Idempotency-Key, until the response is committed. */
+    idempotencyClaim: Claim | null
+  }
+  interface FastifyReply {
+    /** Runs `work` in a transaction that also records its response against the request's key, then sends it. */
+    transact(work: (tx: Transaction) => Promise<RouteResponse>): Promise<FastifyReply>
+  }
+}
+
+const RETRY_AFTER_SECONDS = '1'
+
+export default fp(
+  async function idempotency(app: FastifyInstance, options: { sql: Sql; timing: Timing }) {
+    const { sql, timing } = options
+    app.decorateRequest('idempotencyClaim', null)
+
+    // After auth and schema validation: rejected requests never touch a key, so the client can fix and retry.
+    app.addHook('preHandler', async (request, reply) => {
+      const settings = request.routeOptions.config.idempotency
+      if (!settings) return
+      const key = parseIdempotencyKey(request.headers['idempotency-key'])
+      if (key === undefined) {
+        if (settings.required) throw new Problem('idempotency-key-required', `${request.method} ${request.routeOptions.url} requires an Idempotency-Key header; send a new unique value for each logical operation and the same value on every retry of it.`)
+        return
+      }
+      const result = await claimKey(sql, scopeOf(request, key), fingerprintOf(request), timing)
+      switch (result.outcome) {
+        case 'claimed':
+          request.idempotencyClaim = result.claim
+          return
+        case 'completed':
+          return replay(reply, result.response)
+        case 'in-flight':
+          throw new Problem('idempotency-request-in-flight', 'A request with this Idempotency-Key is still being processed; retry after the interval in Retry-After.', {
+            headers: { 'retry-after': RETRY_AFTER_SECONDS },
+          })
+        case 'fingerprint-mismatch':
+          throw new Problem('idempotency-key-reused', 'This Idempotency-Key was already used with a different request body or path; use a new key for a new operation.')
+      }
+    })
+
+    // Any response that leaves without a committed record (an error, a rollback) frees the key for a retry.
+    app.addHook('onSend', async (request) => {
+      const claim = request.idempotencyClaim
+      if (!claim) return
+      request.idempotencyClaim = null
+      await releaseClaim(sql, claim).catch((error: unknown) => {
+        request.log.error({ err: error }, 'could not release idempotency claim; it frees itself when its lease ends')
+      })
+    })
+
+    app.decorateReply('transact', async function transact(this: FastifyReply, work: (tx: Transaction) => Promise<RouteResponse>) {
+      const request = this.request
+      const claim = request.idempotencyClaim
+      const stored = await sql.begin(async (tx) => {
+        const response = toStoredResponse(await work(tx))
+        if (claim && !(await completeClaim(tx, claim, response))) {
+          throw new Problem('idempotency-request-in-flight', 'This request outlived its lease on the Idempotency-Key and another request took it over; its work was rolled back.', {
+            headers: { 'retry-after': RETRY_AFTER_SECONDS },
+          })
+        }
+        return response
+      })
+      request.idempotencyClaim = null
+      return this.code(stored.status).headers(stored.headers).send(stored.body)
+    })
+  },
+  { name: 'idempotency', dependencies: ['auth'] },
+)
+
+/**
+ * The idempotency key to forward to a downstream processor: stable for the logical operation across retries
+ * and takeovers, so the processor dedupes too. A request sent without a key gets a fresh one.
+ */
+export function downstreamIdempotencyKey(request: FastifyRequest): string {
+  return request.idempotencyClaim?.operationId ?? randomUUID()
+}
+
+function scopeOf(request: FastifyRequest, key: string) {
+  if (!request.account) throw new Error(`${request.routeOptions.url}: idempotency needs an authenticated account to scope keys`)
+  return { accountId: request.account.id, endpoint: `${request.method} ${request.routeOptions.url}`, key }
+}
+
+function fingerprintOf(request: FastifyRequest): Buffer {
+  return requestFingerprint({ method: request.method, route: request.routeOptions.url ?? '', params: request.params, body: request.body })
+}
+
+function toStoredResponse(response: RouteResponse): StoredResponse {
+  const headers: Record<string, string> = { 'content-type': response.contentType ?? 'application/json; charset=utf-8' }
+  if (response.location) headers.location = response.location
+  return { status: response.status, headers, body: Buffer.from(JSON.stringify(response.body)) }
+}
+
+function replay(reply: FastifyReply, response: StoredResponse): FastifyReply {
+  return reply.code(response.status).headers(response.headers).header('idempotent-replayed', 'true').send(response.body)
+}

@@ -1,0 +1,24 @@
+// The refund resource and the body that creates it.
+import { Type, type Static } from 'typebox'
+import { AmountCents, ChargeId, Currency, RefundId, Timestamp } from './common.js'
+
+export const CreateRefundBody = Type.Object(
+  {
+    /** Omitted: refund whatever is left of the charge. */
+    amount_cents: Type.Optional(AmountCents),
+  },
+  { additionalProperties: false },
+)
+
+export const Refund = Type.Object({
+  id: RefundId,
+  object: Type.Literal('refund'),
+  charge: ChargeId,
+  amount_cents: AmountCents,
+  currency: Currency,
+  status: Type.Literal('succeeded'),
+  created_at: Timestamp,
+})
+export type Refund = Static<typeof Refund>
+
+export const RefundParams = Type.Object({ id: Type.String({ maxLength: 64 }) })

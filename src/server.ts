@@ -1,0 +1,46 @@
+// Starts the service: database (embedded unless DATABASE_URL is set), HTTP, and the in-process worker.
+// On SIGTERM or SIGINT it stops taking requests, lets those in flight finish, then stops the worker and the database.
+import { pino } from 'pino'
+import { buildApp } from './app.js'
+import { createSimulatedProcessor } from './charges/simulated-processor.js'
+import { loadConfig } from './config.js'
+import { openDatabase } from './db/database.js'
+import { loggerOptions } from './logger.js'
+import { startWorker } from './worker/worker.js'
+
+const config = loadConfig()
+const log = pino(loggerOptions(config.LOG_LEVEL))
+
+const database = await openDatabase(config, (message) => log.debug({ component: 'embedded-postgres' }, String(message).trim()))
+const app = await buildApp({
+  sql: database.sql,
+  processor: createSimulatedProcessor(),
+  idempotency: { ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, leaseSeconds: config.IDEMPOTENCY_LEASE_SECONDS },
+  log,
+})
+const worker = await startWorker({
+  connectionString: database.url,
+  sql: database.sql,
+  log: log.child({ component: 'worker' }),
+  reaper: { schedule: config.REAPER_SCHEDULE, batchSize: config.REAPER_BATCH_SIZE },
+})
+await app.listen({ port: config.PORT, host: config.HOST })
+
+let stopping = false
+async function shutdown(signal: string) {
+  if (stopping) return
+  stopping = true
+  log.info({ signal }, 'shutting down')
+  try {
+    await app.close()
+    await worker.stop()
+    await database.close()
+    log.info('stopped')
+    process.exit(0)
+  } catch (error) {
+    log.error({ err: error }, 'unclean shutdown')
+    process.exit(1)
+  }
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'))
+process.on('SIGINT', () => void shutdown('SIGINT'))
