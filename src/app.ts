@@ -31,8 +31,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     schemaErrorFormatter: (errors, dataVar) => new Error(errors.map((error) => `${dataVar}${error.instancePath} ${error.message}`).join('; ')),
   })
   app.setValidatorCompiler(TypeBoxValidatorCompiler)
+  // A JSON API: anything but JSON is 415, rather than text that then fails validation.
+  app.removeContentTypeParser('text/plain')
+  // While draining for shutdown, close each connection after its response: an idle keep-alive socket
+  // would otherwise hold app.close() open until the client's keep-alive ends.
+  let closing = false
+  app.addHook('preClose', async () => {
+    closing = true
+  })
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id)
+    if (closing) reply.header('connection', 'close')
   })
 
   await app.register(errorHandler)

@@ -16,6 +16,8 @@ const ConfigSchema = Type.Object({
   IDEMPOTENCY_LEASE_SECONDS: Type.Integer({ minimum: 1, default: 30 }),
   /** Rows the reaper deletes per statement; small batches keep locks and WAL bursts short. */
   REAPER_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 100_000, default: 1000 }),
+  /** How long shutdown waits for requests in flight before the process exits anyway. */
+  SHUTDOWN_GRACE_SECONDS: Type.Integer({ minimum: 1, default: 25 }),
   /** Cron schedule (graphile-worker crontab syntax) of the expired-key reaper. */
   REAPER_SCHEDULE: Type.String({ minLength: 9, default: '*/5 * * * *' }),
 })

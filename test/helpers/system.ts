@@ -1,0 +1,21 @@
+// Free ports and scratch directories for the PostgreSQL clusters that tests start.
+import { chmod, mkdtemp } from 'node:fs/promises'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const address = probe.address()
+      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no free port'))))
+    })
+  })
+}
+
+/** A new directory under the system temp dir that the postgres user (when we run as root) can enter. */
+export async function scratchDir(prefix: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix))
+  await chmod(dir, 0o755)
+  return dir
+}
