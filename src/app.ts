@@ -22,17 +22,25 @@ export interface AppOptions {
   log?: FastifyBaseLogger
 }
 
+/** The server around the app: logging, request ids, body limit. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: options.log ?? pino(loggerOptions('info')),
     ...requestIdOptions,
     bodyLimit: 64 * 1024,
-    // Fastify validates with TypeBox: strict types for bodies, conversion only for query and path strings.
     schemaErrorFormatter: (errors, dataVar) => new Error(errors.map((error) => `${dataVar}${error.instancePath} ${error.message}`).join('; ')),
   })
+  await app.register(appPlugin, options)
+  return app
+}
+
+/** Every route, hook and plugin of the API, as one plugin. */
+export async function appPlugin(app: FastifyInstance, options: AppOptions) {
+  // TypeBox validates: strict types for bodies, conversion only for query and path strings.
   app.setValidatorCompiler(TypeBoxValidatorCompiler)
   // A JSON API: anything but JSON is 415, rather than text that then fails validation.
   app.removeContentTypeParser('text/plain')
+
   // While draining for shutdown, close each connection after its response: an idle keep-alive socket
   // would otherwise hold app.close() open until the client's keep-alive ends.
   let closing = false
@@ -57,5 +65,4 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
     { prefix: '/v1' },
   )
-  return app
 }
