@@ -11,20 +11,33 @@ import { startWorker } from './worker/worker.js'
 const config = loadConfig()
 const log = pino(loggerOptions(config.LOG_LEVEL))
 
-const database = await openDatabase(config, (message) => log.debug({ component: 'embedded-postgres' }, String(message).trim()))
-const app = await buildApp({
-  sql: database.sql,
-  processor: createSimulatedProcessor(),
-  idempotency: { ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, leaseSeconds: config.IDEMPOTENCY_LEASE_SECONDS },
-  log,
+async function start() {
+  const database = await openDatabase(config, (message) => log.debug({ component: 'embedded-postgres' }, String(message).trim()))
+  const app = await buildApp({
+    sql: database.sql,
+    processor: createSimulatedProcessor(),
+    idempotency: { ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, leaseSeconds: config.IDEMPOTENCY_LEASE_SECONDS },
+    log,
+  })
+  const worker = await startWorker({
+    connectionString: database.url,
+    sql: database.sql,
+    log: log.child({ component: 'worker' }),
+    reaper: { schedule: config.REAPER_SCHEDULE, batchSize: config.REAPER_BATCH_SIZE },
+  })
+  await app.listen({ port: config.PORT, host: config.HOST })
+
+  return async function stop() {
+    await app.close()
+    await worker.stop()
+    await database.close()
+  }
+}
+
+const stop = await start().catch((error: unknown) => {
+  log.fatal({ err: error }, 'could not start')
+  process.exit(1)
 })
-const worker = await startWorker({
-  connectionString: database.url,
-  sql: database.sql,
-  log: log.child({ component: 'worker' }),
-  reaper: { schedule: config.REAPER_SCHEDULE, batchSize: config.REAPER_BATCH_SIZE },
-})
-await app.listen({ port: config.PORT, host: config.HOST })
 
 let stopping = false
 async function shutdown(signal: string) {
@@ -36,9 +49,7 @@ async function shutdown(signal: string) {
     process.exit(1)
   }, config.SHUTDOWN_GRACE_SECONDS * 1000).unref()
   try {
-    await app.close()
-    await worker.stop()
-    await database.close()
+    await stop()
     log.info('stopped')
     process.exit(0)
   } catch (error) {

@@ -1,7 +1,7 @@
 // npm run reap: deletes expired idempotency records once, as the scheduled worker task does.
-import { loadConfig } from '../src/config.js'
-import { openDatabase } from '../src/db/database.js'
-import { reapExpiredKeys } from '../src/worker/reap-expired-keys.js'
+import { loadConfig } from '../config.js'
+import { openDatabase } from '../db/database.js'
+import { reapExpiredKeys } from '../worker/reap-expired-keys.js'
 
 const config = loadConfig()
 const database = await openDatabase(config)

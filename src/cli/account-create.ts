@@ -2,9 +2,9 @@
 // Creates an account and prints {"account_id":...,"api_key":...} as one JSON line. Uses the server's database
 // (DATABASE_URL, or the embedded one, joined if the server is running and started for the moment if not).
 import { parseArgs } from 'node:util'
-import { createAccount } from '../src/accounts/api-keys.js'
-import { loadConfig } from '../src/config.js'
-import { openDatabase } from '../src/db/database.js'
+import { createAccount } from '../accounts/api-keys.js'
+import { loadConfig } from '../config.js'
+import { openDatabase } from '../db/database.js'
 
 const { values } = parseArgs({ options: { name: { type: 'string' } } })
 const name = values.name?.trim()
