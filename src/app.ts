@@ -7,7 +7,8 @@ import type { Sql } from './db/connect.js'
 import type { Timing } from './idempotency/store.js'
 import { loggerOptions, requestIdOptions } from './logger.js'
 import auth from './plugins/auth.js'
-import errorHandler from './plugins/error-handler.js'
+import drain from './plugins/drain.js'
+import errorHandler, { clientErrorHandler } from './plugins/error-handler.js'
 import idempotency from './plugins/idempotency.js'
 import chargeRoutes from './routes/charges.js'
 import healthRoutes from './routes/health.js'
@@ -28,6 +29,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     loggerInstance: options.log ?? pino(loggerOptions('info')),
     ...requestIdOptions,
     bodyLimit: 64 * 1024,
+    clientErrorHandler,
     schemaErrorFormatter: (errors, dataVar) => new Error(errors.map((error) => `${dataVar}${error.instancePath} ${error.message}`).join('; ')),
   })
   await app.register(appPlugin, options)
@@ -41,18 +43,12 @@ export async function appPlugin(app: FastifyInstance, options: AppOptions) {
   // A JSON API: anything but JSON is 415, rather than text that then fails validation.
   app.removeContentTypeParser('text/plain')
 
-  // While draining for shutdown, close each connection after its response: an idle keep-alive socket
-  // would otherwise hold app.close() open until the client's keep-alive ends.
-  let closing = false
-  app.addHook('preClose', async () => {
-    closing = true
-  })
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id)
-    if (closing) reply.header('connection', 'close')
   })
 
   await app.register(errorHandler)
+  await app.register(drain)
   await app.register(auth, { sql: options.sql })
   await app.register(idempotency, { sql: options.sql, timing: options.idempotency })
   await app.register(healthRoutes, { sql: options.sql })

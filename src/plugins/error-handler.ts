@@ -1,4 +1,6 @@
 // One error handler for the whole app: every error leaves as application/problem+json, and no 5xx echoes its cause.
+import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { genericProblem, Problem, PROBLEM_CONTENT_TYPE, problemBody, type ProblemBody } from '../problems.js'
@@ -37,4 +39,15 @@ function clientErrorBody(error: FastifyError): ProblemBody | undefined {
   const status = error.statusCode ?? 500
   if (status >= 400 && status < 500) return genericProblem(status, error.message)
   return undefined
+}
+
+/** Requests Node's HTTP parser rejects (bad header bytes, oversized headers) never reach Fastify's handler. */
+export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy()
+  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400
+  const body = JSON.stringify(genericProblem(status, 'The request could not be parsed as HTTP.'))
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  )
 }
