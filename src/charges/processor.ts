@@ -1,4 +1,5 @@
 // The boundary to whoever really moves the money. Forks plug a real processor in behind this interface.
+import { Problem } from '../problems.js'
 
 export interface ChargeRequest {
   amountCents: number
@@ -30,4 +31,14 @@ export interface PaymentProcessor {
 /** The processor could not be reached or failed: nothing is recorded and the client may retry. */
 export class ProcessorUnavailableError extends Error {
   override name = 'ProcessorUnavailableError'
+}
+
+/** For `.catch()` on a processor call: an outage becomes a 503 problem; anything else stays a 500. */
+export function rethrowUnavailable(error: unknown): never {
+  if (error instanceof ProcessorUnavailableError) {
+    throw new Problem('processor-unavailable', 'The payment processor did not answer; nothing was charged or recorded. Retry with the same Idempotency-Key.', {
+      headers: { 'retry-after': '5' },
+    })
+  }
+  throw error
 }

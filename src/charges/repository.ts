@@ -121,5 +121,3 @@ function toRefund(row: RefundRow): Refund {
     created_at: row.created_at.toISOString(),
   }
 }
-
-export type { ChargeRow }

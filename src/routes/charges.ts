@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { findCharge, insertCharge, listCharges } from '../charges/repository.js'
-import { type PaymentProcessor, ProcessorUnavailableError } from '../charges/processor.js'
+import { type PaymentProcessor, rethrowUnavailable } from '../charges/processor.js'
 import type { Sql } from '../db/connect.js'
 import { downstreamIdempotencyKey } from '../plugins/idempotency.js'
 import { PROBLEM_CONTENT_TYPE, Problem, problemBody } from '../problems.js'
@@ -52,13 +52,4 @@ export default async function chargeRoutes(base: FastifyInstance, options: { sql
     if (!page) throw new Problem('validation-failed', `starting_after: no charge ${startingAfter}.`)
     return { object: 'list', data: page.charges, has_more: page.hasMore }
   })
-}
-
-export function rethrowUnavailable(error: unknown): never {
-  if (error instanceof ProcessorUnavailableError) {
-    throw new Problem('processor-unavailable', 'The payment processor did not answer; nothing was charged or recorded. Retry with the same Idempotency-Key.', {
-      headers: { 'retry-after': '5' },
-    })
-  }
-  throw error
 }

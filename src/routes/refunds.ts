@@ -2,13 +2,12 @@
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { findRefund, insertRefund, lockChargeForRefund } from '../charges/repository.js'
-import type { PaymentProcessor } from '../charges/processor.js'
+import { type PaymentProcessor, rethrowUnavailable } from '../charges/processor.js'
 import type { Sql } from '../db/connect.js'
 import { downstreamIdempotencyKey } from '../plugins/idempotency.js'
 import { Problem } from '../problems.js'
 import { ChargeParams } from '../schemas/charge.js'
 import { CreateRefundBody, RefundParams } from '../schemas/refund.js'
-import { rethrowUnavailable } from './charges.js'
 
 export default async function refundRoutes(base: FastifyInstance, options: { sql: Sql; processor: PaymentProcessor }) {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
