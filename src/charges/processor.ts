@@ -28,7 +28,7 @@ export interface PaymentProcessor {
   refund(request: RefundRequest): Promise<{ processorReference: string }>
 }
 
-/** The processor could not be reached or failed: nothing is recorded and the client may retry. */
+/** The processor could not be reached or did not answer: its outcome is unknown, and the client should retry. */
 export class ProcessorUnavailableError extends Error {
   override name = 'ProcessorUnavailableError'
 }
@@ -36,7 +36,7 @@ export class ProcessorUnavailableError extends Error {
 /** For `.catch()` on a processor call: an outage becomes a 503 problem; anything else stays a 500. */
 export function rethrowUnavailable(error: unknown): never {
   if (error instanceof ProcessorUnavailableError) {
-    throw new Problem('processor-unavailable', 'The payment processor did not answer; nothing was charged or recorded. Retry with the same Idempotency-Key.', {
+    throw new Problem('processor-unavailable', 'The payment processor did not answer; nothing was recorded. Retry with the same Idempotency-Key and body.', {
       headers: { 'retry-after': '5' },
     })
   }

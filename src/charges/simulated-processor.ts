@@ -4,16 +4,14 @@ import { createHash } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { type ChargeOutcome, type PaymentProcessor, ProcessorUnavailableError } from './processor.js'
 
-/** The test sources, and what each does. Any other source is declined as unknown. */
-export const TEST_SOURCES = {
-  pm_card_visa: 'succeeds',
-  pm_card_mastercard: 'succeeds',
-  pm_card_chargeDeclined: 'is declined (card_declined)',
-  pm_card_insufficientFunds: 'is declined (insufficient_funds)',
-  pm_card_slow: 'succeeds after a delay (2 s by default), long enough for a client to time out',
-  pm_card_processorDown: 'fails as unavailable: nothing is recorded and the key is released',
-} as const
-
+/**
+ * Test sources, as in Stripe's test mode:
+ * - pm_card_visa, pm_card_mastercard: succeed
+ * - pm_card_chargeDeclined, pm_card_insufficientFunds: declined (card_declined, insufficient_funds)
+ * - pm_card_slow: succeeds after a delay (2 s by default), long enough for a client to time out
+ * - pm_card_processorDown: fails as unavailable, every time
+ * - anything else: declined as unknown_source
+ */
 export function createSimulatedProcessor(options: { slowDelayMs?: number } = {}): PaymentProcessor {
   const slowDelayMs = options.slowDelayMs ?? 2000
   return {

@@ -93,7 +93,18 @@ export async function completeClaim(tx: Transaction, claim: Claim, response: Sto
   return rows.count === 1
 }
 
-/** Forgets a claim whose work rolled back, so that the client may retry at once (even with another body). */
+/** Forgets a claim whose work rolled back before anything left this service: the key is free, even for another body. */
 export async function releaseClaim(sql: Sql, claim: Claim): Promise<void> {
   await sql`delete from idempotency_keys where id = ${claim.rowId} and claim_token = ${claim.token}`
+}
+
+/**
+ * Ends the lease of a claim whose work rolled back after its operation id went to the processor. What
+ * happened there is unknown, so the key stays bound to this request and operation id: a retry of the same
+ * request takes it over at once (and the processor dedupes it); a different request under the key is a 422.
+ */
+export async function endLease(sql: Sql, claim: Claim): Promise<void> {
+  await sql`
+    update idempotency_keys set claim_token = gen_random_uuid(), locked_until = now()
+    where id = ${claim.rowId} and claim_token = ${claim.token}`
 }

@@ -6,7 +6,7 @@ import fp from 'fastify-plugin'
 import type { Sql, Transaction } from '../db/connect.js'
 import { requestFingerprint } from '../idempotency/fingerprint.js'
 import { parseIdempotencyKey } from '../idempotency/key.js'
-import { claimKey, completeClaim, releaseClaim, type Claim, type StoredResponse, type Timing } from '../idempotency/store.js'
+import { claimKey, completeClaim, endLease, releaseClaim, type Claim, type StoredResponse, type Timing } from '../idempotency/store.js'
 import { Problem } from '../problems.js'
 
 export interface RouteResponse {
@@ -17,13 +17,18 @@ export interface RouteResponse {
   location?: string
 }
 
+interface HeldClaim extends Claim {
+  /** Set once the operation id went downstream: from then on a rollback must not forget it. */
+  sharedDownstream: boolean
+}
+
 declare module 'fastify' {
   interface FastifyContextConfig {
     idempotency?: { required: boolean }
   }
   interface FastifyRequest {
     /** The claim this request holds on its Idempotency-Key, until the response is committed. */
-    idempotencyClaim: Claim | null
+    idempotencyClaim: HeldClaim | null
   }
   interface FastifyReply {
     /** Runs `work` in a transaction that also records its response against the request's key, then sends it. */
@@ -50,7 +55,7 @@ export default fp(
       const result = await claimKey(sql, scopeOf(request, key), fingerprintOf(request), timing)
       switch (result.outcome) {
         case 'claimed':
-          request.idempotencyClaim = result.claim
+          request.idempotencyClaim = { ...result.claim, sharedDownstream: false }
           return
         case 'completed':
           return replay(reply, result.response)
@@ -63,12 +68,13 @@ export default fp(
       }
     })
 
-    // Any response that leaves without a committed record (an error, a rollback) frees the key for a retry.
+    // A response that leaves without a committed record (an error, a rollback) frees the key for a retry:
+    // for any request if nothing went downstream yet, otherwise for this same request only.
     app.addHook('onSend', async (request) => {
       const claim = request.idempotencyClaim
       if (!claim) return
       request.idempotencyClaim = null
-      await releaseClaim(sql, claim).catch((error: unknown) => {
+      await (claim.sharedDownstream ? endLease(sql, claim) : releaseClaim(sql, claim)).catch((error: unknown) => {
         request.log.error({ err: error }, 'could not release idempotency claim; it frees itself when its lease ends')
       })
     })
@@ -97,7 +103,10 @@ export default fp(
  * and takeovers, so the processor dedupes too. A request sent without a key gets a fresh one.
  */
 export function downstreamIdempotencyKey(request: FastifyRequest): string {
-  return request.idempotencyClaim?.operationId ?? randomUUID()
+  const claim = request.idempotencyClaim
+  if (!claim) return randomUUID()
+  claim.sharedDownstream = true
+  return claim.operationId
 }
 
 function scopeOf(request: FastifyRequest, key: string) {

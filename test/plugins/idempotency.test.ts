@@ -1,18 +1,24 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { ChargeRequest, PaymentProcessor } from '../../src/charges/processor.js'
+import { type ChargeRequest, type PaymentProcessor, ProcessorUnavailableError } from '../../src/charges/processor.js'
 import { createSimulatedProcessor } from '../../src/charges/simulated-processor.js'
 import { chargeBody, countCharges, setupTestApp, type TestAccount, type TestContext } from '../helpers/app.js'
 
-// The simulated processor, recording what it was asked, with a gate a test can close to hold a charge in flight.
+// The simulated processor, recording what it was asked, with a gate a test can close to hold a charge in
+// flight, and a switch to make its next call time out (an outcome the service cannot know).
 const simulated = createSimulatedProcessor({ slowDelayMs: 300 })
 const processorCalls: ChargeRequest[] = []
 let gate: Promise<void> | undefined
+let timeOutNext = false
 const processor: PaymentProcessor = {
   async charge(request) {
     processorCalls.push(request)
     const waitFor = gate
     gate = undefined
     await waitFor
+    if (timeOutNext) {
+      timeOutNext = false
+      throw new ProcessorUnavailableError('simulated timeout')
+    }
     return simulated.charge(request)
   },
   refund: (request) => simulated.refund(request),
@@ -202,16 +208,41 @@ describe('what is not stored', () => {
     expect(row!.count).toBe(0)
   })
 
-  it('when the processor is down, then the work rolls back, the key is released and a retry (even edited) goes through', async () => {
+  it('when the processor times out, then nothing is recorded, and the unchanged retry reuses the operation id at once', async () => {
     const user = await context.newAccount()
-    const down = await user.post('/v1/charges', chargeBody({ source: 'pm_card_processorDown' }), { key: 'outage' })
-    expect(down.statusCode).toBe(503)
-    expect(down.json().type).toMatch(/\/processor-unavailable$/)
-    expect(await keyRow(user.id, 'outage')).toBeUndefined()
+    timeOutNext = true
+    const timedOut = await user.post('/v1/charges', chargeBody(), { key: 'outage' })
+    expect(timedOut.statusCode).toBe(503)
+    expect(timedOut.headers['retry-after']).toBe('5')
+    expect(timedOut.json().type).toMatch(/\/processor-unavailable$/)
+    expect(await countCharges(context.sql, user.id)).toBe(0)
+    const sentBefore = processorCalls.at(-1)!.idempotencyKey
 
     const retry = await user.post('/v1/charges', chargeBody(), { key: 'outage' })
+
     expect(retry.statusCode).toBe(201)
+    expect(retry.headers['idempotent-replayed']).toBeUndefined()
+    // The processor may have charged the first time: it must see the same key again, to dedupe.
+    expect(processorCalls.at(-1)!.idempotencyKey).toBe(sentBefore)
     expect(await countCharges(context.sql, user.id)).toBe(1)
+  })
+
+  it('when the processor timed out, then the key stays bound to that request: an edited retry is 422', async () => {
+    const user = await context.newAccount()
+    timeOutNext = true
+    expect((await user.post('/v1/charges', chargeBody(), { key: 'outage-edit' })).statusCode).toBe(503)
+    const edited = await user.post('/v1/charges', chargeBody({ amount_cents: 1 }), { key: 'outage-edit' })
+    expect(edited.statusCode).toBe(422)
+    expect(await countCharges(context.sql, user.id)).toBe(0)
+  })
+
+  it('when the work fails before anything went downstream, then the key is forgotten and may carry another body', async () => {
+    const user = await context.newAccount()
+    const charge = (await user.post('/v1/charges', chargeBody({ amount_cents: 100 }))).json()
+    const tooMuch = await user.post(`/v1/charges/${charge.id}/refunds`, { amount_cents: 500 }, { key: 'refund-retry' })
+    expect(tooMuch.statusCode).toBe(422)
+    expect(await keyRow(user.id, 'refund-retry')).toBeUndefined()
+    expect((await user.post(`/v1/charges/${charge.id}/refunds`, { amount_cents: 50 }, { key: 'refund-retry' })).statusCode).toBe(201)
   })
 
   it('when the 409 collision happens, then it leaves the original claim untouched', async () => {
