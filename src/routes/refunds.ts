@@ -23,8 +23,8 @@ export default async function refundRoutes(base: FastifyInstance, options: { sql
         if (!charge) throw new Problem('resource-not-found', `No charge ${request.params.id}.`)
         if (charge.status !== 'succeeded') throw new Problem('charge-not-refundable', `Charge ${charge.id} did not succeed; there is nothing to refund.`)
         const remaining = charge.amount_cents - charge.amount_refunded_cents
-        const amountCents = request.body.amount_cents ?? remaining
         if (remaining === 0) throw new Problem('charge-not-refundable', `Charge ${charge.id} is already fully refunded.`)
+        const amountCents = request.body.amount_cents ?? remaining
         if (amountCents > remaining) {
           throw new Problem('refund-exceeds-charge', `A refund of ${amountCents} exceeds the ${remaining} left of charge ${charge.id}.`, {
             extensions: { amount_refundable_cents: remaining },

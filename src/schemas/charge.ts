@@ -32,9 +32,11 @@ export type Charge = Static<typeof Charge>
 
 export const ChargeParams = Type.Object({ id: Type.String({ maxLength: 64 }) })
 
+export const DEFAULT_PAGE_SIZE = 10
+
 export const ListChargesQuery = Type.Object(
   {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: DEFAULT_PAGE_SIZE })),
     starting_after: Type.Optional(ChargeId),
   },
   { additionalProperties: false },

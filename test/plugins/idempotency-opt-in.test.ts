@@ -1,5 +1,5 @@
 // The plugin on a route of a fork's own: how any route opts in, and what an optional key means.
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createAccount } from '../../src/accounts/api-keys.js'
@@ -15,7 +15,7 @@ let authorization: string
 beforeAll(async () => {
   database = await createTestDatabase()
   await database.sql`create table notes (id serial primary key, text text not null)`
-  app = Fastify({ loggerInstance: pino({ level: 'silent' }) })
+  app = Fastify({ loggerInstance: pino({ level: 'silent' }) as FastifyBaseLogger })
   await app.register(errorHandler)
   await app.register(auth, { sql: database.sql })
   await app.register(idempotency, { sql: database.sql, timing: { ttlSeconds: 60, leaseSeconds: 30 } })
