@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createAccount } from '../src/accounts/api-keys.js'
 import { createTestDatabase, type TestDatabase } from './helpers/database.js'
 import { startServer, type ServerProcess } from './helpers/processes.js'
+import { until } from './helpers/system.js'
 
 let database: TestDatabase
 let apiKey: string
@@ -35,14 +36,6 @@ const charge = (url: string, key: string, source = 'pm_card_slow') =>
 const keyRow = async (key: string) =>
   (await database.sql`select operation_id, claim_token, completed_at from idempotency_keys where account_id = ${accountId} and key = ${key}`)[0]
 const chargesOf = () => database.sql`select id, processor_reference from charges where account_id = ${accountId}`
-
-async function until(condition: () => Promise<boolean>, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time')
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
 
 describe('the server process', () => {
   it('when it is killed mid-charge, then nothing is recorded, and the retry after the lease charges once with the same processor key', async () => {

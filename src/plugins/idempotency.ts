@@ -53,6 +53,7 @@ export default fp(
         return
       }
       const result = await claimKey(sql, scopeOf(request, key), fingerprintOf(request), timing)
+      request.log[result.outcome === 'claimed' ? 'debug' : 'info']({ idempotency_key: key, outcome: result.outcome }, 'idempotency key checked')
       switch (result.outcome) {
         case 'claimed':
           request.idempotencyClaim = { ...result.claim, sharedDownstream: false }

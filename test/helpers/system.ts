@@ -1,4 +1,4 @@
-// Free ports and scratch directories for the PostgreSQL clusters that tests start.
+// Free ports, scratch directories and polling: what tests that start clusters and processes need.
 import { chmod, mkdtemp } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -18,4 +18,13 @@ export async function scratchDir(prefix: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix))
   await chmod(dir, 0o755)
   return dir
+}
+
+/** Polls until `condition` holds; for states another process or request reaches on its own time. */
+export async function until(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
 }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ChargeRequest, type PaymentProcessor, ProcessorUnavailableError } from '../../src/charges/processor.js'
 import { createSimulatedProcessor } from '../../src/charges/simulated-processor.js'
 import { chargeBody, countCharges, setupTestApp, type TestAccount, type TestContext } from '../helpers/app.js'
+import { until } from '../helpers/system.js'
 
 // The simulated processor, recording what it was asked, with a gate a test can close to hold a charge in
 // flight, and a switch to make its next call time out (an outcome the service cannot know).
@@ -323,11 +324,3 @@ describe('crash recovery and expiry', () => {
     expect(await countCharges(context.sql, user.id)).toBe(2)
   })
 })
-
-async function until(condition: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time')
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-}
