@@ -1,6 +1,7 @@
 import { createConnection } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chargeBody, setupTestApp, type TestAccount, type TestContext } from '../helpers/app.js'
+import { until } from '../helpers/system.js'
 
 let context: TestContext
 let account: TestAccount
@@ -39,7 +40,7 @@ describe('the HTTP edge', () => {
       `POST /v1/charges HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${account.apiKey}\r\nIdempotency-Key: drain\r\n` +
         `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
     )
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    await until(async () => (await context.sql`select 1 from idempotency_keys where key = 'drain'`).length === 1)
     const closed = context.app.close()
 
     const response = await exchange // resolves when the server ends the connection
