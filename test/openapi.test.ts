@@ -37,6 +37,22 @@ describe('openapi.yaml', () => {
     expect(documented.sort()).toEqual(routes.sort())
   })
 
+  it('when a $ref is followed, then it leads somewhere', () => {
+    const refs: string[] = []
+    const walk = (node: unknown): void => {
+      if (Array.isArray(node)) node.forEach(walk)
+      else if (node && typeof node === 'object') {
+        for (const [name, value] of Object.entries(node)) name === '$ref' ? refs.push(value as string) : walk(value)
+      }
+    }
+    walk(spec)
+    expect(refs.length).toBeGreaterThan(20)
+    for (const ref of refs) {
+      const target = ref.replace(/^#\//, '').split('/').reduce<any>((node, segment) => node?.[segment], spec)
+      expect(target, ref).toBeDefined()
+    }
+  })
+
   it('when a problem type exists, then the document names it', () => {
     for (const type of Object.keys(PROBLEM_TYPES)) expect(specText).toContain(type)
   })

@@ -9,6 +9,10 @@ export function connect(url: string, options: { max?: number } = {}): Sql {
     max: options.max ?? 10,
     // The server's NOTICEs (e.g. "relation already exists, skipping") are not the app's business.
     onnotice: () => {},
-    connection: { application_name: 'payments-api' },
+    connection: {
+      application_name: 'payments-api',
+      // A transaction left hanging (a stuck processor call inside a refund) must not hold row locks forever.
+      idle_in_transaction_session_timeout: 60_000,
+    },
   })
 }
