@@ -1,16 +1,9 @@
 import { createConnection } from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { chargeBody, setupTestApp, type TestAccount, type TestContext } from '../helpers/app.js'
+import { describe, expect, it } from 'vitest'
+import { chargeBody, useTestApp } from '../helpers/app.js'
 import { until } from '../helpers/system.js'
 
-let context: TestContext
-let account: TestAccount
-
-beforeAll(async () => {
-  context = await setupTestApp()
-  account = await context.newAccount()
-})
-afterAll(() => context.close())
+const suite = useTestApp()
 
 function rawExchange(port: number, request: string): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -22,8 +15,8 @@ function rawExchange(port: number, request: string): Promise<string> {
 
 describe('the HTTP edge', () => {
   it('when the request is not even valid HTTP, then the parser’s 400 is problem+json too', async () => {
-    await context.app.listen({ port: 0, host: '127.0.0.1' })
-    const { port } = context.app.server.address() as { port: number }
+    await suite.context.app.listen({ port: 0, host: '127.0.0.1' })
+    const { port } = suite.context.app.server.address() as { port: number }
     const response = await rawExchange(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header Line\r\n\r\n')
 
     const [head, body] = response.split('\r\n\r\n')
@@ -33,21 +26,21 @@ describe('the HTTP edge', () => {
   })
 
   it('when the app closes with a charge in flight, then the charge completes and its connection is closed after it', async () => {
-    const { port } = context.app.server.address() as { port: number }
+    const { port } = suite.context.app.server.address() as { port: number }
     const body = JSON.stringify(chargeBody({ source: 'pm_card_slow' }))
     const exchange = rawExchange(
       port,
-      `POST /v1/charges HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${account.apiKey}\r\nIdempotency-Key: drain\r\n` +
+      `POST /v1/charges HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${suite.account.apiKey}\r\nIdempotency-Key: drain\r\n` +
         `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
     )
-    await until(async () => (await context.sql`select 1 from idempotency_keys where key = 'drain'`).length === 1)
-    const closed = context.app.close()
+    await until(async () => (await suite.context.sql`select 1 from idempotency_keys where key = 'drain'`).length === 1)
+    const closed = suite.context.app.close()
 
     const response = await exchange // resolves when the server ends the connection
     expect(response).toMatch(/^HTTP\/1.1 201 Created\r\n/)
     expect(response).toContain('\r\nconnection: close\r\n')
     await closed
-    const [row] = await context.sql`select count(*)::int as count from charges where account_id = ${account.id}`
+    const [row] = await suite.context.sql`select count(*)::int as count from charges where account_id = ${suite.account.id}`
     expect(row!.count).toBe(1)
   })
 })

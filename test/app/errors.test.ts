@@ -1,14 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { chargeBody, setupTestApp, type TestAccount, type TestContext } from '../helpers/app.js'
+import { describe, expect, it } from 'vitest'
+import { chargeBody, useTestApp } from '../helpers/app.js'
 
-let context: TestContext
-let account: TestAccount
-
-beforeAll(async () => {
-  context = await setupTestApp()
-  account = await context.newAccount()
-})
-afterAll(() => context.close())
+const suite = useTestApp()
 
 function expectProblem(response: { statusCode: number; headers: Record<string, unknown>; json(): any }, status: number, type?: RegExp) {
   expect(response.statusCode).toBe(status)
@@ -21,66 +14,66 @@ function expectProblem(response: { statusCode: number; headers: Record<string, u
 
 describe('every error is application/problem+json', () => {
   it('when the JSON is malformed, then 400', async () => {
-    expectProblem(await account.post('/v1/charges', '{"amount_cents": 10,'), 400)
+    expectProblem(await suite.account.post('/v1/charges', '{"amount_cents": 10,'), 400)
   })
 
   it('when the body is empty, then 400', async () => {
-    expectProblem(await account.post('/v1/charges', ''), 400)
+    expectProblem(await suite.account.post('/v1/charges', ''), 400)
   })
 
   it('when the body is not an object, then 400 validation-failed', async () => {
-    expectProblem(await account.post('/v1/charges', '[1,2]'), 400, /\/validation-failed$/)
+    expectProblem(await suite.account.post('/v1/charges', '[1,2]'), 400, /\/validation-failed$/)
   })
 
   it('when the content type is not JSON, then 415', async () => {
-    expectProblem(await account.post('/v1/charges', 'amount=10', { headers: { 'content-type': 'text/plain' } }), 415)
+    expectProblem(await suite.account.post('/v1/charges', 'amount=10', { headers: { 'content-type': 'text/plain' } }), 415)
   })
 
   it('when the body is larger than 64 KiB, then 413', async () => {
-    expectProblem(await account.post('/v1/charges', chargeBody({ description: 'x'.repeat(70_000) })), 413)
+    expectProblem(await suite.account.post('/v1/charges', chargeBody({ description: 'x'.repeat(70_000) })), 413)
   })
 
   it('when the route does not exist, then 404 about:blank', async () => {
-    const problem = expectProblem(await context.app.inject({ method: 'GET', url: '/v2/nothing?x=1' }), 404)
+    const problem = expectProblem(await suite.context.app.inject({ method: 'GET', url: '/v2/nothing?x=1' }), 404)
     expect(problem).toEqual({ type: 'about:blank', title: 'Not Found', status: 404, detail: 'No route for GET /v2/nothing' })
   })
 
   it('when the method is not served, then a problem, not HTML', async () => {
-    expectProblem(await context.app.inject({ method: 'DELETE', url: '/v1/charges' }), 404)
+    expectProblem(await suite.context.app.inject({ method: 'DELETE', url: '/v1/charges' }), 404)
   })
 
   it('when no API key is sent, then 401 unauthorized with WWW-Authenticate', async () => {
-    const response = await context.app.inject({ method: 'GET', url: '/v1/charges' })
+    const response = await suite.context.app.inject({ method: 'GET', url: '/v1/charges' })
     expectProblem(response, 401, /\/unauthorized$/)
     expect(response.headers['www-authenticate']).toBe('Bearer realm="payments"')
   })
 
   it('when the API key is wrong or malformed, then 401', async () => {
-    for (const authorization of ['Bearer sk_test_nope', 'Basic abc', 'Bearer', `Bearer ${account.apiKey} extra`]) {
-      expectProblem(await context.app.inject({ method: 'GET', url: '/v1/charges', headers: { authorization } }), 401, /\/unauthorized$/)
+    for (const authorization of ['Bearer sk_test_nope', 'Basic abc', 'Bearer', `Bearer ${suite.account.apiKey} extra`]) {
+      expectProblem(await suite.context.app.inject({ method: 'GET', url: '/v1/charges', headers: { authorization } }), 401, /\/unauthorized$/)
     }
   })
 
   it('when the API key is revoked, then 401', async () => {
-    const revoked = await context.newAccount('Revoked')
-    await context.sql`update api_keys set revoked_at = now() where account_id = ${revoked.id}`
+    const revoked = await suite.context.newAccount('Revoked')
+    await suite.context.sql`update api_keys set revoked_at = now() where account_id = ${revoked.id}`
     expectProblem(await revoked.get('/v1/charges'), 401, /\/unauthorized$/)
   })
 
   it('when the charge id is malformed or unknown, then 404, never 500', async () => {
-    expectProblem(await account.get('/v1/charges/not-an-id'), 404, /\/resource-not-found$/)
-    expectProblem(await account.get(`/v1/charges/${'x'.repeat(65)}`), 400, /\/validation-failed$/)
+    expectProblem(await suite.account.get('/v1/charges/not-an-id'), 404, /\/resource-not-found$/)
+    expectProblem(await suite.account.get(`/v1/charges/${'x'.repeat(65)}`), 400, /\/validation-failed$/)
   })
 
   it('when something unexpected breaks, then 500 without its message, and the request id to quote', async () => {
-    const failing = await context.newAccount('Failing')
+    const failing = await suite.context.newAccount('Failing')
     // Break the database for this account only: charges for it can no longer be inserted.
-    await context.sql`create or replace function fail_insert() returns trigger language plpgsql as $$
+    await suite.context.sql`create or replace function fail_insert() returns trigger language plpgsql as $$
       begin raise exception 'secret internal detail'; end $$`
-    await context.sql.unsafe(`create trigger fail_for_account before insert on charges for each row
+    await suite.context.sql.unsafe(`create trigger fail_for_account before insert on charges for each row
       when (new.account_id = '${failing.id}') execute function fail_insert()`)
     const response = await failing.post('/v1/charges', chargeBody(), { key: 'breaks' })
-    await context.sql`drop trigger fail_for_account on charges`
+    await suite.context.sql`drop trigger fail_for_account on charges`
 
     const problem = expectProblem(response, 500)
     expect(JSON.stringify(problem)).not.toContain('secret')
@@ -93,14 +86,14 @@ describe('every error is application/problem+json', () => {
 
 describe('requests ids', () => {
   it('when a caller sends X-Request-Id, then the response echoes it', async () => {
-    const response = await context.app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'trace-abc.1' } })
+    const response = await suite.context.app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'trace-abc.1' } })
     expect(response.headers['x-request-id']).toBe('trace-abc.1')
   })
 })
 
 describe('health', () => {
   it('when the process is up, then /healthz and /readyz answer 200', async () => {
-    expect((await context.app.inject({ method: 'GET', url: '/healthz' })).json()).toEqual({ status: 'ok' })
-    expect((await context.app.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({ status: 'ok' })
+    expect((await suite.context.app.inject({ method: 'GET', url: '/healthz' })).json()).toEqual({ status: 'ok' })
+    expect((await suite.context.app.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({ status: 'ok' })
   })
 })

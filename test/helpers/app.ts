@@ -1,5 +1,6 @@
 // Builds the app against a fresh database, with small factories for the accounts and requests tests need.
 import { randomUUID } from 'node:crypto'
+import { afterAll, beforeAll } from 'vitest'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { pino } from 'pino'
 import { createAccount } from '../../src/accounts/api-keys.js'
@@ -62,6 +63,20 @@ export async function setupTestApp(
       await database.drop()
     },
   }
+}
+
+/**
+ * For a test file: one app and database, built before its tests and closed after them, with one account.
+ * Read `suite.context` and `suite.account` inside tests (they are set once beforeAll has run).
+ */
+export function useTestApp(options: Parameters<typeof setupTestApp>[0] = {}): { context: TestContext; account: TestAccount } {
+  const suite = {} as { context: TestContext; account: TestAccount }
+  beforeAll(async () => {
+    suite.context = await setupTestApp(options)
+    suite.account = await suite.context.newAccount()
+  })
+  afterAll(() => suite.context.close())
+  return suite
 }
 
 /** A valid charge body; override any field. */

@@ -1,18 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { chargeBody, countCharges, setupTestApp, type TestAccount, type TestContext } from '../helpers/app.js'
+import { describe, expect, it } from 'vitest'
+import { chargeBody, countCharges, useTestApp } from '../helpers/app.js'
 
-let context: TestContext
-let account: TestAccount
-
-beforeAll(async () => {
-  context = await setupTestApp()
-  account = await context.newAccount()
-})
-afterAll(() => context.close())
+const suite = useTestApp()
 
 describe('POST /v1/charges', () => {
   it('when the card succeeds, then a 201 charge is returned with its Location, and one row is stored', async () => {
-    const response = await account.post('/v1/charges', chargeBody({ description: 'Order 1', metadata: { order_id: '1' } }))
+    const response = await suite.account.post('/v1/charges', chargeBody({ description: 'Order 1', metadata: { order_id: '1' } }))
 
     expect(response.statusCode).toBe(201)
     expect(response.headers['content-type']).toBe('application/json; charset=utf-8')
@@ -32,19 +25,19 @@ describe('POST /v1/charges', () => {
     expect(new Date(charge.created_at).toISOString()).toBe(charge.created_at)
     expect(response.headers.location).toBe(`/v1/charges/${charge.id}`)
     expect(response.headers['idempotent-replayed']).toBeUndefined()
-    const [row] = await context.sql`select account_id, amount_cents, status from charges where id = ${charge.id}`
-    expect(row).toEqual({ account_id: account.id, amount_cents: 2500, status: 'succeeded' })
+    const [row] = await suite.context.sql`select account_id, amount_cents, status from charges where id = ${charge.id}`
+    expect(row).toEqual({ account_id: suite.account.id, amount_cents: 2500, status: 'succeeded' })
   })
 
   it('when the card is declined, then a 402 problem names the failed charge, which is recorded', async () => {
-    const response = await account.post('/v1/charges', chargeBody({ source: 'pm_card_chargeDeclined' }))
+    const response = await suite.account.post('/v1/charges', chargeBody({ source: 'pm_card_chargeDeclined' }))
 
     expect(response.statusCode).toBe(402)
     expect(response.headers['content-type']).toBe('application/problem+json; charset=utf-8')
     const problem = response.json()
     expect(problem).toMatchObject({ title: 'The card was declined', status: 402, decline_code: 'card_declined' })
     expect(problem.type).toMatch(/\/card-declined$/)
-    const [row] = await context.sql`select status, failure_code from charges where id = ${problem.charge}`
+    const [row] = await suite.context.sql`select status, failure_code from charges where id = ${problem.charge}`
     expect(row).toEqual({ status: 'failed', failure_code: 'card_declined' })
   })
 
@@ -61,8 +54,8 @@ describe('POST /v1/charges', () => {
     ['metadata key with spaces', { metadata: { 'a b': 'x' } }],
     ['too many metadata keys', { metadata: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`k${i}`, 'v'])) }],
   ])('when the body has %s, then 400 validation-failed and nothing is stored', async (_case, overrides) => {
-    const before = await countCharges(context.sql, account.id)
-    const response = await account.post('/v1/charges', chargeBody(overrides))
+    const before = await countCharges(suite.context.sql, suite.account.id)
+    const response = await suite.account.post('/v1/charges', chargeBody(overrides))
 
     expect(response.statusCode).toBe(400)
     expect(response.headers['content-type']).toBe('application/problem+json; charset=utf-8')
@@ -70,12 +63,12 @@ describe('POST /v1/charges', () => {
     expect(problem.type).toMatch(/\/validation-failed$/)
     expect(problem.errors.length).toBeGreaterThan(0)
     expect(problem.detail).toMatch(/^body/)
-    expect(await countCharges(context.sql, account.id)).toBe(before)
+    expect(await countCharges(suite.context.sql, suite.account.id)).toBe(before)
   })
 
   it('when a required field is missing, then the problem says which', async () => {
     const { amount_cents: _, ...withoutAmount } = chargeBody()
-    const response = await account.post('/v1/charges', withoutAmount)
+    const response = await suite.account.post('/v1/charges', withoutAmount)
     expect(response.statusCode).toBe(400)
     expect(response.json().detail).toContain('amount_cents')
   })
@@ -83,15 +76,15 @@ describe('POST /v1/charges', () => {
 
 describe('GET /v1/charges/:id', () => {
   it('when the charge is the account’s, then it is returned as created', async () => {
-    const created = await account.post('/v1/charges', chargeBody())
-    const response = await account.get(`/v1/charges/${created.json().id}`)
+    const created = await suite.account.post('/v1/charges', chargeBody())
+    const response = await suite.account.get(`/v1/charges/${created.json().id}`)
     expect(response.statusCode).toBe(200)
     expect(response.json()).toEqual(created.json())
   })
 
   it('when the charge belongs to another account, then 404, as if it did not exist', async () => {
-    const created = await account.post('/v1/charges', chargeBody())
-    const stranger = await context.newAccount('Stranger')
+    const created = await suite.account.post('/v1/charges', chargeBody())
+    const stranger = await suite.context.newAccount('Stranger')
     const response = await stranger.get(`/v1/charges/${created.json().id}`)
     expect(response.statusCode).toBe(404)
     expect(response.json().type).toMatch(/\/resource-not-found$/)
@@ -100,7 +93,7 @@ describe('GET /v1/charges/:id', () => {
 
 describe('GET /v1/charges', () => {
   it('when paging with limit and starting_after, then every charge comes once, newest first', async () => {
-    const lister = await context.newAccount('Lister')
+    const lister = await suite.context.newAccount('Lister')
     const ids: string[] = []
     for (let n = 1; n <= 5; n++) ids.push((await lister.post('/v1/charges', chargeBody({ amount_cents: n }))).json().id)
 
@@ -114,7 +107,7 @@ describe('GET /v1/charges', () => {
   })
 
   it('when no limit is given, then a page holds 10', async () => {
-    const busy = await context.newAccount('Busy')
+    const busy = await suite.context.newAccount('Busy')
     for (let n = 0; n < 11; n++) await busy.post('/v1/charges', chargeBody())
     const page = (await busy.get('/v1/charges')).json()
     expect(page.data).toHaveLength(10)
@@ -122,14 +115,14 @@ describe('GET /v1/charges', () => {
   })
 
   it('when another account lists, then it sees none of these charges', async () => {
-    const stranger = await context.newAccount('Empty')
+    const stranger = await suite.context.newAccount('Empty')
     expect((await stranger.get('/v1/charges')).json()).toEqual({ object: 'list', data: [], has_more: false })
   })
 
   it.each([['limit=0'], ['limit=101'], ['limit=abc'], ['starting_after=nope'], ['starting_after=ch_000000000000000000000000'], ['colour=red']])(
     'when the query is %s, then 400 validation-failed',
     async (query) => {
-      const response = await account.get(`/v1/charges?${query}`)
+      const response = await suite.account.get(`/v1/charges?${query}`)
       expect(response.statusCode).toBe(400)
       expect(response.json().type).toMatch(/\/validation-failed$/)
     },
