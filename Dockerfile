@@ -5,7 +5,9 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --ignore-scripts
+COPY patches ./patches
+# Scripts are off for dependencies; the project's own patches (patches/, see README) are applied explicitly.
+RUN npm ci --ignore-scripts && npx patch-package
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build
@@ -14,7 +16,8 @@ FROM node:20-bookworm-slim AS runtime
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --omit=optional --ignore-scripts && npm cache clean --force
+COPY patches ./patches
+RUN npm ci --omit=dev --omit=optional --ignore-scripts && npx patch-package && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY db ./db
 COPY openapi.yaml ./

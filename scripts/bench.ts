@@ -15,7 +15,7 @@ const database = await openDatabase(config)
 const app = await buildApp({
   sql: database.sql,
   processor: createSimulatedProcessor(),
-  idempotency: { ttlSeconds: 3600, leaseSeconds: 30 },
+  config: { ...config, RATE_LIMIT_MAX: 1_000_000 },
   log: pino({ level: 'silent' }),
 })
 const { api_key: apiKey } = await createAccount(database.sql, 'bench')

@@ -3,14 +3,18 @@
 # with the same Idempotency-Key, gets the one charge back, and an edited amount under that key is refused.
 #
 #   npm start                      # in another terminal
-#   npm run smoke                  # or: scripts/smoke.sh http://127.0.0.1:3000
+#   npm run smoke                  # the server at PORT (3000), or: npm run smoke -- http://host:port
 #
 # API_KEY may be given; otherwise a fresh account is created with `npm run account:create`, which reaches
 # the same database as a server started with the same environment.
 set -euo pipefail
 
-BASE_URL=${1:-${BASE_URL:-http://127.0.0.1:3000}}
+BASE_URL=${1:-${BASE_URL:-http://127.0.0.1:${PORT:-3000}}}
 cd "$(dirname "$0")/.."
+if ! curl -fsS --max-time 5 "$BASE_URL/readyz" >/dev/null 2>&1; then
+  echo "smoke: no ready server answers at $BASE_URL; start one with npm start (or pass its URL: npm run smoke -- URL)" >&2
+  exit 1
+fi
 json() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const v=JSON.parse(s)[process.argv[1]];console.log(v??"")})' "$1"; }
 API_KEY=${API_KEY:-$(npm run --silent account:create -- --name "smoke test" | json api_key)}
 KEY="smoke-$(date +%s)-$RANDOM"

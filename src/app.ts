@@ -1,63 +1,82 @@
 // The application as one function of its dependencies; src/server.ts starts it, the tests inject into it.
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import { pino } from 'pino'
-import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
 import type { PaymentProcessor } from './charges/processor.js'
+import { loadConfig, trustProxyOption, type Config } from './config.js'
 import type { Sql } from './db/connect.js'
-import type { Timing } from './idempotency/store.js'
 import { loggerOptions, requestIdOptions } from './logger.js'
 import auth from './plugins/auth.js'
+import deadline from './plugins/deadline.js'
 import drain from './plugins/drain.js'
-import errorHandler, { clientErrorHandler } from './plugins/error-handler.js'
+import errorHandler, { clientErrorHandler, frameworkErrors } from './plugins/error-handler.js'
+import httpEdge from './plugins/http-edge.js'
 import idempotency from './plugins/idempotency.js'
+import rateLimit from './plugins/rate-limit.js'
+import responseHeaders from './plugins/response-headers.js'
 import chargeRoutes from './routes/charges.js'
 import healthRoutes from './routes/health.js'
 import openapiRoutes from './routes/openapi.js'
 import refundRoutes from './routes/refunds.js'
+import { validatorCompiler } from './schemas/validator.js'
 
 export interface AppOptions {
   sql: Sql
   processor: PaymentProcessor
-  idempotency: Timing
-  /** A pino logger; defaults to one at info level. */
+  /** Settings from the environment; anything left out takes its documented default. */
+  config?: Partial<Config>
+  /** A pino logger; defaults to one at the configured level. */
   log?: FastifyBaseLogger
 }
 
-/** The server around the app: logging, request ids, body limit. */
+/** The server around the app: logging, request ids, body limit, and the HTTP timeouts. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const config: Config = { ...loadConfig({}), ...options.config }
   const app = Fastify({
-    loggerInstance: options.log ?? pino(loggerOptions('info')),
+    loggerInstance: options.log ?? pino(loggerOptions(config.LOG_LEVEL)),
     ...requestIdOptions,
     bodyLimit: 64 * 1024,
     clientErrorHandler,
+    frameworkErrors,
+    trustProxy: trustProxyOption(config.TRUST_PROXY),
+    // Slow or silent clients are cut off: headers, then the whole request, must arrive in time; idle
+    // keep-alive sockets close. Node checks these every second rather than every 30.
+    keepAliveTimeout: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    requestTimeout: config.HTTP_BODY_TIMEOUT_MS,
+    http: { requireHostHeader: false, headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
     schemaErrorFormatter: (errors, dataVar) => new Error(errors.map((error) => `${dataVar}${error.instancePath} ${error.message}`).join('; ')),
   })
-  await app.register(appPlugin, options)
+  await app.register(appPlugin, { sql: options.sql, processor: options.processor, config })
   return app
 }
 
 /** Every route, hook and plugin of the API, as one plugin. */
-export async function appPlugin(app: FastifyInstance, options: AppOptions) {
-  // TypeBox validates: strict types for bodies, conversion only for query and path strings.
-  app.setValidatorCompiler(TypeBoxValidatorCompiler)
-  // A JSON API: anything but JSON is 415, rather than text that then fails validation.
-  app.removeContentTypeParser('text/plain')
-
-  app.addHook('onSend', async (request, reply) => {
-    reply.header('x-request-id', request.id)
-  })
+export async function appPlugin(app: FastifyInstance, options: { sql: Sql; processor: PaymentProcessor; config: Config }) {
+  const { sql, processor, config } = options
+  app.setValidatorCompiler(validatorCompiler)
 
   await app.register(errorHandler)
+  await app.register(responseHeaders, { hstsMaxAgeSeconds: config.HSTS_MAX_AGE_SECONDS })
+  await app.register(httpEdge)
   await app.register(drain)
-  await app.register(auth, { sql: options.sql })
-  await app.register(idempotency, { sql: options.sql, timing: options.idempotency })
-  await app.register(healthRoutes, { sql: options.sql })
+  await app.register(auth, { sql })
+  await app.register(rateLimit, {
+    maxPerAccount: config.RATE_LIMIT_MAX,
+    maxAuthFailuresPerAddress: config.AUTH_FAILURE_LIMIT,
+    windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS,
+  })
+  await app.register(idempotency, { sql, timing: { ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, leaseSeconds: config.IDEMPOTENCY_LEASE_SECONDS } })
+  // After idempotency: both wrap route handlers, and the deadline's wrapper must be the outer one.
+  await app.register(deadline, { timeoutMs: config.REQUEST_TIMEOUT_MS })
+
+  await app.register(healthRoutes, { sql })
   await app.register(openapiRoutes)
   await app.register(
     async (v1) => {
+      v1.addHook('onRequest', v1.refuseThrottledAddress)
       v1.addHook('onRequest', v1.authenticate)
-      await v1.register(chargeRoutes, { sql: options.sql, processor: options.processor })
-      await v1.register(refundRoutes, { sql: options.sql, processor: options.processor })
+      v1.addHook('onRequest', v1.countAccountRequest)
+      await v1.register(chargeRoutes, { sql, processor })
+      await v1.register(refundRoutes, { sql, processor })
     },
     { prefix: '/v1' },
   )

@@ -1,6 +1,13 @@
-// Reads and validates the environment once, at start-up: a bad value stops the process with a clear message.
+// Reads and validates the environment once, at start-up: a bad or self-contradicting value stops the process
+// with one clear line (src/server.ts prints it), before anything listens or connects.
 import { Type, type Static } from 'typebox'
 import { Value } from 'typebox/value'
+import { convertStrict, describeErrors } from './schemas/strict-convert.js'
+
+const Seconds = (defaultValue: number, options: { minimum?: number; maximum?: number } = {}) =>
+  Type.Integer({ minimum: 1, ...options, default: defaultValue })
+const Milliseconds = (defaultValue: number, options: { minimum?: number; maximum?: number } = {}) =>
+  Type.Integer({ minimum: 100, ...options, default: defaultValue })
 
 const ConfigSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
@@ -10,31 +17,87 @@ const ConfigSchema = Type.Object({
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   DATA_DIR: Type.String({ minLength: 1, default: '.data' }),
   EMBEDDED_PG_PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 54329 }),
+  DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  /** How long opening a connection may take before the attempt fails (and the request gets a 503). */
+  DATABASE_CONNECT_TIMEOUT_MS: Milliseconds(2000),
+  /** PostgreSQL's statement_timeout for every statement of the service (migrations excepted). */
+  DATABASE_STATEMENT_TIMEOUT_MS: Milliseconds(3000),
+  /** How long a request may take in all before it is answered 503 (the work it started still ends cleanly). */
+  REQUEST_TIMEOUT_MS: Milliseconds(4000, { maximum: 120_000 }),
+  /** How long a client may take to send its headers, and its whole request. */
+  HTTP_HEADERS_TIMEOUT_MS: Milliseconds(10_000),
+  HTTP_BODY_TIMEOUT_MS: Milliseconds(20_000),
+  /** How long an idle keep-alive connection stays open; set it above your load balancer's idle timeout. */
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: Milliseconds(10_000),
+  /** Trust X-Forwarded-For from: "true" (any proxy), a hop count, or a comma-separated list of addresses/CIDRs. */
+  TRUST_PROXY: Type.Optional(Type.String({ minLength: 1 })),
+  /** Set (e.g. 31536000) when clients reach the service over TLS: adds Strict-Transport-Security. */
+  HSTS_MAX_AGE_SECONDS: Type.Optional(Type.Integer({ minimum: 0 })),
+  /** Requests each account may make per window, on each instance. */
+  RATE_LIMIT_MAX: Type.Integer({ minimum: 1, default: 6000 }),
+  RATE_LIMIT_WINDOW_SECONDS: Seconds(60),
+  /** Failed authentications one client address may make per window before it gets 429s. */
+  AUTH_FAILURE_LIMIT: Type.Integer({ minimum: 1, default: 20 }),
   /** How long a completed response is replayed for; after that the key names a new request. */
-  IDEMPOTENCY_TTL_SECONDS: Type.Integer({ minimum: 1, default: 86_400 }),
+  IDEMPOTENCY_TTL_SECONDS: Seconds(86_400),
   /** How long a claim may stay in flight before another request may take it over (the holder is presumed dead). */
-  IDEMPOTENCY_LEASE_SECONDS: Type.Integer({ minimum: 1, default: 30 }),
+  IDEMPOTENCY_LEASE_SECONDS: Seconds(30),
   /** Rows the reaper deletes per statement; small batches keep locks and WAL bursts short. */
   REAPER_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 100_000, default: 1000 }),
   /** How long shutdown waits for requests in flight before the process exits anyway. */
-  SHUTDOWN_GRACE_SECONDS: Type.Integer({ minimum: 1, default: 25 }),
+  SHUTDOWN_GRACE_SECONDS: Seconds(25),
   /** Cron schedule (graphile-worker crontab syntax) of the expired-key reaper. */
   REAPER_SCHEDULE: Type.String({ minLength: 9, default: '*/5 * * * *' }),
+  /** How long the simulated processor's pm_card_slow takes. */
+  SIMULATED_SLOW_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 2000 }),
 })
 
 export type Config = Static<typeof ConfigSchema>
 
+/** A configuration the process must not start with; its message is meant for the operator, as is. */
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const raw = Object.fromEntries(
     Object.keys(ConfigSchema.properties).flatMap((name) => {
-      const value = env[name]
+      const value = env[name]?.trim()
       return value === undefined || value === '' ? [] : [[name, value]]
     }),
   )
-  const config = Value.Convert(ConfigSchema, Value.Default(ConfigSchema, raw))
-  if (!Value.Check(ConfigSchema, config)) {
-    const problems = [...Value.Errors(ConfigSchema, config)].map((error) => `${error.instancePath.slice(1)} ${error.message}`)
-    throw new Error(`invalid configuration: ${problems.join('; ')}`)
-  }
+  const config = Value.Default(ConfigSchema, convertStrict(ConfigSchema, raw))
+  if (!Value.Check(ConfigSchema, config)) throw new ConfigError(`invalid configuration: ${describeErrors(ConfigSchema, config).join('; ')}`)
+  const contradictions = contradictionsIn(config)
+  if (contradictions.length) throw new ConfigError(`invalid configuration: ${contradictions.join('; ')}`)
   return config
+}
+
+/** Settings that are each valid but cannot hold together. */
+function contradictionsIn(config: Config): string[] {
+  const found: string[] = []
+  // A key must outlive every request that can hold it, with room to replay the response afterwards:
+  // a TTL near the lease would let an expired key be taken over while its first request still runs.
+  const minimumTtl = 2 * config.IDEMPOTENCY_LEASE_SECONDS + 60
+  if (config.IDEMPOTENCY_TTL_SECONDS < minimumTtl) {
+    found.push(
+      `IDEMPOTENCY_TTL_SECONDS (${config.IDEMPOTENCY_TTL_SECONDS}) must be at least twice IDEMPOTENCY_LEASE_SECONDS plus 60, here ${minimumTtl}`,
+    )
+  }
+  // A lease shorter than a request's own deadline would hand a key to a retry while its first request runs.
+  if (config.IDEMPOTENCY_LEASE_SECONDS * 1000 < config.REQUEST_TIMEOUT_MS) {
+    found.push(`IDEMPOTENCY_LEASE_SECONDS (${config.IDEMPOTENCY_LEASE_SECONDS} s) must not be shorter than REQUEST_TIMEOUT_MS (${config.REQUEST_TIMEOUT_MS} ms)`)
+  }
+  if (config.HTTP_BODY_TIMEOUT_MS < config.HTTP_HEADERS_TIMEOUT_MS) {
+    found.push('HTTP_BODY_TIMEOUT_MS covers the headers too, so it must not be shorter than HTTP_HEADERS_TIMEOUT_MS')
+  }
+  return found
+}
+
+/** Fastify's trustProxy from TRUST_PROXY: true, a hop count, or a list of addresses. */
+export function trustProxyOption(value: string | undefined): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (value === undefined || value === 'false') return false
+  if (value === 'true') return true
+  if (/^[0-9]+$/.test(value)) return (_address, hop) => hop < Number(value)
+  return value.split(',').map((entry) => entry.trim())
 }

@@ -17,7 +17,9 @@ export const PROBLEM_TYPES = {
   'idempotency-key-reused': { status: 422, title: 'This Idempotency-Key was used for a different request' },
   'charge-not-refundable': { status: 422, title: 'The charge cannot be refunded' },
   'refund-exceeds-charge': { status: 422, title: 'The refund exceeds what is left of the charge' },
+  'rate-limited': { status: 429, title: 'Too many requests' },
   'processor-unavailable': { status: 503, title: 'The payment processor is unavailable' },
+  'service-unavailable': { status: 503, title: 'The service is temporarily unavailable' },
 } as const
 
 export type ProblemType = keyof typeof PROBLEM_TYPES

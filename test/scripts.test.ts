@@ -51,6 +51,16 @@ describe('npm run reap', () => {
   })
 })
 
+describe('npm run smoke', () => {
+  it('when no server answers at the URL, then it fails at once with a clear message, not a row of ok', async () => {
+    const url = `http://127.0.0.1:${await freePort()}`
+    const { code, stdout, stderr } = await runNpmScript(['smoke', '--', url], {})
+    expect(code).toBe(1)
+    expect(stdout).not.toContain('ok')
+    expect(stderr).toContain(`no ready server answers at ${url}`)
+  })
+})
+
 describe('with DATABASE_URL unset (the embedded default)', () => {
   let dataDir: string
   let env: Record<string, string>

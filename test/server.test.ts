@@ -21,7 +21,7 @@ afterAll(async () => {
 })
 
 async function server(): Promise<ServerProcess> {
-  const started = await startServer({ DATABASE_URL: database.url, IDEMPOTENCY_LEASE_SECONDS: '1' })
+  const started = await startServer({ DATABASE_URL: database.url, IDEMPOTENCY_LEASE_SECONDS: '1', REQUEST_TIMEOUT_MS: '1000', SIMULATED_SLOW_MS: '600' })
   running.push(started)
   return started
 }

@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util'
 import { createAccount } from '../accounts/api-keys.js'
 import { loadConfig } from '../config.js'
 import { openDatabase } from '../db/database.js'
+import { main } from './main.js'
 
 const { values } = parseArgs({ options: { name: { type: 'string' } } })
 const name = values.name?.trim()
@@ -13,9 +14,11 @@ if (!name || name.length > 200) {
   process.exit(2)
 }
 
-const database = await openDatabase(loadConfig())
-try {
-  console.log(JSON.stringify(await createAccount(database.sql, name)))
-} finally {
-  await database.close()
-}
+await main('account:create', async () => {
+  const database = await openDatabase(loadConfig())
+  try {
+    console.log(JSON.stringify(await createAccount(database.sql, name)))
+  } finally {
+    await database.close()
+  }
+})

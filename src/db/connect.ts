@@ -1,17 +1,27 @@
-// The one postgres.js pool of a process.
+// The one postgres.js pool of a process, with every wait bounded: opening a connection, each statement,
+// and a transaction left idle. A request's own deadline (src/plugins/deadline.ts) bounds the rest.
 import postgres from 'postgres'
 
 export type Sql = postgres.Sql
 export type Transaction = postgres.TransactionSql
 
-export function connect(url: string, options: { max?: number } = {}): Sql {
+export interface PoolOptions {
+  max?: number
+  connectTimeoutMs?: number
+  /** PostgreSQL's statement_timeout; 0 turns it off (migrations, admin work). */
+  statementTimeoutMs?: number
+}
+
+export function connect(url: string, options: PoolOptions = {}): Sql {
   return postgres(url, {
     max: options.max ?? 10,
+    connect_timeout: (options.connectTimeoutMs ?? 2000) / 1000,
     // The server's NOTICEs (e.g. "relation already exists, skipping") are not the app's business.
     onnotice: () => {},
     connection: {
       application_name: 'payments-api',
-      // A transaction left hanging (a stuck processor call inside a refund) must not hold row locks forever.
+      statement_timeout: options.statementTimeoutMs ?? 3000,
+      // A transaction left hanging must not hold row locks for long.
       idle_in_transaction_session_timeout: 60_000,
     },
   })

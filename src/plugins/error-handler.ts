@@ -1,9 +1,11 @@
 // One error handler for the whole app: every error leaves as application/problem+json, and no 5xx echoes its cause.
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
-import type { FastifyError, FastifyInstance } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { isDatabaseUnavailable } from '../db/errors.js'
 import { genericProblem, Problem, PROBLEM_CONTENT_TYPE, problemBody, type ProblemBody } from '../problems.js'
+import { RETRY_AFTER_SECONDS } from './deadline.js'
 
 export default fp(
   async function errorHandler(app: FastifyInstance) {
@@ -14,6 +16,15 @@ export default fp(
       const body = clientErrorBody(error)
       if (body) return reply.code(body.status).type(PROBLEM_CONTENT_TYPE).send(body)
 
+      // The transaction rolled back; the client may retry with the same key once the database is back.
+      if (isDatabaseUnavailable(error)) {
+        request.log.warn({ err: error }, 'database unavailable')
+        return reply
+          .code(503)
+          .header('retry-after', RETRY_AFTER_SECONDS)
+          .type(PROBLEM_CONTENT_TYPE)
+          .send(problemBody('service-unavailable', 'The database is unavailable; nothing was recorded. Retry with the same Idempotency-Key.'))
+      }
       request.log.error({ err: error }, 'request failed')
       return reply.code(500).type(PROBLEM_CONTENT_TYPE).send(genericProblem(500, 'An unexpected error occurred; the request can be retried.'))
     })
@@ -38,6 +49,13 @@ function clientErrorBody(error: FastifyError): ProblemBody | undefined {
   const status = error.statusCode ?? 500
   if (status >= 400 && status < 500) return genericProblem(status, error.message)
   return undefined
+}
+
+/** Fastify's own rejections before routing: a URL whose percent-encoding does not decode is the client's to fix. */
+export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const status = error.statusCode && error.statusCode < 500 ? error.statusCode : 400
+  const detail = error.code === 'FST_ERR_BAD_URL' ? 'The URL is not validly percent-encoded UTF-8.' : 'The request URL is not valid.'
+  void reply.code(status).type(PROBLEM_CONTENT_TYPE).send(genericProblem(status, detail))
 }
 
 /** Requests Node's HTTP parser rejects (bad header bytes, oversized headers) never reach Fastify's handler. */

@@ -1,11 +1,15 @@
 // Idempotency-Key support that a route opts into with `config: { idempotency: { required: true } }`.
 // The route does its writes in `reply.transact(work)`: the writes and the stored response commit together.
+//
+// The plugin wraps the route's handler, so a claim lives exactly as long as the handler runs:
+//   claim the key (or replay, 409, 422) -> run the handler -> complete in its transaction, or release.
+// It comes after authentication and schema validation: a request refused by either never touches a key.
 import { randomUUID } from 'node:crypto'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Sql, Transaction } from '../db/connect.js'
 import { requestFingerprint } from '../idempotency/fingerprint.js'
-import { parseIdempotencyKey } from '../idempotency/key.js'
+import { idempotencyKeyFromRawHeaders } from '../idempotency/key.js'
 import { claimKey, completeClaim, endLease, releaseClaim, type Claim, type StoredResponse, type Timing } from '../idempotency/store.js'
 import { Problem } from '../problems.js'
 
@@ -43,42 +47,50 @@ export default fp(
     const { sql, timing } = options
     app.decorateRequest('idempotencyClaim', null)
 
-    // After auth and schema validation: rejected requests never touch a key, so the client can fix and retry.
-    app.addHook('preHandler', async (request, reply) => {
-      const settings = request.routeOptions.config.idempotency
+    app.addHook('onRoute', (route: RouteOptions) => {
+      const settings = route.config?.idempotency
       if (!settings) return
-      const key = parseIdempotencyKey(request.headers['idempotency-key'])
-      if (key === undefined) {
-        if (settings.required) throw new Problem('idempotency-key-required', `${request.method} ${request.routeOptions.url} requires an Idempotency-Key header; send a new unique value for each logical operation and the same value on every retry of it.`)
-        return
-      }
-      const result = await claimKey(sql, scopeOf(request, key), fingerprintOf(request), timing)
-      request.log[result.outcome === 'claimed' ? 'debug' : 'info']({ idempotency_key: key, outcome: result.outcome }, 'idempotency key checked')
-      switch (result.outcome) {
-        case 'claimed':
-          request.idempotencyClaim = { ...result.claim, sharedDownstream: false }
-          return
-        case 'completed':
-          return replay(reply, result.response)
-        case 'in-flight':
-          throw new Problem('idempotency-request-in-flight', 'A request with this Idempotency-Key is still being processed; retry after the interval in Retry-After.', {
-            headers: { 'retry-after': RETRY_AFTER_SECONDS },
-          })
-        case 'fingerprint-mismatch':
-          throw new Problem('idempotency-key-reused', 'This Idempotency-Key was already used with a different request body or path; use a new key for a new operation.')
+      const handler = route.handler
+      route.handler = async function idempotent(this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+        const key = idempotencyKeyFromRawHeaders(request.raw.rawHeaders)
+        if (key === undefined) {
+          if (settings.required) {
+            throw new Problem('idempotency-key-required', `${request.method} ${request.routeOptions.url} requires an Idempotency-Key header; send a new unique value for each logical operation and the same value on every retry of it.`)
+          }
+          return handler.call(this, request, reply)
+        }
+        const result = await claimKey(sql, scopeOf(request, key), fingerprintOf(request), timing)
+        request.log[result.outcome === 'claimed' ? 'debug' : 'info']({ idempotency_key: key, outcome: result.outcome }, 'idempotency key checked')
+        switch (result.outcome) {
+          case 'completed':
+            return replay(reply, result.response)
+          case 'in-flight':
+            throw new Problem('idempotency-request-in-flight', 'A request with this Idempotency-Key is still being processed; retry after the interval in Retry-After.', {
+              headers: { 'retry-after': RETRY_AFTER_SECONDS },
+            })
+          case 'fingerprint-mismatch':
+            throw new Problem('idempotency-key-reused', 'This Idempotency-Key was already used with a different request body or path; use a new key for a new operation.')
+          case 'claimed':
+            request.idempotencyClaim = { ...result.claim, sharedDownstream: false }
+        }
+        try {
+          return await handler.call(this, request, reply)
+        } finally {
+          await letGo(request)
+        }
       }
     })
 
-    // A response that leaves without a committed record (an error, a rollback) frees the key for a retry:
-    // for any request if nothing went downstream yet, otherwise for this same request only.
-    app.addHook('onSend', async (request) => {
+    // A handler that ends without committing its response (an error, a rollback, a deadline) frees the key for a
+    // retry: for any request if nothing went downstream yet, otherwise for this same request only.
+    async function letGo(request: FastifyRequest) {
       const claim = request.idempotencyClaim
       if (!claim) return
       request.idempotencyClaim = null
       await (claim.sharedDownstream ? endLease(sql, claim) : releaseClaim(sql, claim)).catch((error: unknown) => {
         request.log.error({ err: error }, 'could not release idempotency claim; it frees itself when its lease ends')
       })
-    })
+    }
 
     app.decorateReply('transact', async function transact(this: FastifyReply, work: (tx: Transaction) => Promise<RouteResponse>) {
       const request = this.request
@@ -93,6 +105,8 @@ export default fp(
         return response
       })
       request.idempotencyClaim = null
+      // Past the deadline the client already has its 503; a retry will replay what was just committed.
+      if (this.sent) return this
       return this.code(stored.status).headers(stored.headers).send(stored.body)
     })
   },
@@ -102,8 +116,10 @@ export default fp(
 /**
  * The idempotency key to forward to a downstream processor: stable for the logical operation across retries
  * and takeovers, so the processor dedupes too. A request sent without a key gets a fresh one.
+ * Refuses once the request's deadline has passed: its client has been answered, so nothing new goes out for it.
  */
 export function downstreamIdempotencyKey(request: FastifyRequest): string {
+  if (request.deadline?.aborted) throw new Problem('service-unavailable', 'The request ran out of time before the processor was called.')
   const claim = request.idempotencyClaim
   if (!claim) return randomUUID()
   claim.sharedDownstream = true

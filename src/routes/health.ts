@@ -1,18 +1,22 @@
-// Liveness (the process answers) and readiness (the database answers), for orchestrators and load balancers.
+// Liveness (the process answers) and readiness (the database answers, within READINESS_TIMEOUT_MS), for
+// orchestrators and load balancers. A frozen database makes readiness fail fast instead of hanging the probe.
 import type { FastifyInstance } from 'fastify'
 import type { Sql } from '../db/connect.js'
+import { withTimeout } from '../db/errors.js'
 import { genericProblem, PROBLEM_CONTENT_TYPE } from '../problems.js'
+
+export const READINESS_TIMEOUT_MS = 1500
 
 export default async function healthRoutes(app: FastifyInstance, options: { sql: Sql }) {
   app.get('/healthz', async () => ({ status: 'ok' }))
 
   app.get('/readyz', async (request, reply) => {
     try {
-      await options.sql`select 1`
+      await withTimeout(options.sql`select 1`.execute(), READINESS_TIMEOUT_MS, 'the readiness query')
       return { status: 'ok' }
     } catch (error) {
       request.log.warn({ err: error }, 'readiness check: database unreachable')
-      return reply.code(503).type(PROBLEM_CONTENT_TYPE).send(genericProblem(503, 'The database is not reachable.'))
+      return reply.code(503).header('retry-after', '2').type(PROBLEM_CONTENT_TYPE).send(genericProblem(503, 'The database is not reachable.'))
     }
   })
 }

@@ -1,17 +1,9 @@
-import { createConnection } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import { chargeBody, useTestApp } from '../helpers/app.js'
+import { rawExchange } from '../helpers/http.js'
 import { until } from '../helpers/system.js'
 
 const suite = useTestApp()
-
-function rawExchange(port: number, request: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let response = ''
-    const socket = createConnection({ port, host: '127.0.0.1' }, () => socket.write(request))
-    socket.on('data', (chunk) => (response += chunk)).on('end', () => resolve(response)).on('error', reject)
-  })
-}
 
 describe('the HTTP edge', () => {
   it('when the request is not even valid HTTP, then the parser’s 400 is problem+json too', async () => {

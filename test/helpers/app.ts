@@ -8,7 +8,7 @@ import { buildApp } from '../../src/app.js'
 import type { PaymentProcessor } from '../../src/charges/processor.js'
 import { createSimulatedProcessor } from '../../src/charges/simulated-processor.js'
 import type { Sql } from '../../src/db/connect.js'
-import type { Timing } from '../../src/idempotency/store.js'
+import type { Config } from '../../src/config.js'
 import { createTestDatabase } from './database.js'
 
 export interface TestContext {
@@ -27,14 +27,12 @@ export interface TestAccount {
   get(url: string): Promise<LightMyRequestResponse>
 }
 
-export async function setupTestApp(
-  options: { processor?: PaymentProcessor; idempotency?: Partial<Timing> } = {},
-): Promise<TestContext> {
+export async function setupTestApp(options: { processor?: PaymentProcessor; config?: Partial<Config> } = {}): Promise<TestContext> {
   const database = await createTestDatabase()
   const app = await buildApp({
     sql: database.sql,
     processor: options.processor ?? createSimulatedProcessor({ slowDelayMs: 300 }),
-    idempotency: { ttlSeconds: 86_400, leaseSeconds: 30, ...options.idempotency },
+    config: options.config ?? {},
     log: pino({ level: process.env.LOG_LEVEL ?? 'silent' }),
   })
   await app.ready()
@@ -87,4 +85,14 @@ export function chargeBody(overrides: Record<string, unknown> = {}) {
 export async function countCharges(sql: Sql, accountId: string): Promise<number> {
   const [row] = await sql<{ count: number }[]>`select count(*)::int as count from charges where account_id = ${accountId}`
   return row!.count
+}
+
+/** The simulated processor, recording every call made to it. */
+export function recordingProcessor(inner: PaymentProcessor = createSimulatedProcessor({ slowDelayMs: 300 })) {
+  const calls: { operation: 'charge' | 'refund'; idempotencyKey: string }[] = []
+  const processor: PaymentProcessor = {
+    charge: (request) => (calls.push({ operation: 'charge', idempotencyKey: request.idempotencyKey }), inner.charge(request)),
+    refund: (request) => (calls.push({ operation: 'refund', idempotencyKey: request.idempotencyKey }), inner.refund(request)),
+  }
+  return { processor, calls }
 }

@@ -14,7 +14,7 @@ export interface TestDatabase {
 export async function createTestDatabase(): Promise<TestDatabase> {
   const serverUrl = inject('testServerUrl')
   const name = `payments_test_${randomBytes(6).toString('hex')}`
-  const admin = connect(serverUrl, { max: 1 })
+  const admin = connect(serverUrl, { max: 1, statementTimeoutMs: 0 })
   await admin`create database ${admin(name)} template ${admin(TEMPLATE_DATABASE)}`
   const url = withDatabase(serverUrl, name)
   const sql = connect(url)

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest'
-import { parseIdempotencyKey } from '../../src/idempotency/key.js'
+import { idempotencyKeyFromRawHeaders, parseIdempotencyKey } from '../../src/idempotency/key.js'
 import { Problem } from '../../src/problems.js'
 
-function rejection(header: string | string[]) {
+function rejection(read: () => unknown) {
   try {
-    parseIdempotencyKey(header)
+    read()
   } catch (error) {
     return error as Problem
   }
-  throw new Error(`expected ${JSON.stringify(header)} to be rejected`)
+  throw new Error('expected the header to be rejected')
 }
 
 describe('parseIdempotencyKey', () => {
@@ -41,13 +41,19 @@ describe('parseIdempotencyKey', () => {
     ['an unknown escape', '"a\\nb"'],
     ['a bare quote inside', '"a"b"'],
   ])('when the key is %s, then it is rejected as idempotency-key-invalid', (_case, header) => {
-    const problem = rejection(header)
+    const problem = rejection(() => parseIdempotencyKey(header))
     expect(problem).toBeInstanceOf(Problem)
     expect(problem.status).toBe(400)
     expect(problem.body.type).toMatch(/\/idempotency-key-invalid$/)
   })
 
-  it('when the header is sent twice, then it is rejected', () => {
-    expect(rejection(['a', 'b']).body.type).toMatch(/\/idempotency-key-invalid$/)
+  it('when the header line is sent twice, in any case, then it is rejected rather than joined', () => {
+    const raw = ['Host', 'x', 'Idempotency-Key', 'a', 'idempotency-key', 'b']
+    expect(rejection(() => idempotencyKeyFromRawHeaders(raw)).body.type).toMatch(/\/idempotency-key-invalid$/)
+  })
+
+  it('when the header line is sent once, then its value is the key', () => {
+    expect(idempotencyKeyFromRawHeaders(['IDEMPOTENCY-KEY', '"k-1"', 'Host', 'x'])).toBe('k-1')
+    expect(idempotencyKeyFromRawHeaders(['Host', 'x'])).toBeUndefined()
   })
 })

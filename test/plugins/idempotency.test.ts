@@ -300,6 +300,26 @@ describe('crash recovery and expiry', () => {
     expect(replay.json().id).toBe(takeover.json().id)
   })
 
+  it('when a key expires while its first request still runs, then another request is told 409, never handed the key', async () => {
+    const user = await suite.context.newAccount()
+    let openGate!: () => void
+    gate = new Promise((resolve) => (openGate = resolve))
+    const first = user.post('/v1/charges', chargeBody(), { key: 'expires-in-flight' })
+    await until(async () => (await keyRow(user.id, 'expires-in-flight')) !== undefined)
+    await suite.context.sql`update idempotency_keys set expires_at = now() - interval '1 second' where account_id = ${user.id} and key = 'expires-in-flight'`
+    const callsBefore = processorCalls.length
+
+    const other = await user.post('/v1/charges', chargeBody({ amount_cents: 77 }), { key: 'expires-in-flight' })
+    const same = await user.post('/v1/charges', chargeBody(), { key: 'expires-in-flight' })
+    openGate()
+
+    expect(other.statusCode).toBe(409)
+    expect(same.statusCode).toBe(409)
+    expect(processorCalls.length).toBe(callsBefore)
+    expect((await first).statusCode).toBe(201)
+    expect(await countCharges(suite.context.sql, user.id)).toBe(1)
+  })
+
   it('when a key has expired, then it names a new request, even before the reaper removes it', async () => {
     const user = await suite.context.newAccount()
     const first = await user.post('/v1/charges', chargeBody(), { key: 'expiring' })

@@ -1,0 +1,66 @@
+// Every request is answered within REQUEST_TIMEOUT_MS, even while the database hangs (a frozen server answers
+// nothing, and no driver timeout fires): past the deadline the client gets a 503 it may retry with the same
+// key. The work already under way is not torn down; it finishes or rolls back on its own, and the
+// Idempotency-Key keeps a retry from doing it twice. `request.deadline` aborts at that moment, so work that has
+// not yet begun (a processor call) is not started for a client that has already been answered.
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import fp from 'fastify-plugin'
+import { genericProblem, PROBLEM_CONTENT_TYPE, problemBody } from '../problems.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Aborts when the request's deadline passes and it has been answered with a 503 (or 408). */
+    deadline: AbortSignal
+  }
+}
+
+export const RETRY_AFTER_SECONDS = '2'
+
+export default fp(
+  async function deadline(app: FastifyInstance, options: { timeoutMs: number }) {
+    app.decorateRequest('deadline', null as unknown as AbortSignal)
+
+    app.addHook('onRequest', async (request, reply) => {
+      const controller = new AbortController()
+      request.deadline = controller.signal
+      const timer = setTimeout(() => {
+        controller.abort()
+        if (!reply.sent) answerLate(request, reply, options.timeoutMs)
+      }, options.timeoutMs)
+      // 'close' comes when the response has gone, or the connection went first.
+      reply.raw.once('close', () => clearTimeout(timer))
+    })
+
+    // A handler that ends after its request was answered: its result has nowhere to go; say so once, quietly.
+    app.addHook('onRoute', (route: RouteOptions) => {
+      const handler = route.handler
+      route.handler = async function withinDeadline(this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+        try {
+          const result = await handler.call(this, request, reply)
+          return request.deadline.aborted && reply.sent ? undefined : result
+        } catch (error) {
+          if (!(request.deadline.aborted && reply.sent)) throw error
+          request.log.warn({ err: error }, 'request failed after its deadline had been answered')
+          return undefined
+        }
+      }
+    })
+  },
+  { name: 'deadline' },
+)
+
+function answerLate(request: FastifyRequest, reply: FastifyReply, timeoutMs: number) {
+  // Still reading the body: the client is slow, not us.
+  if (!request.raw.complete) {
+    request.log.info({ timeoutMs }, 'request body not received before the deadline')
+    return reply.code(408).header('connection', 'close').type(PROBLEM_CONTENT_TYPE).send(genericProblem(408, 'The request body did not arrive in time.'))
+  }
+  request.log.warn({ timeoutMs }, 'request not answered before its deadline; replying 503')
+  return reply
+    .code(503)
+    .header('retry-after', RETRY_AFTER_SECONDS)
+    .type(PROBLEM_CONTENT_TYPE)
+    .send(
+      problemBody('service-unavailable', `The request could not be completed within ${timeoutMs} ms. Retry it with the same Idempotency-Key; it will not be done twice.`),
+    )
+}

@@ -1,0 +1,71 @@
+// Rate limits, with @fastify/rate-limit's in-memory store (the limits hold per instance): each account may make
+// RATE_LIMIT_MAX requests per window, and each client address AUTH_FAILURE_LIMIT failed authentications.
+// Both run in onRequest, before the idempotency layer, so a 429 never touches or records a key.
+// Headers follow draft-ietf-httpapi-ratelimit-headers: RateLimit-Policy and RateLimit, and Retry-After on a 429.
+import rateLimit from '@fastify/rate-limit'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { Problem } from '../problems.js'
+
+export interface RateLimitSettings {
+  maxPerAccount: number
+  maxAuthFailuresPerAddress: number
+  windowSeconds: number
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** onRequest hook, before authentication: refuses an address that has failed authentication too often. */
+    refuseThrottledAddress(request: FastifyRequest, reply: FastifyReply): Promise<void>
+    /** onRequest hook, after authentication: counts the request against its account. */
+    countAccountRequest(request: FastifyRequest, reply: FastifyReply): Promise<void>
+  }
+}
+
+export default fp(
+  async function rateLimits(app: FastifyInstance, settings: RateLimitSettings) {
+    await app.register(rateLimit, { global: false })
+    const timeWindow = settings.windowSeconds * 1000
+    const perAccount = app.createRateLimit({ max: settings.maxPerAccount, timeWindow, keyGenerator: (request) => request.account.id })
+    const authFailures = app.createRateLimit({ max: settings.maxAuthFailuresPerAddress, timeWindow })
+
+    app.decorate('refuseThrottledAddress', async function refuseThrottledAddress(request: FastifyRequest) {
+      const status = await authFailures(request, { increment: false })
+      if (!status.isAllowed && status.remaining === 0) {
+        throw tooMany('auth-failures', status, 'Too many failed authentications from this address; wait before trying again.')
+      }
+    })
+
+    // Only failures count: a client with a valid key is never slowed by this limit.
+    app.addHook('onResponse', async (request, reply) => {
+      if (reply.statusCode === 401) await authFailures(request)
+    })
+
+    app.decorate('countAccountRequest', async function countAccountRequest(request: FastifyRequest, reply: FastifyReply) {
+      const status = await perAccount(request)
+      if (status.isAllowed) return
+      if (status.isExceeded) throw tooMany('account', status, `This account made more than ${status.max} requests in ${settings.windowSeconds} s.`)
+      reply.headers(headers('account', status))
+    })
+  },
+  { name: 'rate-limit' },
+)
+
+interface LimitStatus {
+  max: number
+  timeWindow: number
+  remaining: number
+  ttlInSeconds: number
+}
+
+function headers(policy: string, status: LimitStatus): Record<string, string> {
+  return {
+    'ratelimit-policy': `"${policy}";q=${status.max};w=${Math.round(status.timeWindow / 1000)}`,
+    ratelimit: `"${policy}";r=${status.remaining};t=${status.ttlInSeconds}`,
+  }
+}
+
+function tooMany(policy: string, status: LimitStatus, detail: string): Problem {
+  const retryAfter = String(Math.max(1, status.ttlInSeconds))
+  return new Problem('rate-limited', detail, { headers: { ...headers(policy, status), 'retry-after': retryAfter } })
+}

@@ -1,0 +1,186 @@
+// The database goes away (stopped, restarted, frozen) while the app serves requests over real sockets: every
+// request is answered within its deadline (503 with Retry-After, never 500, never a hang), readiness fails fast,
+// and once PostgreSQL is back the same requests retried with their keys settle exactly once.
+import { randomUUID } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { FastifyInstance } from 'fastify'
+import { pino } from 'pino'
+import { createAccount } from '../../src/accounts/api-keys.js'
+import { buildApp } from '../../src/app.js'
+import { createSimulatedProcessor } from '../../src/charges/simulated-processor.js'
+import { connect, type Sql } from '../../src/db/connect.js'
+import { chargeBody } from '../helpers/app.js'
+import { startPrivateCluster, type PrivateCluster } from '../helpers/cluster.js'
+import { startServer } from '../helpers/processes.js'
+import { until } from '../helpers/system.js'
+
+const REQUEST_TIMEOUT_MS = 1500
+let cluster: PrivateCluster
+let sql: Sql
+let observer: Sql
+let app: FastifyInstance
+let baseUrl: string
+let apiKey: string
+let accountId: string
+
+beforeAll(async () => {
+  cluster = await startPrivateCluster()
+  sql = connect(cluster.url, { max: 4, connectTimeoutMs: 500, statementTimeoutMs: 1000 })
+  observer = connect(cluster.url, { max: 1 })
+  ;({ api_key: apiKey, account_id: accountId } = await createAccount(sql, 'Outage'))
+  app = await buildApp({
+    sql,
+    processor: createSimulatedProcessor({ slowDelayMs: 300 }),
+    config: { REQUEST_TIMEOUT_MS, IDEMPOTENCY_LEASE_SECONDS: 2 },
+    log: pino({ level: process.env.LOG_LEVEL ?? 'silent' }),
+  })
+  baseUrl = await app.listen({ port: 0, host: '127.0.0.1' })
+})
+afterAll(async () => {
+  await app?.close()
+  await Promise.all([sql?.end({ timeout: 1 }), observer?.end({ timeout: 1 })])
+  await cluster?.destroy()
+})
+
+interface Timed {
+  status: number
+  ms: number
+  type?: string
+  retryAfter: string | null
+  contentType: string | null
+}
+
+async function timed(path: string, init: RequestInit = {}): Promise<Timed> {
+  const started = performance.now()
+  const response = await fetch(`${baseUrl}${path}`, { ...init, signal: AbortSignal.timeout(15_000) })
+  const text = await response.text()
+  const ms = performance.now() - started
+  const type = response.headers.get('content-type')?.includes('json') ? (JSON.parse(text).type as string | undefined) : undefined
+  return { status: response.status, ms, type, retryAfter: response.headers.get('retry-after'), contentType: response.headers.get('content-type') }
+}
+
+const postCharge = (key: string, source = 'pm_card_visa') =>
+  timed('/v1/charges', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}`, 'idempotency-key': key, 'content-type': 'application/json' },
+    body: JSON.stringify(chargeBody({ amount_cents: 1234, source, metadata: { key } })),
+  })
+
+const chargesFor = async (key: string) =>
+  (await observer<{ count: number }[]>`select count(*)::int as count from charges where account_id = ${accountId} and metadata->>'key' = ${key}`)[0]!.count
+
+/** Retries one logical operation with its key until it is settled, as a client following Retry-After would. */
+async function settle(key: string): Promise<number> {
+  for (let attempt = 0; attempt < 40; attempt++) {
+    const response = await postCharge(key)
+    if (response.status === 201) return response.status
+    expect([409, 503]).toContain(response.status)
+    await new Promise((resolve) => setTimeout(resolve, 250))
+  }
+  throw new Error(`key ${key} never settled`)
+}
+
+function expectUnavailable(response: Timed, withinMs: number) {
+  expect(response.status).toBe(503)
+  expect(response.contentType).toBe('application/problem+json; charset=utf-8')
+  expect(response.retryAfter).toBeTruthy()
+  expect(response.ms).toBeLessThan(withinMs)
+}
+
+describe('when PostgreSQL is stopped', () => {
+  it('then requests get 503 problem+json fast, readiness fails fast, and a retry after the restart charges once', async () => {
+    const key = randomUUID()
+    await cluster.stop()
+    try {
+      expectUnavailable(await postCharge(key), REQUEST_TIMEOUT_MS + 500)
+      expectUnavailable(await timed('/v1/charges', { headers: { authorization: `Bearer ${apiKey}` } }), REQUEST_TIMEOUT_MS + 500)
+      const ready = await timed('/readyz')
+      expect(ready.status).toBe(503)
+      expect(ready.ms).toBeLessThan(2000)
+    } finally {
+      await cluster.start()
+    }
+    // Back without a restart of the app, within a few seconds.
+    await until(async () => (await timed('/readyz')).status === 200, 5000)
+    expect(await settle(key)).toBe(201)
+    expect(await chargesFor(key)).toBe(1)
+  })
+})
+
+describe('when PostgreSQL is frozen', () => {
+  it('then every request is answered 503 within its deadline, readiness within 2 s, and after the thaw each key settles once', async () => {
+    const keys = [randomUUID(), randomUUID(), randomUUID()]
+    // A warm pool: connections are open when the server stops answering on them.
+    expect((await postCharge(randomUUID())).status).toBe(201)
+    await cluster.freeze()
+    let responses: Timed[]
+    let ready: Timed
+    try {
+      ;[ready, ...responses] = await Promise.all([timed('/readyz'), ...keys.map((key) => postCharge(key))])
+    } finally {
+      await cluster.thaw()
+    }
+    expect(ready.status).toBe(503)
+    expect(ready.ms).toBeLessThan(2000)
+    for (const response of responses) expectUnavailable(response, REQUEST_TIMEOUT_MS + 1000)
+
+    await until(async () => (await timed('/readyz')).status === 200, 5000)
+    for (const key of keys) {
+      expect(await settle(key)).toBe(201)
+      expect(await chargesFor(key)).toBe(1)
+    }
+    // Nothing is left claimed: each key completed with its charge.
+    const open = await observer`select key from idempotency_keys where account_id = ${accountId} and completed_at is null`
+    expect(open).toHaveLength(0)
+  })
+})
+
+describe('when PostgreSQL restarts under load', () => {
+  it('then 8 clients see no 500 and no hang, and every operation settles exactly once afterwards', async () => {
+    const statuses: number[] = []
+    const keys: string[] = []
+    let running = true
+    const client = async () => {
+      while (running) {
+        const key = randomUUID()
+        keys.push(key)
+        const response = await postCharge(key)
+        statuses.push(response.status)
+        expect(response.ms).toBeLessThan(REQUEST_TIMEOUT_MS + 1000)
+      }
+    }
+    const clients = Array.from({ length: 8 }, client)
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    await cluster.stop()
+    await new Promise((resolve) => setTimeout(resolve, 3000))
+    await cluster.start()
+    await until(async () => (await timed('/readyz')).status === 200, 5000)
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    running = false
+    await Promise.all(clients)
+
+    expect(statuses).not.toContain(500)
+    expect(new Set(statuses)).toEqual(new Set(statuses.filter((status) => [201, 409, 503].includes(status))))
+    expect(statuses.filter((status) => status === 503).length).toBeGreaterThan(0)
+    for (const key of keys) await settle(key)
+    for (const key of keys) expect(await chargesFor(key), key).toBe(1)
+  }, 60_000)
+})
+
+describe('shutdown', () => {
+  it('when the database is frozen and the server gets SIGTERM, then it still exits, and logs what did not stop', async () => {
+    const server = await startServer({ DATABASE_URL: cluster.url, SHUTDOWN_GRACE_SECONDS: '6', REQUEST_TIMEOUT_MS: '1000' })
+    await until(async () => (await fetch(`${server.url}/readyz`)).status === 200, 5000)
+    await cluster.freeze()
+    try {
+      const started = performance.now()
+      server.child.kill('SIGTERM')
+      const code = await server.exited
+      expect(performance.now() - started).toBeLessThan(7000)
+      expect(code).toBe(1)
+      expect(server.output()).toMatch(/shutdown: (worker|database) did not stop/)
+    } finally {
+      await cluster.thaw()
+    }
+  }, 20_000)
+})

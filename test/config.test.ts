@@ -1,0 +1,58 @@
+// Configuration is checked once, at start-up: wrong or contradictory values stop the process with one line.
+import { describe, expect, it } from 'vitest'
+import { ConfigError, loadConfig } from '../src/config.js'
+import { startServer } from './helpers/processes.js'
+
+function refusal(env: Record<string, string>): string {
+  try {
+    loadConfig(env)
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError)
+    return (error as Error).message
+  }
+  throw new Error(`expected ${JSON.stringify(env)} to be refused`)
+}
+
+describe('loadConfig', () => {
+  it('when nothing is set, then every default holds together', () => {
+    const config = loadConfig({})
+    expect(config).toMatchObject({ PORT: 3000, IDEMPOTENCY_TTL_SECONDS: 86_400, IDEMPOTENCY_LEASE_SECONDS: 30, REQUEST_TIMEOUT_MS: 4000 })
+    expect(config.DATABASE_URL).toBeUndefined()
+  })
+
+  it.each([['1.5'], ['0x10'], ['1e3'], ['12abc'], ['-3']])('when a whole number is given as %s, then it is refused, not truncated or guessed', (value) => {
+    expect(refusal({ IDEMPOTENCY_LEASE_SECONDS: value })).toContain('IDEMPOTENCY_LEASE_SECONDS')
+  })
+
+  it('when an enum is wrong, then the message lists the allowed values', () => {
+    expect(refusal({ LOG_LEVEL: 'verbose' })).toBe('invalid configuration: LOG_LEVEL must be one of: fatal, error, warn, info, debug, trace, silent')
+  })
+
+  it('when the TTL is shorter than or close to the lease, then it is refused', () => {
+    expect(refusal({ IDEMPOTENCY_TTL_SECONDS: '30', IDEMPOTENCY_LEASE_SECONDS: '30' })).toContain('IDEMPOTENCY_TTL_SECONDS (30) must be at least')
+    expect(refusal({ IDEMPOTENCY_TTL_SECONDS: '100', IDEMPOTENCY_LEASE_SECONDS: '30' })).toContain('here 120')
+    expect(loadConfig({ IDEMPOTENCY_TTL_SECONDS: '120', IDEMPOTENCY_LEASE_SECONDS: '30' }).IDEMPOTENCY_TTL_SECONDS).toBe(120)
+  })
+
+  it('when the lease is shorter than a request may run, then it is refused', () => {
+    expect(refusal({ IDEMPOTENCY_LEASE_SECONDS: '2', REQUEST_TIMEOUT_MS: '5000' })).toContain('must not be shorter than REQUEST_TIMEOUT_MS')
+  })
+
+  it('when several values are wrong, then each is named', () => {
+    const message = refusal({ PORT: 'http', DATABASE_URL: 'mysql://x' })
+    expect(message).toContain('PORT')
+    expect(message).toContain('DATABASE_URL')
+  })
+})
+
+describe('the server with a bad configuration', () => {
+  it('when started, then it exits 1 with one log line naming the problem, and no stack trace', async () => {
+    const failed = startServer({ IDEMPOTENCY_TTL_SECONDS: '10', DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' })
+    const error = await failed.then(() => undefined, (reason: Error) => reason)
+    expect(error?.message).toContain('server exited with 1')
+    const lines = error!.message.split('\n').filter((line) => line.startsWith('{'))
+    expect(lines).toHaveLength(1)
+    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 60, msg: expect.stringContaining('IDEMPOTENCY_TTL_SECONDS (10)') })
+    expect(error!.message).not.toContain('    at ')
+  })
+})

@@ -1,0 +1,47 @@
+// patches/postgres+3.4.9.patch is applied by `npm ci` (postinstall: patch-package). Without it a closed
+// connection can crash the process and a busy pool slows down over time; see the README.
+import { readFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+
+// The package's main entry is cjs/src/index.js; its root is two levels up.
+const postgresDir = join(dirname(createRequire(import.meta.url).resolve('postgres')), '..', '..')
+const { default: Queue } = (await import(join(postgresDir, 'src', 'queue.js'))) as { default: (initial?: unknown[]) => Queue }
+
+interface Queue {
+  length: number
+  push(x: unknown): unknown
+  shift(): unknown
+  remove(x: unknown): unknown
+}
+
+describe('the postgres.js patch', () => {
+  it('when installed, then both the ESM and CommonJS builds carry it', async () => {
+    for (const build of ['src', 'cjs/src']) {
+      expect(await readFile(join(postgresDir, build, 'connection.js'), 'utf8')).toContain('patched (payments-api)')
+      expect(await readFile(join(postgresDir, build, 'queue.js'), 'utf8')).toContain('patched (payments-api)')
+    }
+  })
+
+  it('when a queue stays busy through many pushes, shifts and removes, then it keeps first-in-first-out order', () => {
+    const queue = Queue()
+    const expected: number[] = []
+    let next = 0
+    for (let round = 0; round < 5000; round++) {
+      queue.push(next)
+      expected.push(next++)
+      queue.push(next)
+      expected.push(next++)
+      if (round % 7 === 0) {
+        const victim = expected.splice(1, 1)[0]
+        expect(queue.remove(victim)).toBe(victim)
+      }
+      expect(queue.shift()).toBe(expected.shift())
+      expect(queue.length).toBe(expected.length)
+    }
+    expect(queue.remove(-1)).toBeNull()
+    while (expected.length) expect(queue.shift()).toBe(expected.shift())
+    expect(queue.length).toBe(0)
+  })
+})
