@@ -16,6 +16,9 @@ export function connect(url: string, options: PoolOptions = {}): Sql {
   return postgres(url, {
     max: options.max ?? 10,
     connect_timeout: (options.connectTimeoutMs ?? 2000) / 1000,
+    // Reconnect attempts while the database is down: postgres.js's default grows to 20 s between tries, which
+    // kept the service failing long after PostgreSQL was back. Half a second at most comes back at once.
+    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 0.5),
     // The server's NOTICEs (e.g. "relation already exists, skipping") are not the app's business.
     onnotice: () => {},
     connection: {

@@ -184,3 +184,11 @@ describe('shutdown', () => {
     }
   }, 20_000)
 })
+
+describe('after the outages', () => {
+  it('when the pool is closed, then it closes: no query was left hanging on a connection that died', async () => {
+    await app.close()
+    const ended = await Promise.race([sql.end().then(() => 'ended'), new Promise((resolve) => setTimeout(resolve, 10_000, 'hung'))])
+    expect(ended).toBe('ended')
+  })
+})

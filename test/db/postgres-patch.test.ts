@@ -4,6 +4,9 @@ import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { connect } from '../../src/db/connect.js'
+import { withTimeout } from '../../src/db/errors.js'
+import { createTestDatabase } from '../helpers/database.js'
 
 // The package's main entry is cjs/src/index.js; its root is two levels up.
 const postgresDir = join(dirname(createRequire(import.meta.url).resolve('postgres')), '..', '..')
@@ -43,5 +46,26 @@ describe('the postgres.js patch', () => {
     expect(queue.remove(-1)).toBeNull()
     while (expected.length) expect(queue.shift()).toBe(expected.shift())
     expect(queue.length).toBe(0)
+  })
+
+  it('when a transaction’s connection dies under it, then the transaction fails and the pool goes on serving', async () => {
+    const database = await createTestDatabase()
+    const pool = connect(database.url, { max: 1 })
+    try {
+      const [backend] = await pool<{ pid: number }[]>`select pg_backend_pid() as pid`
+      const pid = backend!.pid
+      const transaction = pool.begin(async (tx) => {
+        await tx`select 1`
+        await database.sql`select pg_terminate_backend(${pid})`
+        await tx`select 2`
+      })
+      await expect(transaction).rejects.toThrow()
+      // With one connection, a connection parked in the pool's "full" queue would leave this waiting for ever.
+      const [row] = await withTimeout(pool<{ one: number }[]>`select 1 as one`.execute(), 5000, 'the pool after a lost connection')
+      expect(row!.one).toBe(1)
+      await withTimeout(pool.end(), 5000, 'closing the pool')
+    } finally {
+      await database.drop()
+    }
   })
 })
