@@ -2,7 +2,7 @@
 // needs nothing but Node. A cluster already serving this checkout's directory (the server, while a script
 // runs) is joined, not restarted; one serving another directory on the port is refused, never shared.
 import { createHash } from 'node:crypto'
-import { mkdir, realpath } from 'node:fs/promises'
+import { mkdir, readFile, realpath } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import postgres from 'postgres'
 import { withTimeout } from './errors.js'
@@ -52,8 +52,8 @@ export async function startEmbeddedPostgres(options: {
 
   const cluster = new LocalCluster({ directory, port: options.port, user: USER, password: PASSWORD, binaries, ...(options.onLog && { onLog: options.onLog }) })
   if (!(await cluster.isInitialised())) await cluster.initialise()
-  await cluster.start().catch((error: Error) => {
-    throw new Error(`${error.message}${/already in use/i.test(error.message) ? `; set EMBEDDED_PG_PORT to a free port` : ''}`)
+  await cluster.start().catch(async (error: Error) => {
+    throw new Error(`${error.message}${await hintFor(error.message, directory)}`)
   })
   // If this process exits without stopping it (an uncaught error), the cluster goes too.
   const stopOnExit = () => cluster.signalServer('SIGINT')
@@ -67,6 +67,17 @@ export async function startEmbeddedPostgres(options: {
       await cluster.stop()
     },
   }
+}
+
+/** What to do about the usual start-up failures, in the operator's terms. */
+async function hintFor(message: string, directory: string): Promise<string> {
+  if (/already in use/i.test(message)) return '; set EMBEDDED_PG_PORT to a free port'
+  if (/lock file "postmaster.pid" already exists/.test(message)) {
+    // Line 4 of postmaster.pid is the port the running server listens on.
+    const port = (await readFile(join(directory, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n')[3]?.trim()
+    if (port) return `; this data directory is already being served on port ${port}: set EMBEDDED_PG_PORT=${port} to use it`
+  }
+  return ''
 }
 
 async function clusterDirectory(dataDir: string, runAs: { uid: number; gid: number } | undefined, log: (message: string) => void): Promise<string> {

@@ -76,6 +76,20 @@ describe('sharing a port', () => {
     }
   }, 60_000)
 
+  it('when this checkout’s cluster already runs on another port, then the error names that port', async () => {
+    const dataDir = await scratchDir('payments-moved-')
+    cleanup.push(() => rm(dataDir, { recursive: true, force: true }))
+    const [runningPort, otherPort] = [await freePort(), await freePort()]
+    const running = await startEmbeddedPostgres({ dataDir, port: runningPort, database: 'payments' })
+    try {
+      await expect(startEmbeddedPostgres({ dataDir, port: otherPort, database: 'payments' })).rejects.toThrow(
+        `this data directory is already being served on port ${runningPort}: set EMBEDDED_PG_PORT=${runningPort} to use it`,
+      )
+    } finally {
+      await running.stop()
+    }
+  }, 60_000)
+
   it('when something else listens on the port, then the error says the address is in use and names EMBEDDED_PG_PORT', async () => {
     const dataDir = await scratchDir('payments-busy-')
     cleanup.push(() => rm(dataDir, { recursive: true, force: true }))
