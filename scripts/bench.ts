@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto'
 import { pino } from 'pino'
 import { createAccount } from '../src/accounts/api-keys.js'
 import { buildApp } from '../src/app.js'
-import { createSimulatedProcessor } from '../src/charges/simulated-processor.js'
+import { createSimulatedProcessor } from '../src/processor/simulated.js'
 import { loadConfig } from '../src/config.js'
 import { openDatabase } from '../src/db/database.js'
 
@@ -14,7 +14,7 @@ const config = loadConfig()
 const database = await openDatabase(config)
 const app = await buildApp({
   sql: database.sql,
-  processor: createSimulatedProcessor(),
+  processor: createSimulatedProcessor({ sql: database.sql }),
   config: { ...config, RATE_LIMIT_MAX: 1_000_000 },
   log: pino({ level: 'silent' }),
 })

@@ -1,10 +1,11 @@
 // The application as one function of its dependencies; src/server.ts starts it, the tests inject into it.
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import { pino } from 'pino'
-import type { PaymentProcessor } from './charges/processor.js'
 import { loadConfig, trustProxyOption, type Config } from './config.js'
 import type { Sql } from './db/connect.js'
 import { loggerOptions, requestIdOptions } from './logger.js'
+import type { PaymentProcessor } from './processor/processor.js'
+import { recoveries } from './recovery/registry.js'
 import auth from './plugins/auth.js'
 import deadline from './plugins/deadline.js'
 import drain from './plugins/drain.js'
@@ -64,7 +65,11 @@ export async function appPlugin(app: FastifyInstance, options: { sql: Sql; proce
     maxAuthFailuresPerAddress: config.AUTH_FAILURE_LIMIT,
     windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS,
   })
-  await app.register(idempotency, { sql, timing: { ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, leaseSeconds: config.IDEMPOTENCY_LEASE_SECONDS } })
+  await app.register(idempotency, {
+    sql,
+    timing: { ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, leaseSeconds: config.IDEMPOTENCY_LEASE_SECONDS, recoveryGraceSeconds: config.RECOVERY_GRACE_SECONDS },
+    recoveries: recoveries(processor),
+  })
   // After idempotency: both wrap route handlers, and the deadline's wrapper must be the outer one.
   await app.register(deadline, { timeoutMs: config.REQUEST_TIMEOUT_MS })
 

@@ -44,6 +44,11 @@ const ConfigSchema = Type.Object({
   IDEMPOTENCY_LEASE_SECONDS: Seconds(30),
   /** Rows the reaper deletes per statement; small batches keep locks and WAL bursts short. */
   REAPER_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 100_000, default: 1000 }),
+  /** When the recovery worker looks for abandoned claims (it is also woken when a request ends its lease after the processor call). */
+  RECOVERY_SCHEDULE: Type.String({ minLength: 9, default: '* * * * *' }),
+  /** How long after its lease ended an abandoned claim is left to its client's own retry before the worker settles it. */
+  RECOVERY_GRACE_SECONDS: Type.Integer({ minimum: 0, default: 60 }),
+  RECOVERY_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 10_000, default: 100 }),
   /** How long shutdown waits for requests in flight before the process exits anyway. */
   SHUTDOWN_GRACE_SECONDS: Seconds(25),
   /** Cron schedule (graphile-worker crontab syntax) of the expired-key reaper. */
@@ -76,12 +81,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 /** Settings that are each valid but cannot hold together. */
 function contradictionsIn(config: Config): string[] {
   const found: string[] = []
-  // A key must outlive every request that can hold it, with room to replay the response afterwards:
-  // a TTL near the lease would let an expired key be taken over while its first request still runs.
-  const minimumTtl = 2 * config.IDEMPOTENCY_LEASE_SECONDS + 60
+  // A key must outlive every request that can hold it and the recovery of its outcome, with room to replay the
+  // response afterwards: a TTL near the lease would let an expired key be taken over while its request runs.
+  const minimumTtl = 2 * config.IDEMPOTENCY_LEASE_SECONDS + config.RECOVERY_GRACE_SECONDS + 60
   if (config.IDEMPOTENCY_TTL_SECONDS < minimumTtl) {
     found.push(
-      `IDEMPOTENCY_TTL_SECONDS (${config.IDEMPOTENCY_TTL_SECONDS}) must be at least twice IDEMPOTENCY_LEASE_SECONDS plus 60, here ${minimumTtl}`,
+      `IDEMPOTENCY_TTL_SECONDS (${config.IDEMPOTENCY_TTL_SECONDS}) must be at least twice IDEMPOTENCY_LEASE_SECONDS plus RECOVERY_GRACE_SECONDS plus 60, here ${minimumTtl}`,
     )
   }
   // A lease shorter than a request's own deadline would hand a key to a retry while its first request runs.

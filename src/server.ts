@@ -3,11 +3,11 @@
 // database. Each step is bounded, so a dead database cannot keep the process from exiting.
 import { pino } from 'pino'
 import { buildApp } from './app.js'
-import { createSimulatedProcessor } from './charges/simulated-processor.js'
+import { createSimulatedProcessor } from './processor/simulated.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { openDatabase } from './db/database.js'
 import { loggerOptions } from './logger.js'
-import { startWorker } from './worker/worker.js'
+import { startWorker, workerOptions } from './worker/worker.js'
 
 const config = loadConfigOrExit()
 const log = pino(loggerOptions(config.LOG_LEVEL))
@@ -28,13 +28,9 @@ async function start() {
     onLog: (line) => log.debug({ component: 'embedded-postgres' }, line),
     onNotice: (message) => log.info({ component: 'embedded-postgres' }, message),
   })
-  const app = await buildApp({ sql: database.sql, processor: createSimulatedProcessor({ slowDelayMs: config.SIMULATED_SLOW_MS }), config, log })
-  const worker = await startWorker({
-    connectionString: database.url,
-    sql: database.sql,
-    log: log.child({ component: 'worker' }),
-    reaper: { schedule: config.REAPER_SCHEDULE, batchSize: config.REAPER_BATCH_SIZE },
-  })
+  const processor = createSimulatedProcessor({ sql: database.sql, slowDelayMs: config.SIMULATED_SLOW_MS })
+  const app = await buildApp({ sql: database.sql, processor, config, log })
+  const worker = await startWorker(workerOptions(config, database, processor, log))
   await app.listen({ port: config.PORT, host: config.HOST })
 
   /** Resolves true when every step stopped cleanly. */

@@ -30,7 +30,7 @@ export default async function setup(project: TestProject) {
   await admin`create database ${admin(TEMPLATE_DATABASE)}`
   await admin.end()
   const template = connect(withDatabase(server.url, TEMPLATE_DATABASE), { max: 1 })
-  await migrate(template)
+  await migrate(template, withDatabase(server.url, TEMPLATE_DATABASE))
   await template.end() // a template must have no connections while it is cloned
   project.provide('testServerUrl', server.url)
   return () => server.stop()

@@ -6,7 +6,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { appPlugin } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
-import { createSimulatedProcessor } from '../src/charges/simulated-processor.js'
 import { PROBLEM_TYPES } from '../src/problems.js'
 import { SUPPORTED_CURRENCIES } from '../src/schemas/common.js'
 import { CreateChargeBody } from '../src/schemas/charge.js'
@@ -28,7 +27,7 @@ describe('openapi.yaml', () => {
     app.addHook('onRoute', (route: RouteOptions) => {
       for (const method of [route.method].flat()) if (method !== 'HEAD') routes.push(`${method} ${route.url.replace(/:(\w+)/g, '{$1}')}`)
     })
-    await app.register(appPlugin, { sql: context.sql, processor: createSimulatedProcessor(), config: loadConfig({}) })
+    await app.register(appPlugin, { sql: context.sql, processor: context.processor, config: loadConfig({}) })
     await app.ready()
     await app.close()
 

@@ -20,19 +20,31 @@ afterAll(async () => {
   await database.drop()
 })
 
-async function server(): Promise<ServerProcess> {
-  const started = await startServer({ DATABASE_URL: database.url, IDEMPOTENCY_LEASE_SECONDS: '1', REQUEST_TIMEOUT_MS: '1000', SIMULATED_SLOW_MS: '600' })
+async function server(env: Record<string, string> = {}): Promise<ServerProcess> {
+  const started = await startServer({
+    DATABASE_URL: database.url,
+    IDEMPOTENCY_LEASE_SECONDS: '1',
+    REQUEST_TIMEOUT_MS: '1000',
+    SIMULATED_SLOW_MS: '600',
+    RECOVERY_GRACE_SECONDS: '0',
+    ...env,
+  })
   running.push(started)
   return started
 }
 
-const charge = (url: string, key: string, source = 'pm_card_slow') =>
-  fetch(`${url}/v1/charges`, {
+const post = (url: string, path: string, key: string, body: unknown) =>
+  fetch(`${url}${path}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'idempotency-key': key },
-    body: JSON.stringify({ amount_cents: 4200, currency: 'usd', source }),
+    body: JSON.stringify(body),
   })
+const charge = (url: string, key: string, source = 'pm_card_slow') => post(url, '/v1/charges', key, { amount_cents: 4200, currency: 'usd', source })
+const inLedger = async (operationId: string) =>
+  (await database.sql`select 1 from simulated_processor.operations where idempotency_key = ${operationId}`).length === 1
 
+/** The simulated processor's reference for a charge made under `operationId`. */
+const expectedReference = (operationId: string) => `sim_ch_${createHash('sha256').update(operationId).digest('hex').slice(0, 24)}`
 const keyRow = async (key: string) =>
   (await database.sql`select operation_id, claim_token, completed_at from idempotency_keys where account_id = ${accountId} and key = ${key}`)[0]
 const chargesOf = () => database.sql`select id, processor_reference from charges where account_id = ${accountId}`
@@ -51,7 +63,8 @@ describe('the server process', () => {
     expect(abandoned!.claim_token).not.toBeNull()
     expect(await chargesOf()).toHaveLength(0)
 
-    const second = await server()
+    // The client's own retry comes within the recovery grace period, so it is the retry that settles the claim.
+    const second = await server({ RECOVERY_GRACE_SECONDS: '60' })
     await new Promise((resolve) => setTimeout(resolve, 1100)) // the dead holder's 1 s lease runs out
     const retry = await charge(second.url, 'crash-1')
 
@@ -59,10 +72,57 @@ describe('the server process', () => {
     const charges = await chargesOf()
     expect(charges).toHaveLength(1)
     // The processor was asked with the operation id of the first attempt, so a real one would have deduped it.
-    const expected = `sim_ch_${createHash('sha256').update(abandoned!.operation_id).digest('hex').slice(0, 24)}`
-    expect(charges[0]!.processor_reference).toBe(expected)
+    expect(charges[0]!.processor_reference).toBe(expectedReference(abandoned!.operation_id))
     second.child.kill('SIGKILL')
   })
+
+  it('when it is killed after the processor charged and before the commit, then the restarted service settles the charge by itself', async () => {
+    const first = await server({ SIMULATED_SLOW_MS: '5000' })
+    const lost = charge(first.url, 'killed-after-charge').catch((error: unknown) => error)
+    await until(async () => (await keyRow('killed-after-charge')) !== undefined)
+    const { operation_id: operationId } = (await keyRow('killed-after-charge'))!
+    await until(() => inLedger(operationId)) // the money moved
+    first.child.kill('SIGKILL')
+    await first.exited
+    await lost
+    expect(await database.sql`select 1 from charges where processor_reference = ${expectedReference(operationId)}`).toHaveLength(0)
+    await new Promise((resolve) => setTimeout(resolve, 1100)) // the dead holder's 1 s lease runs out
+
+    const second = await server()
+    // Nobody retries: the restarted worker settles it.
+    await until(async () => (await keyRow('killed-after-charge'))?.completed_at != null, 15_000)
+    const [settled] = await database.sql`select id from charges where processor_reference = ${expectedReference(operationId)}`
+    expect(settled).toBeDefined()
+    const retry = await charge(second.url, 'killed-after-charge')
+    expect(retry.status).toBe(201)
+    expect(retry.headers.get('idempotent-replayed')).toBe('true')
+    expect(((await retry.json()) as { id: string }).id).toBe(settled!.id)
+    second.child.kill('SIGKILL')
+  }, 30_000)
+
+  it('when it is killed after the processor refunded and before the commit, then the restarted service settles the refund by itself', async () => {
+    const first = await server({ SIMULATED_SLOW_MS: '3000' })
+    // A pm_card_slow charge: its refunds answer slowly too. The client gives up; the charge commits anyway.
+    await charge(first.url, 'slow-charge').catch(() => {})
+    await until(async () => (await keyRow('slow-charge'))?.completed_at != null, 10_000)
+    const chargeId = ((await (await charge(first.url, 'slow-charge')).json()) as { id: string }).id
+    const lost = post(first.url, `/v1/charges/${chargeId}/refunds`, 'killed-refund', { amount_cents: 1000 }).catch((error: unknown) => error)
+    await until(async () => (await keyRow('killed-refund')) !== undefined)
+    const { operation_id: refundOperation } = (await keyRow('killed-refund'))!
+    await until(() => inLedger(refundOperation))
+    first.child.kill('SIGKILL')
+    await first.exited
+    await lost
+    expect(await database.sql`select status from refunds where charge_id = ${chargeId}`).toEqual([{ status: 'pending' }])
+    await new Promise((resolve) => setTimeout(resolve, 1100))
+
+    const second = await server()
+    await until(async () => (await keyRow('killed-refund'))?.completed_at != null, 15_000)
+    expect(await database.sql`select status from refunds where charge_id = ${chargeId}`).toEqual([{ status: 'succeeded' }])
+    const [row] = await database.sql`select amount_refunded_cents, amount_refund_pending_cents from charges where id = ${chargeId}`
+    expect(row).toEqual({ amount_refunded_cents: 1000, amount_refund_pending_cents: 0 })
+    second.child.kill('SIGKILL')
+  }, 40_000)
 
   it('when it gets SIGTERM with a charge in flight, then that charge completes and the process exits 0', async () => {
     const live = await server()

@@ -1,15 +1,15 @@
-// Charges and refunds in SQL, and their mapping to API resources. Writers take the transaction explicitly.
-import { randomBytes } from 'node:crypto'
+// Charges in SQL, and their mapping to the API resource. Writers take the transaction explicitly.
 import type { Sql, Transaction } from '../db/connect.js'
+import { newId } from '../db/ids.js'
+import type { ChargeOutcome } from '../processor/processor.js'
 import type { Charge, CreateChargeBody } from '../schemas/charge.js'
-import type { Refund } from '../schemas/refund.js'
-import type { ChargeOutcome } from './processor.js'
 
-interface ChargeRow {
+export interface ChargeRow {
   id: string
   account_id: string
   amount_cents: number
   amount_refunded_cents: number
+  amount_refund_pending_cents: number
   currency: string
   source: string
   description: string | null
@@ -20,16 +20,6 @@ interface ChargeRow {
   processor_reference: string | null
   created_at: Date
 }
-
-interface RefundRow {
-  id: string
-  charge_id: string
-  amount_cents: number
-  currency: string
-  created_at: Date
-}
-
-const newId = (prefix: 'ch' | 're') => `${prefix}_${randomBytes(12).toString('hex')}`
 
 export async function insertCharge(tx: Transaction, accountId: string, input: CreateChargeBody, outcome: ChargeOutcome): Promise<Charge> {
   const failed = outcome.status === 'failed'
@@ -47,6 +37,12 @@ export async function insertCharge(tx: Transaction, accountId: string, input: Cr
 export async function findCharge(sql: Sql, accountId: string, chargeId: string): Promise<Charge | undefined> {
   const [row] = await sql<ChargeRow[]>`select * from charges where id = ${chargeId} and account_id = ${accountId}`
   return row && toCharge(row)
+}
+
+/** Locks the charge row until the transaction ends: operations on one charge are decided one at a time. */
+export async function lockCharge(tx: Transaction, accountId: string, chargeId: string): Promise<ChargeRow | undefined> {
+  const [row] = await tx<ChargeRow[]>`select * from charges where id = ${chargeId} and account_id = ${accountId} for update`
+  return row
 }
 
 /** Newest first. `startingAfter` must be a charge of the same account, or the page is undefined. */
@@ -69,31 +65,7 @@ export async function listCharges(
   return { charges: rows.slice(0, page.limit).map(toCharge), hasMore: rows.length > page.limit }
 }
 
-/** Locks the charge row until the transaction ends, so refunds of one charge run one at a time. */
-export async function lockChargeForRefund(tx: Transaction, accountId: string, chargeId: string): Promise<ChargeRow | undefined> {
-  const [row] = await tx<ChargeRow[]>`select * from charges where id = ${chargeId} and account_id = ${accountId} for update`
-  return row
-}
-
-export async function insertRefund(tx: Transaction, charge: ChargeRow, amountCents: number, processorReference: string): Promise<Refund> {
-  // The charges check constraint (refunded <= amount) backs up the caller's check.
-  await tx`update charges set amount_refunded_cents = amount_refunded_cents + ${amountCents} where id = ${charge.id}`
-  const [row] = await tx<RefundRow[]>`
-    insert into refunds (id, account_id, charge_id, amount_cents, status, processor_reference)
-    values (${newId('re')}, ${charge.account_id}, ${charge.id}, ${amountCents}, 'succeeded', ${processorReference})
-    returning id, charge_id, amount_cents, ${charge.currency}::text as currency, created_at`
-  return toRefund(row!)
-}
-
-export async function findRefund(sql: Sql, accountId: string, refundId: string): Promise<Refund | undefined> {
-  const [row] = await sql<RefundRow[]>`
-    select r.id, r.charge_id, r.amount_cents, c.currency, r.created_at
-    from refunds r join charges c on c.id = r.charge_id
-    where r.id = ${refundId} and r.account_id = ${accountId}`
-  return row && toRefund(row)
-}
-
-function toCharge(row: ChargeRow): Charge {
+export function toCharge(row: ChargeRow): Charge {
   return {
     id: row.id,
     object: 'charge',
@@ -106,18 +78,6 @@ function toCharge(row: ChargeRow): Charge {
     status: row.status,
     failure_code: row.failure_code,
     failure_message: row.failure_message,
-    created_at: row.created_at.toISOString(),
-  }
-}
-
-function toRefund(row: RefundRow): Refund {
-  return {
-    id: row.id,
-    object: 'refund',
-    charge: row.charge_id,
-    amount_cents: row.amount_cents,
-    currency: row.currency as Refund['currency'],
-    status: 'succeeded',
     created_at: row.created_at.toISOString(),
   }
 }

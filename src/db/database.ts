@@ -32,7 +32,7 @@ export async function openDatabase(config: Config, log: DatabaseLog = {}): Promi
     statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
   })
   try {
-    await migrate(sql)
+    await migrate(sql, url)
   } catch (error) {
     await sql.end({ timeout: 1 })
     await embedded?.stop()

@@ -1,14 +1,17 @@
-// Applies db/migrations/*.sql in name order, each once, under an advisory lock so that processes
-// starting together (server, scripts, test workers) never race.
+// Applies db/migrations/*.sql in name order, each once, under an advisory lock so that processes starting
+// together (server, scripts, test workers) never race; then graphile-worker's own schema, which the app's
+// transactions enqueue jobs into (graphile_worker.add_job), so it must exist before the first request.
 import { readdir, readFile } from 'node:fs/promises'
+import { Logger, runMigrations } from 'graphile-worker'
 import type { Sql } from './connect.js'
 
 const MIGRATIONS_DIR = new URL('../../db/migrations/', import.meta.url)
 const MIGRATION_LOCK_ID = 727_001
+const silent = new Logger(() => () => {})
 
-export async function migrate(sql: Sql): Promise<string[]> {
+export async function migrate(sql: Sql, connectionString: string): Promise<string[]> {
   const files = (await readdir(MIGRATIONS_DIR)).filter((name) => name.endsWith('.sql')).sort()
-  return sql.begin(async (tx) => {
+  const applied = await sql.begin(async (tx) => {
     // A migration may take longer than a request's statement may.
     await tx`set local statement_timeout = 0`
     await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK_ID})`
@@ -17,12 +20,14 @@ export async function migrate(sql: Sql): Promise<string[]> {
       applied_at timestamptz not null default now()
     )`
     const done = new Set((await tx<{ name: string }[]>`select name from schema_migrations`).map((row) => row.name))
-    const applied: string[] = []
+    const names: string[] = []
     for (const name of files.filter((file) => !done.has(file))) {
       await tx.unsafe(await readFile(new URL(name, MIGRATIONS_DIR), 'utf8'))
       await tx`insert into schema_migrations (name) values (${name})`
-      applied.push(name)
+      names.push(name)
     }
-    return applied
+    return names
   })
+  await runMigrations({ connectionString, logger: silent })
+  return applied
 }

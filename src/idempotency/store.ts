@@ -1,6 +1,8 @@
 // The SQL of idempotency keys: claim a key, complete it inside the caller's transaction, or release it.
 import { randomUUID } from 'node:crypto'
 import type { Sql, Transaction } from '../db/connect.js'
+import { RECOVER_TASK } from '../recovery/recovery.js'
+import type { StoredResponse } from './response.js'
 
 export interface KeyScope {
   accountId: string
@@ -17,12 +19,6 @@ export interface Claim {
   operationId: string
 }
 
-export interface StoredResponse {
-  status: number
-  headers: Record<string, string>
-  body: Buffer
-}
-
 export type ClaimResult =
   | { outcome: 'claimed'; claim: Claim }
   | { outcome: 'completed'; response: StoredResponse }
@@ -32,6 +28,8 @@ export type ClaimResult =
 export interface Timing {
   ttlSeconds: number
   leaseSeconds: number
+  /** How long after a lease ends the recovery worker steps in (see src/recovery). */
+  recoveryGraceSeconds: number
 }
 
 // A claim races only with a release, a takeover or an expiry between two statements; a few rounds settle it.
@@ -57,16 +55,24 @@ interface KeyRow {
  * Only an expired key or a claim abandoned by its holder is taken over, by a second, conditional UPDATE; a claim
  * whose lease is still running is never taken, whatever its expiry.
  */
-export async function claimKey(sql: Sql, scope: KeyScope, fingerprint: Buffer, timing: Timing): Promise<ClaimResult> {
+export async function claimKey(
+  sql: Sql,
+  scope: KeyScope,
+  fingerprint: Buffer,
+  timing: Timing,
+  /** Kept with the claim when the endpoint can be recovered: the validated request, to settle it without its client. */
+  request: unknown = null,
+): Promise<ClaimResult> {
   for (let round = 0; round < CLAIM_ROUNDS; round++) {
     const token = randomUUID()
     const [row] = await sql<KeyRow[]>`
       with inserted as (
         insert into idempotency_keys
-          (account_id, endpoint, key, fingerprint, operation_id, claim_token, locked_until, expires_at)
+          (account_id, endpoint, key, fingerprint, operation_id, claim_token, locked_until, expires_at, request)
         values (
           ${scope.accountId}, ${scope.endpoint}, ${scope.key}, ${fingerprint}, gen_random_uuid(), ${token},
-          now() + ${timing.leaseSeconds} * interval '1 second', now() + ${timing.ttlSeconds} * interval '1 second'
+          now() + ${timing.leaseSeconds} * interval '1 second', now() + ${timing.ttlSeconds} * interval '1 second',
+          ${request === null ? null : sql.json(request as never)}
         )
         on conflict (account_id, endpoint, key) do nothing
         returning id, operation_id
@@ -96,7 +102,7 @@ export async function claimKey(sql: Sql, scope: KeyScope, fingerprint: Buffer, t
         return { outcome: 'completed', response: { status: row.response_status!, headers: row.response_headers!, body: row.response_body! } }
       }
     }
-    const operationId = await takeOver(sql, row, fingerprint, token, timing)
+    const operationId = await takeOver(sql, row, fingerprint, token, timing, request)
     if (operationId) return { outcome: 'claimed', claim: { rowId: row.id, token, operationId } }
   }
   return { outcome: 'in-flight' }
@@ -107,10 +113,12 @@ export async function claimKey(sql: Sql, scope: KeyScope, fingerprint: Buffer, t
  * holder's lease ran out with the same request (a crash: same operation id, so the processor dedupes). The WHERE
  * repeats both conditions and the token that was read, so of two racing takeovers exactly one wins.
  */
-async function takeOver(sql: Sql, row: KeyRow, fingerprint: Buffer, token: string, timing: Timing): Promise<string | undefined> {
+async function takeOver(sql: Sql, row: KeyRow, fingerprint: Buffer, token: string, timing: Timing, request: unknown): Promise<string | undefined> {
   const [taken] = await sql<{ operation_id: string }[]>`
     update idempotency_keys as k set
       fingerprint = ${fingerprint},
+      request = ${request === null ? null : sql.json(request as never)},
+      recovery_attempts = 0,
       claim_token = ${token},
       locked_until = now() + ${timing.leaseSeconds} * interval '1 second',
       operation_id = case when k.expires_at <= now() then gen_random_uuid() else k.operation_id end,
@@ -139,7 +147,7 @@ export async function completeClaim(tx: Transaction, claim: Claim, response: Sto
 }
 
 /** Forgets a claim whose work rolled back before anything left this service: the key is free, even for another body. */
-export async function releaseClaim(sql: Sql, claim: Claim): Promise<void> {
+export async function releaseClaim(sql: Sql | Transaction, claim: Claim): Promise<void> {
   await sql`delete from idempotency_keys where id = ${claim.rowId} and claim_token = ${claim.token}`
 }
 
@@ -147,9 +155,18 @@ export async function releaseClaim(sql: Sql, claim: Claim): Promise<void> {
  * Ends the lease of a claim whose work rolled back after its operation id went to the processor. What
  * happened there is unknown, so the key stays bound to this request and operation id: a retry of the same
  * request takes it over at once (and the processor dedupes it); a different request under the key is a 422.
+ * When the endpoint can be recovered, the recovery worker is woken for the moment the grace period ends, so
+ * the outcome is settled even if the client never retries.
  */
-export async function endLease(sql: Sql, claim: Claim): Promise<void> {
+export async function endLease(sql: Sql, claim: Claim, recoverAfterSeconds?: number): Promise<void> {
   await sql`
-    update idempotency_keys set claim_token = gen_random_uuid(), locked_until = now()
-    where id = ${claim.rowId} and claim_token = ${claim.token}`
+    with ended as (
+      update idempotency_keys set claim_token = gen_random_uuid(), locked_until = now()
+      where id = ${claim.rowId} and claim_token = ${claim.token}
+      returning id
+    )
+    select graphile_worker.add_job(${RECOVER_TASK}, '{}'::json,
+             run_at => now() + ${recoverAfterSeconds ?? 0} * interval '1 second',
+             job_key => ${RECOVER_TASK}, job_key_mode => 'preserve_run_at')
+    from ended where ${recoverAfterSeconds !== undefined}`
 }

@@ -10,20 +10,26 @@ import fp from 'fastify-plugin'
 import type { Sql, Transaction } from '../db/connect.js'
 import { requestFingerprint } from '../idempotency/fingerprint.js'
 import { idempotencyKeyFromRawHeaders } from '../idempotency/key.js'
-import { claimKey, completeClaim, endLease, releaseClaim, type Claim, type StoredResponse, type Timing } from '../idempotency/store.js'
+import { toStoredResponse, type RouteResponse, type StoredResponse } from '../idempotency/response.js'
+import { claimKey, completeClaim, endLease, releaseClaim, type Claim, type Timing } from '../idempotency/store.js'
 import { Problem } from '../problems.js'
+import type { Recovery } from '../recovery/recovery.js'
 
-export interface RouteResponse {
-  status: number
-  body: unknown
-  /** Defaults to application/json. */
-  contentType?: string
-  location?: string
+export type { RouteResponse }
+
+export interface IdempotencyOptions {
+  sql: Sql
+  timing: Timing
+  /**
+   * How abandoned claims of an endpoint are settled (src/recovery/recovery.ts; the service's own are listed in
+   * src/recovery/registry.ts). Claims on these endpoints keep their validated request, and a lease ended after
+   * the processor call wakes the recovery worker, which runs the same Recovery.
+   */
+  recoveries?: readonly Recovery[]
 }
 
 interface HeldClaim extends Claim {
-  /** Set once the operation id went downstream: from then on a rollback must not forget it. */
-  sharedDownstream: boolean
+  recoverable: boolean
 }
 
 declare module 'fastify' {
@@ -33,6 +39,10 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The claim this request holds on its Idempotency-Key, until the response is committed. */
     idempotencyClaim: HeldClaim | null
+    /** The operation id of a request sent without a key (made on first use). */
+    keylessOperationId: string | null
+    /** Set once the operation id went downstream: from then on a rollback must not forget the claim. */
+    operationSentDownstream: boolean
   }
   interface FastifyReply {
     /** Runs `work` in a transaction that also records its response against the request's key, then sends it. */
@@ -43,9 +53,12 @@ declare module 'fastify' {
 const RETRY_AFTER_SECONDS = '1'
 
 export default fp(
-  async function idempotency(app: FastifyInstance, options: { sql: Sql; timing: Timing }) {
+  async function idempotency(app: FastifyInstance, options: IdempotencyOptions) {
     const { sql, timing } = options
+    const recoverableEndpoints = new Set((options.recoveries ?? []).map((recovery) => recovery.endpoint))
     app.decorateRequest('idempotencyClaim', null)
+    app.decorateRequest('keylessOperationId', null)
+    app.decorateRequest('operationSentDownstream', false)
 
     app.addHook('onRoute', (route: RouteOptions) => {
       const settings = route.config?.idempotency
@@ -59,7 +72,9 @@ export default fp(
           }
           return handler.call(this, request, reply)
         }
-        const result = await claimKey(sql, scopeOf(request, key), fingerprintOf(request), timing)
+        const scope = scopeOf(request, key)
+        const recoverable = recoverableEndpoints.has(scope.endpoint)
+        const result = await claimKey(sql, scope, fingerprintOf(request), timing, recoverable ? { params: request.params ?? {}, body: request.body ?? null } : null)
         request.log[result.outcome === 'claimed' ? 'debug' : 'info']({ idempotency_key: key, outcome: result.outcome }, 'idempotency key checked')
         switch (result.outcome) {
           case 'completed':
@@ -71,7 +86,7 @@ export default fp(
           case 'fingerprint-mismatch':
             throw new Problem('idempotency-key-reused', 'This Idempotency-Key was already used with a different request body or path; use a new key for a new operation.')
           case 'claimed':
-            request.idempotencyClaim = { ...result.claim, sharedDownstream: false }
+            request.idempotencyClaim = { ...result.claim, recoverable }
         }
         try {
           return await handler.call(this, request, reply)
@@ -87,7 +102,10 @@ export default fp(
       const claim = request.idempotencyClaim
       if (!claim) return
       request.idempotencyClaim = null
-      await (claim.sharedDownstream ? endLease(sql, claim) : releaseClaim(sql, claim)).catch((error: unknown) => {
+      const released = request.operationSentDownstream
+        ? endLease(sql, claim, claim.recoverable ? timing.recoveryGraceSeconds : undefined)
+        : releaseClaim(sql, claim)
+      await released.catch((error: unknown) => {
         request.log.error({ err: error }, 'could not release idempotency claim; it frees itself when its lease ends')
       })
     }
@@ -116,14 +134,21 @@ export default fp(
 /**
  * The idempotency key to forward to a downstream processor: stable for the logical operation across retries
  * and takeovers, so the processor dedupes too. A request sent without a key gets a fresh one.
- * Refuses once the request's deadline has passed: its client has been answered, so nothing new goes out for it.
+ * From this call on, the operation counts as gone downstream: a rollback keeps the key bound to the request,
+ * for a retry or the recovery worker to settle. It refuses once the request's deadline has passed: its client
+ * has been answered, so nothing new goes out for it.
  */
 export function downstreamIdempotencyKey(request: FastifyRequest): string {
   if (request.deadline?.aborted) throw new Problem('service-unavailable', 'The request ran out of time before the processor was called.')
-  const claim = request.idempotencyClaim
-  if (!claim) return randomUUID()
-  claim.sharedDownstream = true
-  return claim.operationId
+  request.operationSentDownstream = true
+  return operationIdOf(request)
+}
+
+/** The operation id without sending it anywhere yet: to write it beside work reserved before the call. */
+export function operationIdOf(request: FastifyRequest): string {
+  if (request.idempotencyClaim) return request.idempotencyClaim.operationId
+  request.keylessOperationId ??= randomUUID()
+  return request.keylessOperationId
 }
 
 function scopeOf(request: FastifyRequest, key: string) {
@@ -133,12 +158,6 @@ function scopeOf(request: FastifyRequest, key: string) {
 
 function fingerprintOf(request: FastifyRequest): Buffer {
   return requestFingerprint({ method: request.method, route: request.routeOptions.url ?? '', params: request.params, body: request.body })
-}
-
-function toStoredResponse(response: RouteResponse): StoredResponse {
-  const headers: Record<string, string> = { 'content-type': response.contentType ?? 'application/json; charset=utf-8' }
-  if (response.location) headers.location = response.location
-  return { status: response.status, headers, body: Buffer.from(JSON.stringify(response.body)) }
 }
 
 function replay(reply: FastifyReply, response: StoredResponse): FastifyReply {

@@ -16,7 +16,8 @@ export const Refund = Type.Object({
   charge: ChargeId,
   amount_cents: AmountCents,
   currency: Currency,
-  status: Type.Literal('succeeded'),
+  /** pending from the moment its amount is reserved until the processor's answer is recorded. */
+  status: Type.Enum(['pending', 'succeeded']),
   created_at: Timestamp,
 })
 export type Refund = Static<typeof Refund>

@@ -1,20 +1,48 @@
-// The graphile-worker runner embedded in the server process: runs the scheduled reaper.
+// The graphile-worker runner embedded in the server process: the expired-key reaper and the recovery of
+// abandoned claims, each on its crontab schedule under a stable identifier.
 import { Logger, parseCronItems, run, type Runner } from 'graphile-worker'
 import type { Logger as Pino } from 'pino'
+import type { Config } from '../config.js'
 import type { Sql } from '../db/connect.js'
+import type { PaymentProcessor } from '../processor/processor.js'
+import { recoverAbandonedClaims, type RecoverySettings } from '../recovery/recover-abandoned-claims.js'
+import { RECOVER_TASK } from '../recovery/recovery.js'
+import { recoveries } from '../recovery/registry.js'
 import { REAP_TASK, reapExpiredKeys } from './reap-expired-keys.js'
 
-export async function startWorker(options: {
+export interface WorkerOptions {
   connectionString: string
   sql: Sql
+  processor: PaymentProcessor
   log: Pino
   reaper: { schedule: string; batchSize: number }
-}): Promise<Runner> {
-  const { sql, log, reaper } = options
-  return run({
+  recovery: RecoverySettings & { schedule: string }
+}
+
+/** The worker's settings from the service's configuration. */
+export function workerOptions(config: Config, database: { url: string; sql: Sql }, processor: PaymentProcessor, log: Pino): WorkerOptions {
+  return {
+    connectionString: database.url,
+    sql: database.sql,
+    processor,
+    log: log.child({ component: 'worker' }),
+    reaper: { schedule: config.REAPER_SCHEDULE, batchSize: config.REAPER_BATCH_SIZE },
+    recovery: {
+      schedule: config.RECOVERY_SCHEDULE,
+      graceSeconds: config.RECOVERY_GRACE_SECONDS,
+      leaseSeconds: config.IDEMPOTENCY_LEASE_SECONDS,
+      batchSize: config.RECOVERY_BATCH_SIZE,
+    },
+  }
+}
+
+export async function startWorker(options: WorkerOptions): Promise<Runner> {
+  const { sql, log, reaper, recovery } = options
+  const settle = recoveries(options.processor)
+  const runner = await run({
     connectionString: options.connectionString,
-    concurrency: 1,
-    maxPoolSize: 2,
+    concurrency: 2,
+    maxPoolSize: 3,
     // The server owns SIGTERM: it drains HTTP first, then stops the worker.
     noHandleSignals: true,
     logger: pinoLogger(log),
@@ -23,9 +51,21 @@ export async function startWorker(options: {
         const deleted = await reapExpiredKeys(sql, { batchSize: reaper.batchSize })
         log.info({ task: REAP_TASK, deleted }, 'reaped expired idempotency keys')
       },
+      [RECOVER_TASK]: async () => {
+        const run = await recoverAbandonedClaims(sql, settle, recovery, log.child({ task: RECOVER_TASK }))
+        if (run.settled || run.released || run.failed) log.info({ task: RECOVER_TASK, ...run }, 'recovered abandoned claims')
+        // A failure is retried on the claim's own backoff, not by failing the job.
+      },
     },
-    parsedCronItems: parseCronItems([{ task: REAP_TASK, match: reaper.schedule, identifier: REAP_TASK }]),
+    parsedCronItems: parseCronItems([
+      { task: REAP_TASK, match: reaper.schedule, identifier: REAP_TASK },
+      { task: RECOVER_TASK, match: recovery.schedule, identifier: RECOVER_TASK },
+    ]),
   })
+  // A restarted service first settles what its predecessor left behind (a crash between a processor call and
+  // its commit leaves a claim no request will end), rather than waiting for the next scheduled run.
+  await runner.addJob(RECOVER_TASK, {}, { jobKey: RECOVER_TASK })
+  return runner
 }
 
 function pinoLogger(log: Pino): Logger {

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify'
 import { pino } from 'pino'
 import { createAccount } from '../../src/accounts/api-keys.js'
 import { buildApp } from '../../src/app.js'
-import { createSimulatedProcessor } from '../../src/charges/simulated-processor.js'
+import { createSimulatedProcessor } from '../../src/processor/simulated.js'
 import { connect, type Sql } from '../../src/db/connect.js'
 import { chargeBody } from '../helpers/app.js'
 import { startPrivateCluster, type PrivateCluster } from '../helpers/cluster.js'
@@ -30,7 +30,7 @@ beforeAll(async () => {
   ;({ api_key: apiKey, account_id: accountId } = await createAccount(sql, 'Outage'))
   app = await buildApp({
     sql,
-    processor: createSimulatedProcessor({ slowDelayMs: 300 }),
+    processor: createSimulatedProcessor({ sql, slowDelayMs: 300 }),
     config: { REQUEST_TIMEOUT_MS, IDEMPOTENCY_LEASE_SECONDS: 2 },
     log: pino({ level: process.env.LOG_LEVEL ?? 'silent' }),
   })

@@ -1,10 +1,10 @@
 // Input the database would refuse or rewrite is refused first, as a 400, before the processor is called.
 import { describe, expect, it } from 'vitest'
-import { chargeBody, countCharges, recordingProcessor, useTestApp } from '../helpers/app.js'
+import { chargeBody, controllableProcessor, countCharges, useTestApp } from '../helpers/app.js'
 import { parseRawResponse, rawExchange, rawRequest } from '../helpers/http.js'
 
-const recorder = recordingProcessor()
-const suite = useTestApp({ processor: recorder.processor })
+const recorder = controllableProcessor()
+const suite = useTestApp({ processor: recorder.factory })
 
 const HOSTILE = { nul: 'a\u0000b', 'lone high surrogate': 'a\ud800b', 'lone low surrogate': '\udc00', 'reversed pair': '\udc00\ud800' }
 

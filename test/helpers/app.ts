@@ -5,15 +5,21 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { pino } from 'pino'
 import { createAccount } from '../../src/accounts/api-keys.js'
 import { buildApp } from '../../src/app.js'
-import type { PaymentProcessor } from '../../src/charges/processor.js'
-import { createSimulatedProcessor } from '../../src/charges/simulated-processor.js'
+import { type PaymentProcessor, ProcessorUnavailableError } from '../../src/processor/processor.js'
+import { createSimulatedProcessor } from '../../src/processor/simulated.js'
 import type { Sql } from '../../src/db/connect.js'
 import type { Config } from '../../src/config.js'
 import { createTestDatabase } from './database.js'
 
+/** Builds the processor for a test database (the simulated one keeps its ledger there). */
+export type ProcessorFactory = (sql: Sql) => PaymentProcessor
+
+export const simulatedProcessor: ProcessorFactory = (sql) => createSimulatedProcessor({ sql, slowDelayMs: 300 })
+
 export interface TestContext {
   app: FastifyInstance
   sql: Sql
+  processor: PaymentProcessor
   databaseUrl: string
   newAccount(name?: string): Promise<TestAccount>
   close(): Promise<void>
@@ -27,11 +33,12 @@ export interface TestAccount {
   get(url: string): Promise<LightMyRequestResponse>
 }
 
-export async function setupTestApp(options: { processor?: PaymentProcessor; config?: Partial<Config> } = {}): Promise<TestContext> {
+export async function setupTestApp(options: { processor?: ProcessorFactory; config?: Partial<Config> } = {}): Promise<TestContext> {
   const database = await createTestDatabase()
+  const processor = (options.processor ?? simulatedProcessor)(database.sql)
   const app = await buildApp({
     sql: database.sql,
-    processor: options.processor ?? createSimulatedProcessor({ slowDelayMs: 300 }),
+    processor,
     config: options.config ?? {},
     log: pino({ level: process.env.LOG_LEVEL ?? 'silent' }),
   })
@@ -39,6 +46,7 @@ export async function setupTestApp(options: { processor?: PaymentProcessor; conf
   return {
     app,
     sql: database.sql,
+    processor,
     databaseUrl: database.url,
     newAccount: async (name = 'Test account') => {
       const { account_id: id, api_key: apiKey } = await createAccount(database.sql, name)
@@ -87,12 +95,48 @@ export async function countCharges(sql: Sql, accountId: string): Promise<number>
   return row!.count
 }
 
-/** The simulated processor, recording every call made to it. */
-export function recordingProcessor(inner: PaymentProcessor = createSimulatedProcessor({ slowDelayMs: 300 })) {
+/**
+ * The simulated processor, recording every call made to it, with switches a test flips to make the next call
+ * misbehave: hold it at a gate, time it out before it does anything, or lose its answer after it acted.
+ */
+export function controllableProcessor(inner: ProcessorFactory = simulatedProcessor) {
   const calls: { operation: 'charge' | 'refund'; idempotencyKey: string }[] = []
-  const processor: PaymentProcessor = {
-    charge: (request) => (calls.push({ operation: 'charge', idempotencyKey: request.idempotencyKey }), inner.charge(request)),
-    refund: (request) => (calls.push({ operation: 'refund', idempotencyKey: request.idempotencyKey }), inner.refund(request)),
+  let gate: Promise<void> | undefined
+  let timeOutNext = false
+  let loseNextAnswer = false
+  async function around<T>(operation: 'charge' | 'refund', idempotencyKey: string, call: () => Promise<T>): Promise<T> {
+    calls.push({ operation, idempotencyKey })
+    const waitFor = gate
+    gate = undefined
+    await waitFor
+    if (timeOutNext) {
+      timeOutNext = false
+      throw new ProcessorUnavailableError('test: timed out before the processor acted')
+    }
+    const result = await call()
+    if (loseNextAnswer) {
+      loseNextAnswer = false
+      throw new ProcessorUnavailableError('test: the processor acted, the answer was lost')
+    }
+    return result
   }
-  return { processor, calls }
+  return {
+    calls,
+    factory: ((sql) => {
+      const processor = inner(sql)
+      return {
+        charge: (request) => around('charge', request.idempotencyKey, () => processor.charge(request)),
+        refund: (request) => around('refund', request.idempotencyKey, () => processor.refund(request)),
+        lookup: (key) => processor.lookup(key),
+      }
+    }) satisfies ProcessorFactory,
+    /** Holds the next call until the returned function is called. */
+    holdNext(): () => void {
+      let open!: () => void
+      gate = new Promise((resolve) => (open = resolve))
+      return open
+    },
+    timeOutNext: () => void (timeOutNext = true),
+    loseNextAnswer: () => void (loseNextAnswer = true),
+  }
 }

@@ -28,7 +28,7 @@ export async function startPrivateCluster(): Promise<PrivateCluster> {
   await admin.end()
   const url = `postgres://postgres:postgres@127.0.0.1:${port}/payments`
   const migrator = connect(url, { max: 1 })
-  await migrate(migrator)
+  await migrate(migrator, url)
   await migrator.end()
   let frozen = false
   return {

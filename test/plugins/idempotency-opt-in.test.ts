@@ -1,24 +1,74 @@
-// The plugin on a route of a fork's own: how any route opts in, and what an optional key means.
+// The plugin on routes of a fork's own: how any route opts in, what an optional key means, and how a route that
+// calls something outside the service opts into the recovery of unknown outcomes.
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createAccount } from '../../src/accounts/api-keys.js'
+import type { Sql, Transaction } from '../../src/db/connect.js'
 import auth from '../../src/plugins/auth.js'
 import errorHandler from '../../src/plugins/error-handler.js'
-import idempotency from '../../src/plugins/idempotency.js'
+import idempotency, { downstreamIdempotencyKey, type RouteResponse } from '../../src/plugins/idempotency.js'
+import { recoverAbandonedClaims } from '../../src/recovery/recover-abandoned-claims.js'
+import type { Recovery } from '../../src/recovery/recovery.js'
+import { Problem } from '../../src/problems.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js'
 
 let database: TestDatabase
 let app: FastifyInstance
 let authorization: string
 
+/**
+ * The fork's own downstream: a publisher that remembers what it published under each idempotency key (as a real
+ * one would), and can be told to lose its next answer.
+ */
+function publisher(sql: Sql) {
+  let loseNextAnswer = false
+  return {
+    loseNextAnswer: () => void (loseNextAnswer = true),
+    async publish(text: string, idempotencyKey: string): Promise<string> {
+      const [row] = await sql<{ ref: string }[]>`
+        insert into published (key, text, ref) values (${idempotencyKey}, ${text}, 'pub_' || md5(${idempotencyKey}))
+        on conflict (key) do update set key = excluded.key returning ref`
+      if (loseNextAnswer) {
+        loseNextAnswer = false
+        throw new Problem('service-unavailable', 'the publisher did not answer')
+      }
+      return row!.ref
+    },
+    async find(idempotencyKey: string): Promise<string | undefined> {
+      const [row] = await sql<{ ref: string }[]>`select ref from published where key = ${idempotencyKey}`
+      return row?.ref
+    },
+  }
+}
+let pub: ReturnType<typeof publisher>
+
+/** Records a published note: the route and the recovery both end here, so both produce the same response. */
+async function recordNote(tx: Transaction, text: string, ref: string): Promise<RouteResponse> {
+  const [note] = await tx`insert into notes (text, ref) values (${text}, ${ref}) returning id, text, ref`
+  return { status: 201, body: note }
+}
+
+// The extension point: a Recovery for the endpoint, given to the plugin (and to the recovery worker).
+const noteRecovery: Recovery<string> = {
+  endpoint: 'POST /notes/published',
+  lookup: (claim) => pub.find(claim.operationId),
+  record: (tx, claim, ref) => recordNote(tx, (claim.request.body as { text: string }).text, ref),
+}
+
 beforeAll(async () => {
   database = await createTestDatabase()
-  await database.sql`create table notes (id serial primary key, text text not null)`
+  await database.sql`create table notes (id serial primary key, text text not null, ref text)`
+  await database.sql`create table published (key text primary key, text text not null, ref text not null)`
+  pub = publisher(database.sql)
   app = Fastify({ loggerInstance: pino({ level: 'silent' }) as FastifyBaseLogger })
   await app.register(errorHandler)
   await app.register(auth, { sql: database.sql })
-  await app.register(idempotency, { sql: database.sql, timing: { ttlSeconds: 60, leaseSeconds: 30 } })
+  await app.register(idempotency, {
+    sql: database.sql,
+    timing: { ttlSeconds: 600, leaseSeconds: 30, recoveryGraceSeconds: 60 },
+    recoveries: [noteRecovery],
+  })
   await app.register(async (scope) => {
     scope.addHook('onRequest', scope.authenticate)
     scope.post('/notes', { config: { idempotency: { required: false } } }, async (request, reply) =>
@@ -27,6 +77,12 @@ beforeAll(async () => {
         return { status: 201, body: note }
       }),
     )
+    // Calls out first, outside any transaction, then records and completes.
+    scope.post('/notes/published', { config: { idempotency: { required: true } } }, async (request, reply) => {
+      const { text } = request.body as { text: string }
+      const ref = await pub.publish(text, downstreamIdempotencyKey(request))
+      return reply.transact((tx) => recordNote(tx, text, ref))
+    })
   })
   await app.ready()
   authorization = `Bearer ${(await createAccount(database.sql, 'Notes')).api_key}`
@@ -36,8 +92,9 @@ afterAll(async () => {
   await database.drop()
 })
 
-const postNote = (text: string, key?: string) =>
-  app.inject({ method: 'POST', url: '/notes', headers: { authorization, ...(key && { 'idempotency-key': key }) }, payload: { text } })
+const post = (url: string, text: string, key?: string) =>
+  app.inject({ method: 'POST', url, headers: { authorization, ...(key && { 'idempotency-key': key }) }, payload: { text } })
+const postNote = (text: string, key?: string) => post('/notes', text, key)
 const noteCount = async () => (await database.sql`select count(*)::int as count from notes`)[0]!.count
 
 describe('a route with an optional key', () => {
@@ -63,5 +120,31 @@ describe('a route with an optional key', () => {
     const response = await postNote('c', 'x'.repeat(300))
     expect(response.statusCode).toBe(400)
     expect(response.json().type).toMatch(/\/idempotency-key-invalid$/)
+  })
+})
+
+describe('a route of its own with a Recovery', () => {
+  it('when its downstream acted and the answer was lost, then the recovery worker records it and the retry replays it', async () => {
+    pub.loseNextAnswer()
+    const lost = await post('/notes/published', 'hello', 'publish-1')
+    expect(lost.statusCode).toBe(503)
+    const [claim] = await database.sql`select request, completed_at from idempotency_keys where key = 'publish-1'`
+    expect(claim).toMatchObject({ request: { params: {}, body: { text: 'hello' } }, completed_at: null })
+
+    const run = await recoverAbandonedClaims(database.sql, [noteRecovery], { graceSeconds: 0, leaseSeconds: 30, batchSize: 10 }, pino({ level: 'silent' }))
+
+    expect(run).toEqual({ settled: 1, released: 0, failed: 0 })
+    const notes = await database.sql`select text, ref from notes where text = 'hello'`
+    expect(notes).toHaveLength(1)
+    const retry = await post('/notes/published', 'hello', 'publish-1')
+    expect(retry.statusCode).toBe(201)
+    expect(retry.headers['idempotent-replayed']).toBe('true')
+    expect(retry.json()).toMatchObject({ text: 'hello', ref: notes[0]!.ref })
+  })
+
+  it('when a route has no Recovery, then its claims keep no request', async () => {
+    await postNote('d', 'note-plain')
+    const [claim] = await database.sql`select request from idempotency_keys where key = 'note-plain'`
+    expect(claim!.request).toBeNull()
   })
 })

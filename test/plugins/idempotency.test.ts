@@ -1,31 +1,12 @@
 import { describe, expect, it } from 'vitest'
-import { type ChargeRequest, type PaymentProcessor, ProcessorUnavailableError } from '../../src/charges/processor.js'
-import { createSimulatedProcessor } from '../../src/charges/simulated-processor.js'
-import { chargeBody, countCharges, useTestApp } from '../helpers/app.js'
+import { chargeBody, controllableProcessor, countCharges, useTestApp } from '../helpers/app.js'
 import { until } from '../helpers/system.js'
 
 // The simulated processor, recording what it was asked, with a gate a test can close to hold a charge in
 // flight, and a switch to make its next call time out (an outcome the service cannot know).
-const simulated = createSimulatedProcessor({ slowDelayMs: 300 })
-const processorCalls: ChargeRequest[] = []
-let gate: Promise<void> | undefined
-let timeOutNext = false
-const processor: PaymentProcessor = {
-  async charge(request) {
-    processorCalls.push(request)
-    const waitFor = gate
-    gate = undefined
-    await waitFor
-    if (timeOutNext) {
-      timeOutNext = false
-      throw new ProcessorUnavailableError('simulated timeout')
-    }
-    return simulated.charge(request)
-  },
-  refund: (request) => simulated.refund(request),
-}
-
-const suite = useTestApp({ processor })
+const processor = controllableProcessor()
+const processorCalls = processor.calls
+const suite = useTestApp({ processor: processor.factory })
 
 const keyRow = async (accountId: string, key: string) => {
   const rows = await suite.context.sql`select * from idempotency_keys where account_id = ${accountId} and key = ${key}`
@@ -204,7 +185,7 @@ describe('what is not stored', () => {
 
   it('when the processor times out, then nothing is recorded, and the unchanged retry reuses the operation id at once', async () => {
     const user = await suite.context.newAccount()
-    timeOutNext = true
+    processor.timeOutNext()
     const timedOut = await user.post('/v1/charges', chargeBody(), { key: 'outage' })
     expect(timedOut.statusCode).toBe(503)
     expect(timedOut.headers['retry-after']).toBe('5')
@@ -223,7 +204,7 @@ describe('what is not stored', () => {
 
   it('when the processor timed out, then the key stays bound to that request: an edited retry is 422', async () => {
     const user = await suite.context.newAccount()
-    timeOutNext = true
+    processor.timeOutNext()
     expect((await user.post('/v1/charges', chargeBody(), { key: 'outage-edit' })).statusCode).toBe(503)
     const edited = await user.post('/v1/charges', chargeBody({ amount_cents: 1 }), { key: 'outage-edit' })
     expect(edited.statusCode).toBe(422)
@@ -282,8 +263,7 @@ describe('crash recovery and expiry', () => {
 
   it('when a slow holder outlives its lease and is taken over, then its late commit is fenced off and one charge exists', async () => {
     const user = await suite.context.newAccount()
-    let openGate!: () => void
-    gate = new Promise((resolve) => (openGate = resolve))
+    const openGate = processor.holdNext()
     const stalled = user.post('/v1/charges', chargeBody(), { key: 'fenced' })
     await until(async () => (await keyRow(user.id, 'fenced')) !== undefined)
     await suite.context.sql`update idempotency_keys set locked_until = now() - interval '1 second' where account_id = ${user.id} and key = 'fenced'`
@@ -302,8 +282,7 @@ describe('crash recovery and expiry', () => {
 
   it('when a key expires while its first request still runs, then another request is told 409, never handed the key', async () => {
     const user = await suite.context.newAccount()
-    let openGate!: () => void
-    gate = new Promise((resolve) => (openGate = resolve))
+    const openGate = processor.holdNext()
     const first = user.post('/v1/charges', chargeBody(), { key: 'expires-in-flight' })
     await until(async () => (await keyRow(user.id, 'expires-in-flight')) !== undefined)
     await suite.context.sql`update idempotency_keys set expires_at = now() - interval '1 second' where account_id = ${user.id} and key = 'expires-in-flight'`

@@ -3,6 +3,8 @@ import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Runner } from 'graphile-worker'
 import { createAccount } from '../../src/accounts/api-keys.js'
+import { createSimulatedProcessor } from '../../src/processor/simulated.js'
+import { RECOVER_TASK } from '../../src/recovery/recovery.js'
 import { REAP_TASK } from '../../src/worker/reap-expired-keys.js'
 import { startWorker } from '../../src/worker/worker.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js'
@@ -16,8 +18,10 @@ beforeAll(async () => {
   worker = await startWorker({
     connectionString: database.url,
     sql: database.sql,
+    processor: createSimulatedProcessor({ sql: database.sql }),
     log: pino({ level: 'silent' }),
     reaper: { schedule: '*/5 * * * *', batchSize: 2 },
+    recovery: { schedule: '* * * * *', graceSeconds: 60, leaseSeconds: 30, batchSize: 10 },
   })
 })
 afterAll(async () => {
@@ -26,9 +30,11 @@ afterAll(async () => {
 })
 
 describe('the worker', () => {
-  it('when it starts, then the reaper is on the crontab under its identifier', async () => {
+  it('when it starts, then the reaper and the recovery are on the crontab under their identifiers', async () => {
     // Cron registers what it knows a moment after start.
-    await until(async () => (await database.sql`select 1 from graphile_worker._private_known_crontabs where identifier = ${REAP_TASK}`).length === 1)
+    for (const identifier of [REAP_TASK, RECOVER_TASK]) {
+      await until(async () => (await database.sql`select 1 from graphile_worker._private_known_crontabs where identifier = ${identifier}`).length === 1)
+    }
   })
 
   it('when a reaper job runs, then expired keys are deleted and live ones kept', async () => {

@@ -1,0 +1,119 @@
+// A stand-in processor driven by test sources, as in Stripe's test mode, and faithful where retries are concerned:
+// it keeps a durable ledger (simulated_processor.operations, in the service's own PostgreSQL) of every operation
+// it performed under each idempotency key, so a key sent again gets the first outcome, even after a restart;
+// the same key with other parameters is refused, as Stripe's idempotency_error; and lookup answers from it.
+import { createHash } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { Sql } from '../db/connect.js'
+import { canonicalJson } from '../idempotency/fingerprint.js'
+import {
+  type ChargeOutcome,
+  type OperationRecord,
+  type PaymentProcessor,
+  ProcessorIdempotencyError,
+  ProcessorUnavailableError,
+  type RefundOutcome,
+} from './processor.js'
+
+/**
+ * Test sources (the README has the same table):
+ * - pm_card_visa, pm_card_mastercard: succeed
+ * - pm_card_chargeDeclined, pm_card_insufficientFunds: declined (card_declined, insufficient_funds)
+ * - pm_card_slow: charged at once, answered after a delay (2 s by default), long enough for a client to time out
+ * - pm_card_processorDown: fails as unavailable, every time, having done nothing
+ * - pm_card_responseLost: charged, then the answer is lost (the service sees a timeout after the money moved)
+ * - pm_card_timeoutBeforeCharge: times out before doing anything, the first time a charge of that amount and
+ *   currency is attempted in this process; later attempts go through
+ * - anything else: declined as unknown_source
+ * Refunds of a pm_card_slow, pm_card_responseLost or pm_card_timeoutBeforeCharge charge behave the same way.
+ */
+export function createSimulatedProcessor(options: { sql: Sql; slowDelayMs?: number }): PaymentProcessor {
+  const { sql } = options
+  const slowDelayMs = options.slowDelayMs ?? 2000
+  // What has timed out once already: the next attempt of the same thing goes through.
+  const timedOutOnce = new Set<string>()
+  const timeOutOnce = (what: string) => {
+    if (timedOutOnce.has(what)) return
+    timedOutOnce.add(what)
+    throw new ProcessorUnavailableError('simulated timeout before anything was done')
+  }
+
+  return {
+    async charge({ amountCents, currency, source, idempotencyKey }) {
+      if (source === 'pm_card_processorDown') throw new ProcessorUnavailableError('simulated processor outage')
+      if (source === 'pm_card_timeoutBeforeCharge') timeOutOnce(`charge:${amountCents}:${currency}`)
+      const parameters = { amount_cents: amountCents, currency, source }
+      const { outcome, performed } = await perform<ChargeOutcome>(sql, idempotencyKey, 'charge', parameters, () => chargeOutcome(source, idempotencyKey))
+      if (performed && source === 'pm_card_slow') await sleep(slowDelayMs)
+      if (performed && source === 'pm_card_responseLost') throw new ProcessorUnavailableError('simulated timeout: charged, answer lost')
+      return outcome
+    },
+
+    async refund({ chargeReference, amountCents, idempotencyKey }) {
+      const [charge] = await sql<{ source: string }[]>`
+        select parameters->>'source' as source from simulated_processor.operations
+        where kind = 'charge' and outcome->>'processorReference' = ${chargeReference}`
+      if (charge?.source === 'pm_card_timeoutBeforeCharge') timeOutOnce(`refund:${chargeReference}:${amountCents}`)
+      const parameters = { charge_reference: chargeReference, amount_cents: amountCents }
+      const { outcome, performed } = await perform<RefundOutcome>(sql, idempotencyKey, 'refund', parameters, () => ({
+        processorReference: reference('sim_re', idempotencyKey),
+      }))
+      if (performed && charge?.source === 'pm_card_slow') await sleep(slowDelayMs)
+      if (performed && charge?.source === 'pm_card_responseLost') throw new ProcessorUnavailableError('simulated timeout: refunded, answer lost')
+      return outcome
+    },
+
+    async lookup(idempotencyKey) {
+      const [row] = await sql<{ kind: OperationRecord['kind']; outcome: OperationRecord['outcome'] }[]>`
+        select kind, outcome from simulated_processor.operations where idempotency_key = ${idempotencyKey}`
+      return row && ({ kind: row.kind, outcome: row.outcome } as OperationRecord)
+    },
+  }
+}
+
+/**
+ * Performs an operation once per idempotency key: the first call records its outcome; later calls with the same
+ * parameters get that outcome back (performed: false); with other parameters they are refused.
+ */
+async function perform<Outcome>(
+  sql: Sql,
+  idempotencyKey: string,
+  kind: OperationRecord['kind'],
+  parameters: Record<string, unknown>,
+  decide: () => Outcome,
+): Promise<{ outcome: Outcome; performed: boolean }> {
+  const [inserted] = await sql<{ outcome: Outcome }[]>`
+    insert into simulated_processor.operations (idempotency_key, kind, parameters, outcome)
+    values (${idempotencyKey}, ${kind}, ${sql.json(parameters as never)}, ${sql.json(decide() as never)})
+    on conflict (idempotency_key) do nothing
+    returning outcome`
+  if (inserted) return { outcome: inserted.outcome, performed: true }
+  const [existing] = await sql<{ kind: string; parameters: Record<string, unknown>; outcome: Outcome }[]>`
+    select kind, parameters, outcome from simulated_processor.operations where idempotency_key = ${idempotencyKey}`
+  if (!existing || existing.kind !== kind || canonicalJson(existing.parameters) !== canonicalJson(parameters)) {
+    throw new ProcessorIdempotencyError(`idempotency key ${idempotencyKey} was first used with other parameters`)
+  }
+  return { outcome: existing.outcome, performed: false }
+}
+
+function chargeOutcome(source: string, idempotencyKey: string): ChargeOutcome {
+  switch (source) {
+    case 'pm_card_visa':
+    case 'pm_card_mastercard':
+    case 'pm_card_slow':
+    case 'pm_card_responseLost':
+    case 'pm_card_timeoutBeforeCharge':
+      return { status: 'succeeded', processorReference: reference('sim_ch', idempotencyKey) }
+    case 'pm_card_chargeDeclined':
+      return { status: 'failed', failureCode: 'card_declined', failureMessage: 'Your card was declined.' }
+    case 'pm_card_insufficientFunds':
+      return { status: 'failed', failureCode: 'insufficient_funds', failureMessage: 'Your card has insufficient funds.' }
+    default:
+      return { status: 'failed', failureCode: 'unknown_source', failureMessage: `No such payment source: ${source.slice(0, 60)}.` }
+  }
+}
+
+/** Deterministic in the key: a retry of the same operation gets the same processor reference back. */
+function reference(prefix: string, idempotencyKey: string): string {
+  return `${prefix}_${createHash('sha256').update(idempotencyKey).digest('hex').slice(0, 24)}`
+}

@@ -1,0 +1,107 @@
+// The recovery worker's task: settles claims whose holders are gone, so that an unknown outcome (the processor
+// was called, the response was never recorded) becomes a known one within minutes, without a client retry and
+// without ever moving money itself. Each claim goes through the same phases as a request:
+//   1. claim: take the abandoned claim over with a token of our own (the fence: a late holder or a racing
+//      client can no longer complete it, and a second worker skips it)
+//   2. call out: ask downstream what happened under the operation id (outside any transaction)
+//   3. record and complete: write what happened and the response the request would have returned, and complete
+//      the key, in one transaction fenced by our token; or, if downstream never saw it, release the key
+import type { Logger } from 'pino'
+import type { Sql } from '../db/connect.js'
+import { toStoredResponse } from '../idempotency/response.js'
+import { completeClaim, releaseClaim } from '../idempotency/store.js'
+import type { AbandonedClaim, Recovery } from './recovery.js'
+
+export interface RecoverySettings {
+  /** How long after its lease ended a claim is left to its client's own retry before the worker steps in. */
+  graceSeconds: number
+  /** How long the worker's own claim lasts: it must settle the claim within it. */
+  leaseSeconds: number
+  batchSize: number
+}
+
+export interface RecoveryRun {
+  /** Outcomes downstream reported, now recorded with their responses. */
+  settled: number
+  /** Claims downstream never saw, now released. */
+  released: number
+  /** Claims that could not be settled this time; each is tried again later, after a longer wait. */
+  failed: number
+}
+
+/** Settles up to one batch of abandoned claims on the endpoints that have a Recovery. */
+export async function recoverAbandonedClaims(sql: Sql, recoveries: Recovery[], settings: RecoverySettings, log: Logger): Promise<RecoveryRun> {
+  const byEndpoint = new Map(recoveries.map((recovery) => [recovery.endpoint, recovery]))
+  const run: RecoveryRun = { settled: 0, released: 0, failed: 0 }
+  for (const claim of await claimAbandoned(sql, [...byEndpoint.keys()], settings)) {
+    const recovery = byEndpoint.get(claim.endpoint)!
+    const context = { idempotency_key: claim.key, operation_id: claim.operationId, endpoint: claim.endpoint, account_id: claim.accountId }
+    try {
+      const found = await recovery.lookup(claim)
+      if (found === undefined) {
+        await sql.begin(async (tx) => {
+          await recovery.release?.(tx, claim)
+          await releaseClaim(tx, claim)
+        })
+        run.released++
+        log.info(context, 'recovery: downstream never saw the operation; key released')
+      } else {
+        const recorded = await sql.begin(async (tx) => {
+          const response = toStoredResponse(await recovery.record(tx, claim, found))
+          // Fenced: if a client's retry took the key over meanwhile, this changes nothing and rolls back.
+          if (!(await completeClaim(tx, claim, response))) throw new FencedOff()
+          return response.status
+        })
+        run.settled++
+        log.info({ ...context, status: recorded }, 'recovery: outcome recorded and key completed')
+      }
+    } catch (error) {
+      if (error instanceof FencedOff) continue
+      run.failed++
+      log.error({ ...context, err: error }, 'recovery: could not settle an abandoned claim; it will be tried again later')
+      await giveBack(sql, claim).catch(() => {})
+    }
+  }
+  return run
+}
+
+class FencedOff extends Error {}
+
+/**
+ * Takes over a batch of claims whose lease ended at least a grace period ago (doubled after each failed
+ * attempt). SKIP LOCKED and the new token make concurrent workers split the work, never share it.
+ */
+async function claimAbandoned(sql: Sql, endpoints: string[], settings: RecoverySettings): Promise<AbandonedClaim[]> {
+  if (endpoints.length === 0) return []
+  const rows = await sql<
+    { id: string; claim_token: string; operation_id: string; account_id: string; endpoint: string; key: string; request: AbandonedClaim['request'] | null }[]
+  >`
+    update idempotency_keys as k set
+      claim_token = gen_random_uuid(),
+      locked_until = now() + ${settings.leaseSeconds} * interval '1 second'
+    where k.id in (
+      select id from idempotency_keys
+      where completed_at is null
+        and locked_until <= now() - ${settings.graceSeconds} * least(power(2, recovery_attempts), 64) * interval '1 second'
+        and endpoint = any(${endpoints})
+      order by locked_until
+      limit ${settings.batchSize}
+      for update skip locked)
+    returning k.id, k.claim_token, k.operation_id, k.account_id, k.endpoint, k.key, k.request`
+  return rows.map((row) => ({
+    rowId: row.id,
+    token: row.claim_token,
+    operationId: row.operation_id,
+    accountId: row.account_id,
+    endpoint: row.endpoint,
+    key: row.key,
+    request: row.request ?? { params: {}, body: null },
+  }))
+}
+
+/** Ends the worker's claim as if its lease ran out, and counts the failure: the same request may take it over. */
+async function giveBack(sql: Sql, claim: AbandonedClaim): Promise<void> {
+  await sql`
+    update idempotency_keys set claim_token = gen_random_uuid(), locked_until = now(), recovery_attempts = recovery_attempts + 1
+    where id = ${claim.rowId} and claim_token = ${claim.token}`
+}

@@ -1,0 +1,32 @@
+// The extension point for settling unknown outcomes. A route whose work calls something outside the service
+// (a processor, a bank) registers a Recovery for its endpoint in src/recovery/registry.ts. Then, when a request
+// on it is abandoned (its holder crashed, or its lease ended after the call), the recovery worker asks
+// downstream what happened under the claim's operation id and records it exactly as a live request would have.
+import type { Transaction } from '../db/connect.js'
+import type { RouteResponse } from '../idempotency/response.js'
+
+/** The graphile-worker task that settles abandoned claims (src/recovery/recover-abandoned-claims.ts). */
+export const RECOVER_TASK = 'recover_abandoned_claims'
+
+/** An abandoned claim, as the recovery worker holds it: fenced by its own token, with the validated request. */
+export interface AbandonedClaim {
+  rowId: string
+  token: string
+  operationId: string
+  accountId: string
+  endpoint: string
+  key: string
+  /** The validated path parameters and body the request was claimed with. */
+  request: { params: unknown; body: unknown }
+}
+
+export interface Recovery<Found = unknown> {
+  /** The endpoint whose abandoned claims this settles, as the idempotency plugin names it: "POST /v1/charges". */
+  endpoint: string
+  /** Asks downstream what it did under the claim's operation id: its record, or undefined if it never saw it. */
+  lookup(claim: AbandonedClaim): Promise<Found | undefined>
+  /** Records what downstream did, in the transaction that completes the key; returns the request's response. */
+  record(tx: Transaction, claim: AbandonedClaim, found: Found): Promise<RouteResponse>
+  /** Gives back what the request reserved before calling out, when downstream never saw it. */
+  release?(tx: Transaction, claim: AbandonedClaim): Promise<void>
+}

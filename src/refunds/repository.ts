@@ -1,0 +1,82 @@
+// Refunds in SQL, and their mapping to the API resource. A refund is pending from the moment its amount is
+// reserved on the charge until the processor's answer is recorded.
+import type { Sql, Transaction } from '../db/connect.js'
+import { newId } from '../db/ids.js'
+import type { Refund } from '../schemas/refund.js'
+
+export interface RefundRow {
+  id: string
+  account_id: string
+  charge_id: string
+  amount_cents: number
+  currency: string
+  status: 'pending' | 'succeeded'
+  operation_id: string | null
+  created_at: Date
+}
+
+const REFUND_COLUMNS = 'r.id, r.account_id, r.charge_id, r.amount_cents, c.currency, r.status, r.operation_id, r.created_at'
+
+export async function findRefund(sql: Sql, accountId: string, refundId: string): Promise<Refund | undefined> {
+  const [row] = await sql<RefundRow[]>`
+    select ${sql.unsafe(REFUND_COLUMNS)} from refunds r join charges c on c.id = r.charge_id
+    where r.id = ${refundId} and r.account_id = ${accountId}`
+  return row && toRefund(row)
+}
+
+export async function findRefundByOperation(tx: Transaction, operationId: string): Promise<RefundRow | undefined> {
+  const [row] = await tx<RefundRow[]>`
+    select ${tx.unsafe(REFUND_COLUMNS)} from refunds r join charges c on c.id = r.charge_id where r.operation_id = ${operationId}`
+  return row
+}
+
+/** Writes a pending refund and reserves its amount on the charge (which the caller has locked). */
+export async function insertPendingRefund(
+  tx: Transaction,
+  charge: { id: string; account_id: string; currency: string },
+  amountCents: number,
+  operationId: string,
+): Promise<RefundRow> {
+  await tx`update charges set amount_refund_pending_cents = amount_refund_pending_cents + ${amountCents} where id = ${charge.id}`
+  const [row] = await tx<RefundRow[]>`
+    insert into refunds (id, account_id, charge_id, amount_cents, status, operation_id)
+    values (${newId('re')}, ${charge.account_id}, ${charge.id}, ${amountCents}, 'pending', ${operationId})
+    returning id, account_id, charge_id, amount_cents, ${charge.currency}::text as currency, status, operation_id, created_at`
+  return row!
+}
+
+/** The processor refunded: the reserved amount becomes refunded, and the refund succeeded. */
+export async function markRefundSucceeded(tx: Transaction, refund: RefundRow, processorReference: string): Promise<Refund> {
+  // The charges check constraint (refunded + pending <= amount) backs up the reservation.
+  await tx`
+    update charges set amount_refunded_cents = amount_refunded_cents + ${refund.amount_cents},
+                       amount_refund_pending_cents = amount_refund_pending_cents - ${refund.amount_cents}
+    where id = ${refund.charge_id}`
+  const [row] = await tx<RefundRow[]>`
+    update refunds set status = 'succeeded', processor_reference = ${processorReference}
+    where id = ${refund.id} and status = 'pending'
+    returning id, account_id, charge_id, amount_cents, ${refund.currency}::text as currency, status, operation_id, created_at`
+  if (!row) throw new Error(`refund ${refund.id} is no longer pending`)
+  return toRefund(row)
+}
+
+/** The processor never refunded: the reservation is given back and the pending refund forgotten. */
+export async function deletePendingRefund(tx: Transaction, operationId: string): Promise<void> {
+  const [deleted] = await tx<{ charge_id: string; amount_cents: number }[]>`
+    delete from refunds where operation_id = ${operationId} and status = 'pending' returning charge_id, amount_cents`
+  if (deleted) {
+    await tx`update charges set amount_refund_pending_cents = amount_refund_pending_cents - ${deleted.amount_cents} where id = ${deleted.charge_id}`
+  }
+}
+
+export function toRefund(row: RefundRow): Refund {
+  return {
+    id: row.id,
+    object: 'refund',
+    charge: row.charge_id,
+    amount_cents: row.amount_cents,
+    currency: row.currency as Refund['currency'],
+    status: row.status,
+    created_at: row.created_at.toISOString(),
+  }
+}
