@@ -26,8 +26,14 @@ export interface RefundOutcome {
   processorReference: string
 }
 
+/** The outcome of each kind of operation. */
+interface OutcomeOf {
+  charge: ChargeOutcome
+  refund: RefundOutcome
+}
+
 /** What the processor did under one idempotency key, as its lookup reports it. */
-export type OperationRecord = { kind: 'charge'; outcome: ChargeOutcome } | { kind: 'refund'; outcome: RefundOutcome }
+export type OperationRecord = { [Kind in keyof OutcomeOf]: { kind: Kind; outcome: OutcomeOf[Kind] } }[keyof OutcomeOf]
 
 export interface PaymentProcessor {
   /** Resolves with a decline as a normal outcome; throws ProcessorUnavailableError when the outcome is unknown. */
@@ -45,14 +51,14 @@ export interface PaymentProcessor {
  * What the processor did under `operationId`, if that was an operation of `kind`; undefined if it never saw it.
  * An operation of another kind under the id means the books and the processor disagree: that is thrown.
  */
-export async function lookupOutcome<Kind extends OperationRecord['kind']>(
+export async function lookupOutcome<Kind extends keyof OutcomeOf>(
   processor: PaymentProcessor,
   operationId: string,
   kind: Kind,
-): Promise<Extract<OperationRecord, { kind: Kind }>['outcome'] | undefined> {
+): Promise<OutcomeOf[Kind] | undefined> {
   const found = await processor.lookup(operationId)
   if (found && found.kind !== kind) throw new Error(`operation ${operationId} is a ${found.kind} at the processor, not a ${kind}`)
-  return found?.outcome as Extract<OperationRecord, { kind: Kind }>['outcome'] | undefined
+  return found?.outcome as OutcomeOf[Kind] | undefined
 }
 
 /** The processor could not be reached or did not answer: its outcome is unknown, and the client should retry. */
