@@ -59,7 +59,7 @@ export async function appPlugin(app: FastifyInstance, options: { sql: Sql; proce
   await app.register(responseHeaders, { hstsMaxAgeSeconds: config.HSTS_MAX_AGE_SECONDS })
   await app.register(httpEdge)
   await app.register(drain)
-  await app.register(auth, { sql })
+  await app.register(auth, { sql, cacheSeconds: config.AUTH_CACHE_SECONDS })
   await app.register(rateLimit, {
     maxPerAccount: config.RATE_LIMIT_MAX,
     maxAuthFailuresPerAddress: config.AUTH_FAILURE_LIMIT,

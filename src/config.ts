@@ -33,6 +33,8 @@ const ConfigSchema = Type.Object({
   TRUST_PROXY: Type.Optional(Type.String({ minLength: 1 })),
   /** Set (e.g. 31536000) when clients reach the service over TLS: adds Strict-Transport-Security. */
   HSTS_MAX_AGE_SECONDS: Type.Optional(Type.Integer({ minimum: 0 })),
+  /** How long a valid API key is remembered per instance: the bound on how long a revoked key still works. 0: never. */
+  AUTH_CACHE_SECONDS: Type.Integer({ minimum: 0, maximum: 60, default: 5 }),
   /** Requests each account may make per window, on each instance. */
   RATE_LIMIT_MAX: Type.Integer({ minimum: 1, default: 6000 }),
   RATE_LIMIT_WINDOW_SECONDS: Seconds(60),
@@ -51,8 +53,8 @@ const ConfigSchema = Type.Object({
   RECOVERY_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 10_000, default: 100 }),
   /** How long shutdown waits for requests in flight before the process exits anyway. */
   SHUTDOWN_GRACE_SECONDS: Seconds(25),
-  /** Cron schedule (graphile-worker crontab syntax) of the expired-key reaper. */
-  REAPER_SCHEDULE: Type.String({ minLength: 9, default: '*/5 * * * *' }),
+  /** Cron schedule (graphile-worker crontab syntax) of the expired-key reaper; each run reaps, paced, for up to 50 s. */
+  REAPER_SCHEDULE: Type.String({ minLength: 9, default: '* * * * *' }),
   /** How long the simulated processor's pm_card_slow takes. */
   SIMULATED_SLOW_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 2000 }),
 })

@@ -1,6 +1,7 @@
 // API keys are random secrets shown once; only their SHA-256 is stored, so lookups stay one indexed read.
 import { createHash, randomBytes } from 'node:crypto'
 import type { Sql } from '../db/connect.js'
+import type { ApiKeyCache } from './api-key-cache.js'
 
 export const API_KEY_PREFIX = 'sk_test_'
 
@@ -19,8 +20,12 @@ export async function createAccount(sql: Sql, name: string): Promise<{ account_i
   return { account_id: accountId, api_key: apiKey }
 }
 
-export async function findAccountByApiKey(sql: Sql, apiKey: string): Promise<{ id: string } | undefined> {
+export async function findAccountByApiKey(sql: Sql, apiKey: string, cache?: ApiKeyCache): Promise<{ id: string } | undefined> {
+  const keyHash = hashApiKey(apiKey)
+  const cached = cache?.get(keyHash.toString('base64'))
+  if (cached) return { id: cached }
   const [account] = await sql<{ id: string }[]>`
-    select account_id as id from api_keys where key_hash = ${hashApiKey(apiKey)} and revoked_at is null`
+    select account_id as id from api_keys where key_hash = ${keyHash} and revoked_at is null`
+  if (account) cache?.set(keyHash.toString('base64'), account.id)
   return account
 }

@@ -42,6 +42,8 @@ export class LocalCluster {
 
   async initialise(): Promise<void> {
     const binaries = await this.loadBinaries()
+    // The parents stay enterable (0755): when running as root, the server runs as another user that must reach it.
+    await mkdir(dirname(this.options.directory), { recursive: true })
     await mkdir(this.options.directory, { recursive: true, mode: 0o700 })
     // The password goes to initdb in a file beside the cluster, readable by its owner only, removed at once.
     const passwordFile = join(dirname(this.options.directory), `.pwfile-${process.pid}`)

@@ -1,6 +1,8 @@
-// Bearer API-key authentication; routes opt in with `app.addHook('onRequest', app.authenticate)`.
+// Bearer API-key authentication; routes opt in with `app.addHook('onRequest', app.authenticate)`. Positive
+// lookups are cached for `cacheSeconds` (AUTH_CACHE_SECONDS), the bound on how long a revoked key still works.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { ApiKeyCache } from '../accounts/api-key-cache.js'
 import { findAccountByApiKey } from '../accounts/api-keys.js'
 import type { Sql } from '../db/connect.js'
 import { Problem } from '../problems.js'
@@ -19,11 +21,12 @@ declare module 'fastify' {
 const BEARER = /^Bearer +([\x21-\x7e]{1,200})$/i
 
 export default fp(
-  async function auth(app: FastifyInstance, options: { sql: Sql }) {
+  async function auth(app: FastifyInstance, options: { sql: Sql; cacheSeconds?: number }) {
+    const cache = new ApiKeyCache((options.cacheSeconds ?? 0) * 1000)
     app.decorateRequest('account', null as unknown as { id: string })
     app.decorate('authenticate', async function authenticate(request: FastifyRequest) {
       const match = BEARER.exec(request.headers.authorization ?? '')
-      const account = match?.[1] ? await findAccountByApiKey(options.sql, match[1]) : undefined
+      const account = match?.[1] ? await findAccountByApiKey(options.sql, match[1], cache) : undefined
       if (!account) {
         throw new Problem('unauthorized', match ? 'The API key is not valid or has been revoked.' : 'Send your API key as "Authorization: Bearer sk_test_...".', {
           headers: { 'www-authenticate': 'Bearer realm="payments"' },

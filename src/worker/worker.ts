@@ -47,8 +47,8 @@ export async function startWorker(options: WorkerOptions): Promise<Runner> {
     noHandleSignals: true,
     logger: pinoLogger(log),
     taskList: {
-      [REAP_TASK]: async () => {
-        const deleted = await reapExpiredKeys(sql, { batchSize: reaper.batchSize })
+      [REAP_TASK]: async (_payload, helpers) => {
+        const deleted = await reapExpiredKeys(sql, { batchSize: reaper.batchSize, maxSeconds: 50, signal: helpers.abortSignal })
         log.info({ task: REAP_TASK, deleted }, 'reaped expired idempotency keys')
       },
       [RECOVER_TASK]: async () => {

@@ -69,3 +69,36 @@ describe('the postgres.js patch', () => {
     }
   })
 })
+
+describe('a reserved connection', () => {
+  it('when it dies while reserved, then its queries fail, release is harmless, and the pool goes on serving', async () => {
+    const database = await createTestDatabase()
+    const pool = connect(database.url, { max: 1 })
+    try {
+      const reserved = await pool.reserve()
+      const [backend] = await reserved<{ pid: number }[]>`select pg_backend_pid() as pid`
+      await database.sql`select pg_terminate_backend(${backend!.pid})`
+      await expect(reserved`select 2`).rejects.toThrow()
+      await new Promise((resolve) => setTimeout(resolve, 100)) // the socket has closed and the pool has it back
+      reserved.release()
+      // A query sent in the instant between the socket's error and its close fails too (503 for its request);
+      // the next one is served by a new connection.
+      let failures = 0
+      for (;;) {
+        const answer = await withTimeout(pool<{ one: number }[]>`select 1 as one`.execute(), 5000, 'the pool after a lost reserved connection').catch(
+          (error: { code?: string }) => error,
+        )
+        if (Array.isArray(answer)) break
+        expect(answer.code).toBe('CONNECTION_CLOSED')
+        expect(++failures).toBeLessThanOrEqual(1)
+      }
+      // The pool's single connection is usable again, and reservable.
+      const again = await withTimeout(pool.reserve(), 5000, 'reserving again')
+      expect((await again<{ two: number }[]>`select 2 as two`)[0]!.two).toBe(2)
+      again.release()
+      await withTimeout(pool.end(), 5000, 'closing the pool')
+    } finally {
+      await database.drop()
+    }
+  })
+})

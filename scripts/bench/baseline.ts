@@ -1,0 +1,50 @@
+// What both baselines share with the service, so that only idempotency differs: Fastify, the same pool size,
+// the same API-key lookup (uncached, as a simple implementation does it), the same simulated processor with its
+// ledger, and the same charge insert into the same charges table.
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
+import { findAccountByApiKey } from '../../src/accounts/api-keys.js'
+import { insertCharge } from '../../src/charges/repository.js'
+import { connect, type Sql, type Transaction } from '../../src/db/connect.js'
+import { createSimulatedProcessor } from '../../src/processor/simulated.js'
+import type { CreateChargeBody } from '../../src/schemas/charge.js'
+
+export interface Baseline {
+  app: FastifyInstance
+  sql: Sql
+  /** Authenticates, calls the processor and inserts the charge: the work every implementation does. */
+  charge(request: FastifyRequest): Promise<{ status: number; body: unknown }>
+}
+
+export async function baseline(): Promise<Baseline> {
+  const sql = connect(process.env.DATABASE_URL!, { max: Number(process.env.DATABASE_POOL_SIZE ?? 10) })
+  const processor = createSimulatedProcessor({ sql })
+  const app = Fastify({ logger: false })
+  app.get('/healthz', async () => ({ status: 'ok' }))
+  return {
+    app,
+    sql,
+    async charge(request) {
+      const input = request.body as CreateChargeBody
+      const outcome = await processor.charge({
+        amountCents: input.amount_cents,
+        currency: input.currency,
+        source: input.source,
+        idempotencyKey: String(request.headers['idempotency-key'] ?? crypto.randomUUID()),
+      })
+      const charge = await insertCharge(sql as unknown as Transaction, (request as FastifyRequest & { accountId: string }).accountId, input, outcome)
+      return { status: 201, body: charge }
+    },
+  }
+}
+
+/** The same Bearer lookup the service makes, on every request. */
+export async function authenticate(sql: Sql, request: FastifyRequest): Promise<boolean> {
+  const account = await findAccountByApiKey(sql, (request.headers.authorization ?? '').slice('Bearer '.length))
+  if (account) (request as FastifyRequest & { accountId: string }).accountId = account.id
+  return account !== undefined
+}
+
+export async function listen(app: FastifyInstance): Promise<void> {
+  const address = await app.listen({ port: Number(process.env.PORT ?? 0), host: '127.0.0.1' })
+  console.log(`listening at ${address}`)
+}

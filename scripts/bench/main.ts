@@ -1,0 +1,111 @@
+// npm run bench [-- --quick] [-- --soak[=minutes]] [-- --reaper[=rows]]
+// The project's performance report: this service against two baselines built from the same charges table, the
+// same PostgreSQL, pool size, API-key lookup and simulated processor (scripts/bench/*.ts), driven over HTTP by
+// autocannon. Rounds are interleaved and rotated, so the machine's drift hits every implementation alike, and
+// results are ratios measured side by side in each round (absolute numbers drift on shared machines).
+import { randomUUID } from 'node:crypto'
+import { rm } from 'node:fs/promises'
+import { cpus, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { createAccount } from '../../src/accounts/api-keys.js'
+import { connect } from '../../src/db/connect.js'
+import { LocalCluster } from '../../src/db/local-cluster.js'
+import { migrate } from '../../src/db/migrate.js'
+import { burst, CHARGE_BODY, measure, type LoadOptions, type Measurement } from './load.js'
+import { freePort, startServer, type ServerUnderTest } from './processes.js'
+import { reaperUnderLoad } from './reaper.js'
+import { report, type Sample } from './report.js'
+import { soak } from './soak.js'
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    soak: { type: 'string' },
+    reaper: { type: 'string' },
+    rounds: { type: 'string' },
+    seconds: { type: 'string' },
+  },
+})
+const quick = args.quick!
+const rounds = Number(args.rounds ?? (quick ? 2 : 4))
+const seconds = Number(args.seconds ?? (quick ? 5 : 10))
+
+// A PostgreSQL of the benchmark's own, durable as in production (fsync and synchronous_commit on).
+const dir = join(tmpdir(), `payments-bench-${process.pid}`)
+const pgPort = await freePort()
+const cluster = new LocalCluster({ directory: join(dir, 'pg'), port: pgPort, user: 'postgres', password: 'postgres', settings: { max_connections: '200' } })
+await cluster.initialise()
+await cluster.start()
+const admin = connect(`postgres://postgres:postgres@127.0.0.1:${pgPort}/postgres`, { max: 1, statementTimeoutMs: 0 })
+await admin`create database bench`
+await admin.end()
+const databaseUrl = `postgres://postgres:postgres@127.0.0.1:${pgPort}/bench`
+const sql = connect(databaseUrl, { max: 4, statementTimeoutMs: 0 })
+await migrate(sql, databaseUrl)
+const { api_key: apiKey } = await createAccount(sql, 'bench')
+const [{ version }] = (await sql<{ version: string }[]>`select current_setting('server_version') as version`) as unknown as [{ version: string }]
+
+const env = { DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', DATABASE_POOL_SIZE: '10', RATE_LIMIT_MAX: '1000000000' }
+const servers: ServerUnderTest[] = []
+const cleanUp = async () => {
+  for (const server of servers) await server.stop()
+  await sql.end({ timeout: 1 })
+  await cluster.stop()
+  await rm(dir, { recursive: true, force: true })
+}
+
+try {
+  const service = await startServer('this service', 'src/server.ts', env)
+  const seed = await startServer('seed middleware', 'scripts/bench/seed-middleware.ts', env)
+  const none = await startServer('no idempotency', 'scripts/bench/no-idempotency.ts', env)
+  servers.push(service, seed, none)
+  const load: LoadOptions = { apiKey, seconds, connections: 20, postmasterPid: cluster.pid! }
+
+  // A completed key per implementation to replay, and a warm-up for each.
+  const replayKeys = new Map<ServerUnderTest, string>()
+  for (const server of servers) {
+    const key = `replay-${randomUUID()}`
+    const response = await fetch(`${server.url}/v1/charges`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'idempotency-key': key },
+      body: CHARGE_BODY,
+    })
+    if (response.status !== 201) throw new Error(`${server.name}: the first charge answered ${response.status}`)
+    replayKeys.set(server, key)
+    await measure(server, { ...load, seconds: 2 })
+  }
+
+  const scenarios: { scenario: Sample['scenario']; server: ServerUnderTest; key?: string }[] = [
+    { scenario: 'new charge', server: service },
+    { scenario: 'new charge', server: seed },
+    { scenario: 'new charge', server: none },
+    { scenario: 'replay', server: service, key: replayKeys.get(service)! },
+    { scenario: 'replay', server: seed, key: replayKeys.get(seed)! },
+  ]
+  const samples: Sample[] = []
+  for (let round = 0; round < rounds; round++) {
+    // Rotate the order each round, so that no implementation always runs first or last.
+    const order = scenarios.map((_, index) => scenarios[(index + round) % scenarios.length]!)
+    for (const { scenario, server, key } of order) {
+      const measured: Measurement = await measure(server, load, key)
+      samples.push({ round, scenario, implementation: server.name, ...measured })
+      process.stderr.write(`  round ${round + 1}/${rounds} ${scenario.padEnd(10)} ${server.name.padEnd(16)} ${measured.rps.toFixed(0)} req/s\n`)
+    }
+  }
+
+  // Twenty identical requests at once against twenty different ones: what the key costs under contention.
+  const bursts: { duplicates: number; distinct: number; conflicts: number }[] = []
+  for (let round = 0; round < (quick ? 10 : 30); round++) {
+    const duplicates = await burst(service, apiKey, Array(20).fill(randomUUID()))
+    const distinct = await burst(service, apiKey, Array.from({ length: 20 }, () => randomUUID()))
+    bursts.push({ duplicates: duplicates.ms, distinct: distinct.ms, conflicts: duplicates.conflicts })
+  }
+
+  console.log(report({ samples, bursts, node: process.version, postgres: version, cores: cpus().length, rounds, seconds }))
+
+  if (args.soak !== undefined) console.log(await soak(service, load, Number(args.soak || 5)))
+  if (args.reaper !== undefined) console.log(await reaperUnderLoad({ sql, server: service, load, rows: Number(args.reaper || 1_000_000) }))
+} finally {
+  await cleanUp()
+}

@@ -1,0 +1,71 @@
+// Turns the samples of a benchmark run into the table it prints: per-round ratios with their spread, and the goals.
+import type { Measurement } from './load.js'
+
+export interface Sample extends Measurement {
+  round: number
+  scenario: 'new charge' | 'replay'
+  implementation: string
+}
+
+export interface Run {
+  samples: Sample[]
+  bursts: { duplicates: number; distinct: number; conflicts: number }[]
+  node: string
+  postgres: string
+  cores: number
+  rounds: number
+  seconds: number
+}
+
+const SERVICE = 'this service'
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+}
+const spread = (values: number[]) => `${median(values).toFixed(2)}x [${Math.min(...values).toFixed(2)}-${Math.max(...values).toFixed(2)}]`
+
+export function report(run: Run): string {
+  const find = (round: number, scenario: Sample['scenario'], implementation: string) =>
+    run.samples.find((sample) => sample.round === round && sample.scenario === scenario && sample.implementation === implementation)?.rps ?? NaN
+  const perRound = (ratio: (round: number) => number) => Array.from({ length: run.rounds }, (_, round) => ratio(round))
+  const ratios = {
+    newVsSeed: perRound((r) => find(r, 'new charge', SERVICE) / find(r, 'new charge', 'seed middleware')),
+    newVsNone: perRound((r) => find(r, 'new charge', SERVICE) / find(r, 'new charge', 'no idempotency')),
+    replayVsSeed: perRound((r) => find(r, 'replay', SERVICE) / find(r, 'replay', 'seed middleware')),
+    replayVsOwnNew: perRound((r) => find(r, 'replay', SERVICE) / find(r, 'new charge', SERVICE)),
+  }
+  const burstRatio = median(run.bursts.map((b) => b.duplicates)) / median(run.bursts.map((b) => b.distinct))
+  const conflictShare = run.bursts.reduce((sum, b) => sum + b.conflicts, 0) / (run.bursts.length * 20)
+
+  const lines = [
+    `npm run bench: Node ${run.node}, PostgreSQL ${run.postgres}, ${run.cores} cores; ${run.rounds} interleaved rounds of ${run.seconds} s, 20 connections`,
+    '',
+    'scenario     implementation     req/s   p50 ms  p99 ms  node ms/req  pg ms/req  RSS MB  unexpected',
+  ]
+  for (const scenario of ['new charge', 'replay'] as const) {
+    for (const implementation of [SERVICE, 'seed middleware', 'no idempotency']) {
+      const rows = run.samples.filter((sample) => sample.scenario === scenario && sample.implementation === implementation)
+      if (!rows.length) continue
+      const m = (pick: (sample: Sample) => number) => median(rows.map(pick))
+      lines.push(
+        `${scenario.padEnd(13)}${implementation.padEnd(17)}${m((s) => s.rps).toFixed(0).padStart(7)}${m((s) => s.p50).toFixed(1).padStart(9)}` +
+          `${m((s) => s.p99).toFixed(1).padStart(8)}${m((s) => s.nodeMs).toFixed(3).padStart(13)}${m((s) => s.pgMs).toFixed(3).padStart(11)}` +
+          `${m((s) => s.rssMb).toFixed(0).padStart(8)}${String(rows.reduce((sum, s) => sum + s.unexpected, 0)).padStart(12)}`,
+      )
+    }
+  }
+  const goal = (label: string, values: number[], minimum: number) =>
+    `  ${median(values) >= minimum ? 'ok  ' : 'MISS'} ${label.padEnd(58)} ${spread(values)}   goal >= ${minimum}x`
+  lines.push(
+    '',
+    'Ratios of throughput, median [min-max] over rounds:',
+    goal('new charge, this service / seed middleware', ratios.newVsSeed, 1.1),
+    goal('new charge, this service / no idempotency', ratios.newVsNone, 0.75),
+    goal('replay, this service / seed middleware', ratios.replayVsSeed, 1.1),
+    goal('replay / new charge, this service', ratios.replayVsOwnNew, 2),
+    `  ${burstRatio <= 1 ? 'ok  ' : 'MISS'} ${'20 concurrent duplicates of one key / 20 distinct keys (time)'.padEnd(58)} ${burstRatio.toFixed(2)}x         goal <= 1x` +
+      `   (${(conflictShare * 100).toFixed(0)}% of the duplicates answered 409)`,
+  )
+  return lines.join('\n')
+}

@@ -1,0 +1,26 @@
+// Positive API-key lookups, remembered for a few seconds: most requests then authenticate without a round trip.
+// A revoked key keeps working on an instance for at most `ttlMs` (AUTH_CACHE_SECONDS, 5 s by default), on every
+// instance alike; unknown or revoked keys are never remembered, so a new key works at once.
+export class ApiKeyCache {
+  private readonly entries = new Map<string, { accountId: string; expiresAt: number }>()
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly maxEntries = 10_000,
+  ) {}
+
+  get(keyHash: string): string | undefined {
+    const entry = this.entries.get(keyHash)
+    if (!entry) return undefined
+    if (entry.expiresAt > performance.now()) return entry.accountId
+    this.entries.delete(keyHash)
+    return undefined
+  }
+
+  set(keyHash: string, accountId: string): void {
+    if (this.ttlMs <= 0) return
+    // Oldest first out: a Map iterates in insertion order.
+    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!)
+    this.entries.set(keyHash, { accountId, expiresAt: performance.now() + this.ttlMs })
+  }
+}
