@@ -3,7 +3,7 @@
 // ledger, and the same charge insert into the same charges table.
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
 import { findAccountByApiKey } from '../../src/accounts/api-keys.js'
-import { insertCharge } from '../../src/charges/repository.js'
+import { insertChargeRow, newChargeRow, toCharge } from '../../src/charges/repository.js'
 import { connect, type Sql, type Transaction } from '../../src/db/connect.js'
 import { createSimulatedProcessor } from '../../src/processor/simulated.js'
 import type { CreateChargeBody } from '../../src/schemas/charge.js'
@@ -31,8 +31,9 @@ export async function baseline(): Promise<Baseline> {
         source: input.source,
         idempotencyKey: String(request.headers['idempotency-key'] ?? crypto.randomUUID()),
       })
-      const charge = await insertCharge(sql as unknown as Transaction, (request as FastifyRequest & { accountId: string }).accountId, input, outcome)
-      return { status: 201, body: charge }
+      const row = newChargeRow((request as FastifyRequest & { accountId: string }).accountId, input, outcome)
+      await insertChargeRow(sql as unknown as Transaction, row)
+      return { status: 201, body: toCharge(row) }
     },
   }
 }

@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --soak[=minutes]] [-- --reaper[=rows]]
+// npm run bench [-- --quick] [-- --statements] [-- --soak[=minutes]] [-- --reaper[=rows]]
 // The project's performance report: this service against two baselines built from the same charges table, the
 // same PostgreSQL, pool size, API-key lookup and simulated processor (scripts/bench/*.ts), driven over HTTP by
 // autocannon. Rounds are interleaved and rotated, so the machine's drift hits every implementation alike, and
@@ -17,6 +17,7 @@ import { freePort, startServer, type ServerUnderTest } from './processes.js'
 import { reaperUnderLoad } from './reaper.js'
 import { report, type Sample } from './report.js'
 import { soak } from './soak.js'
+import { statementCosts } from './statements.js'
 
 const { values: args } = parseArgs({
   options: {
@@ -25,6 +26,7 @@ const { values: args } = parseArgs({
     reaper: { type: 'string' },
     rounds: { type: 'string' },
     seconds: { type: 'string' },
+    statements: { type: 'boolean', default: false },
   },
 })
 const quick = args.quick!
@@ -34,7 +36,13 @@ const seconds = Number(args.seconds ?? (quick ? 5 : 10))
 // A PostgreSQL of the benchmark's own, durable as in production (fsync and synchronous_commit on).
 const dir = join(tmpdir(), `payments-bench-${process.pid}`)
 const pgPort = await freePort()
-const cluster = new LocalCluster({ directory: join(dir, 'pg'), port: pgPort, user: 'postgres', password: 'postgres', settings: { max_connections: '200' } })
+const cluster = new LocalCluster({
+  directory: join(dir, 'pg'),
+  port: pgPort,
+  user: 'postgres',
+  password: 'postgres',
+  settings: { max_connections: '200', shared_preload_libraries: 'pg_stat_statements' },
+})
 await cluster.initialise()
 await cluster.start()
 const admin = connect(`postgres://postgres:postgres@127.0.0.1:${pgPort}/postgres`, { max: 1, statementTimeoutMs: 0 })
@@ -43,7 +51,9 @@ await admin.end()
 const databaseUrl = `postgres://postgres:postgres@127.0.0.1:${pgPort}/bench`
 const sql = connect(databaseUrl, { max: 4, statementTimeoutMs: 0 })
 await migrate(sql, databaseUrl)
+await sql`create extension if not exists pg_stat_statements`
 const { api_key: apiKey } = await createAccount(sql, 'bench')
+if (process.env.BENCH_SQL) await sql.unsafe(process.env.BENCH_SQL)
 const [{ version }] = (await sql<{ version: string }[]>`select current_setting('server_version') as version`) as unknown as [{ version: string }]
 
 const env = { DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', DATABASE_POOL_SIZE: '10', RATE_LIMIT_MAX: '1000000000' }
@@ -103,6 +113,7 @@ try {
   }
 
   console.log(report({ samples, bursts, node: process.version, postgres: version, cores: cpus().length, rounds, seconds }))
+  if (args.statements) console.log(await statementCosts(sql))
 
   if (args.soak !== undefined) console.log(await soak(service, load, Number(args.soak || 5)))
   if (args.reaper !== undefined) console.log(await reaperUnderLoad({ sql, server: service, load, rows: Number(args.reaper || 1_000_000) }))

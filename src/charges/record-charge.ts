@@ -1,21 +1,21 @@
 // Records a charge as the processor reported it, and says what the request that asked for it returns: 201 with
 // the charge, or 402 with the decline. The route and the recovery worker both end a charge here, so a settled
-// unknown outcome replays the very bytes a live request would have sent.
-import type { Transaction } from '../db/connect.js'
-import type { RouteResponse } from '../idempotency/response.js'
+// unknown outcome replays the very bytes a live request would have sent. The charge is built here, so its write
+// needs no answer: the route commits it with the key's completion in one statement.
+import type { Sql, Transaction } from '../db/connect.js'
+import type { Recorded } from '../idempotency/response.js'
 import type { ChargeOutcome } from '../processor/processor.js'
 import { PROBLEM_CONTENT_TYPE, problemBody } from '../problems.js'
 import type { CreateChargeBody } from '../schemas/charge.js'
-import { insertCharge } from './repository.js'
+import { insertChargeRow, newChargeRow, toCharge } from './repository.js'
 
-export async function recordCharge(tx: Transaction, accountId: string, input: CreateChargeBody, outcome: ChargeOutcome): Promise<RouteResponse> {
-  const charge = await insertCharge(tx, accountId, input, outcome)
+export function recordCharge(db: Sql | Transaction, accountId: string, input: CreateChargeBody, outcome: ChargeOutcome): Recorded {
+  const row = newChargeRow(accountId, input, outcome)
+  const charge = toCharge(row)
+  const writes = [insertChargeRow(db, row)]
   if (charge.status === 'failed') {
-    return {
-      status: 402,
-      contentType: PROBLEM_CONTENT_TYPE,
-      body: problemBody('card-declined', charge.failure_message ?? 'The card was declined.', { decline_code: charge.failure_code, charge: charge.id }),
-    }
+    const body = problemBody('card-declined', charge.failure_message ?? 'The card was declined.', { decline_code: charge.failure_code, charge: charge.id })
+    return { writes, response: { status: 402, contentType: PROBLEM_CONTENT_TYPE, body } }
   }
-  return { status: 201, location: `/v1/charges/${charge.id}`, body: charge }
+  return { writes, response: { status: 201, location: `/v1/charges/${charge.id}`, body: charge } }
 }

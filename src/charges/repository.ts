@@ -21,17 +21,47 @@ export interface ChargeRow {
   created_at: Date
 }
 
-export async function insertCharge(tx: Transaction, accountId: string, input: CreateChargeBody, outcome: ChargeOutcome): Promise<Charge> {
+/**
+ * A new charge as it will be stored and returned, built here (id and created_at included) so that recording it
+ * needs no answer from the database: its INSERT can go out in the same pipeline as the rest of the transaction.
+ */
+export function newChargeRow(accountId: string, input: CreateChargeBody, outcome: ChargeOutcome): ChargeRow {
   const failed = outcome.status === 'failed'
-  const [row] = await tx<ChargeRow[]>`
+  return {
+    id: newId('ch'),
+    account_id: accountId,
+    amount_cents: input.amount_cents,
+    amount_refunded_cents: 0,
+    amount_refund_pending_cents: 0,
+    currency: input.currency,
+    source: input.source,
+    description: input.description ?? null,
+    metadata: inJsonbKeyOrder(input.metadata ?? {}),
+    status: outcome.status,
+    failure_code: failed ? outcome.failureCode : null,
+    failure_message: failed ? outcome.failureMessage : null,
+    processor_reference: failed ? null : outcome.processorReference,
+    created_at: new Date(),
+  }
+}
+
+/** The INSERT of a charge built by newChargeRow, not yet run: `db` is where it will run. */
+export function insertChargeRow(db: Sql | Transaction, row: ChargeRow) {
+  return db`
     insert into charges (id, account_id, amount_cents, currency, source, description, metadata,
-                         status, failure_code, failure_message, processor_reference)
-    values (${newId('ch')}, ${accountId}, ${input.amount_cents}, ${input.currency}, ${input.source},
-            ${input.description ?? null}, ${tx.json(input.metadata ?? {})}, ${outcome.status},
-            ${failed ? outcome.failureCode : null}, ${failed ? outcome.failureMessage : null},
-            ${failed ? null : outcome.processorReference})
-    returning *`
-  return toCharge(row!)
+                         status, failure_code, failure_message, processor_reference, created_at)
+    values (${row.id}, ${row.account_id}, ${row.amount_cents}, ${row.currency}, ${row.source},
+            ${row.description}, ${db.json(row.metadata)}, ${row.status},
+            ${row.failure_code}, ${row.failure_message}, ${row.processor_reference}, ${row.created_at})`
+}
+
+/**
+ * The key order jsonb stores (shorter keys first, then byte order), so the charge returned when it is created
+ * reads exactly like the one read back from the database later.
+ */
+function inJsonbKeyOrder(metadata: Record<string, string>): Record<string, string> {
+  const keys = Object.keys(metadata).sort((a, b) => a.length - b.length || Buffer.compare(Buffer.from(a), Buffer.from(b)))
+  return Object.fromEntries(keys.map((key) => [key, metadata[key]!]))
 }
 
 export async function findCharge(sql: Sql, accountId: string, chargeId: string): Promise<Charge | undefined> {

@@ -1,6 +1,9 @@
 // The SQL of idempotency keys: claim a key, complete it inside the caller's transaction, or release it.
 import { randomUUID } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { PendingQuery, Row } from 'postgres'
 import type { Sql, Transaction } from '../db/connect.js'
+import { send } from '../db/pipeline.js'
 import { RECOVER_TASK } from '../recovery/recovery.js'
 import type { StoredResponse } from './response.js'
 
@@ -34,6 +37,9 @@ export interface Timing {
 
 // A claim races only with a release, a takeover or an expiry between two statements; a few rounds settle it.
 const CLAIM_ROUNDS = 3
+// A duplicate that finds its twin still running looks again a few times, for 150 ms in all, before it answers
+// 409: a request that is committing finishes in milliseconds, and its duplicates then replay instead of failing.
+const IN_FLIGHT_WAITS_MS = [5, 10, 20, 35, 80]
 
 interface KeyRow {
   inserted: boolean
@@ -63,6 +69,7 @@ export async function claimKey(
   /** Kept with the claim when the endpoint can be recovered: the validated request, to settle it without its client. */
   request: unknown = null,
 ): Promise<ClaimResult> {
+  const waits = [...IN_FLIGHT_WAITS_MS]
   for (let round = 0; round < CLAIM_ROUNDS; round++) {
     const token = randomUUID()
     const [row] = await sql<KeyRow[]>`
@@ -95,7 +102,14 @@ export async function claimKey(
     const sameRequest = row.fingerprint!.equals(fingerprint)
     const leaseRunning = row.completed_at === null && !row.lease_over
     // A running claim is never taken over, even once expired: the key is busy until its holder lets go.
-    if (leaseRunning) return sameRequest || row.expired ? { outcome: 'in-flight' } : { outcome: 'fingerprint-mismatch' }
+    if (leaseRunning) {
+      if (!sameRequest && !row.expired) return { outcome: 'fingerprint-mismatch' }
+      const wait = sameRequest ? waits.shift() : undefined
+      if (wait === undefined) return { outcome: 'in-flight' }
+      await sleep(wait)
+      round--
+      continue
+    }
     if (!row.expired) {
       if (!sameRequest) return { outcome: 'fingerprint-mismatch' }
       if (row.completed_at) {
@@ -134,16 +148,33 @@ async function takeOver(sql: Sql, row: KeyRow, fingerprint: Buffer, token: strin
 }
 
 /**
- * Records the response in the transaction that made the handler's writes, so both commit or neither does.
- * Returns false when the claim was taken over (our lease ran out): the caller must roll back.
+ * Records the response in the transaction that made the handler's writes, so both commit or neither does. It is
+ * sent without waiting (the transaction is one pipeline): if the claim was taken over meanwhile (our lease ran
+ * out), the statement fails with IK409, which aborts the transaction; see isTakenOver.
  */
-export async function completeClaim(tx: Transaction, claim: Claim, response: StoredResponse): Promise<boolean> {
-  const rows = await tx`
-    update idempotency_keys set
-      claim_token = null, locked_until = null, completed_at = now(),
-      response_status = ${response.status}, response_headers = ${tx.json(response.headers)}, response_body = ${response.body}
-    where id = ${claim.rowId} and claim_token = ${claim.token}`
-  return rows.count === 1
+export function completeClaim(tx: Transaction, claim: Claim, response: StoredResponse): void {
+  send(tx, tx`select complete_idempotency_key(${claim.rowId}, ${claim.token}, ${response.status},
+                                              ${tx.json(response.headers)}, ${response.body})`)
+}
+
+/**
+ * Runs `writes` and the key's completion as one statement, each write a WITH clause: they commit together or not
+ * at all, in one round trip, on any pooled connection (no transaction to hold one). Without a claim (a request
+ * sent without a key), the writes alone.
+ */
+export async function commitWithCompletion(sql: Sql, writes: PendingQuery<Row[]>[], claim: Claim | null, response: StoredResponse): Promise<void> {
+  const clauses = writes.map((write, index) => sql`${sql.unsafe(`write_${index}`)} as (${write})`)
+  const completion = claim
+    ? sql`completion as (select complete_idempotency_key(${claim.rowId}, ${claim.token}, ${response.status},
+                                                         ${sql.json(response.headers)}, ${response.body}))`
+    : sql`completion as (select)`
+  const withClauses = [...clauses, completion].reduce((joined, clause) => sql`${joined}, ${clause}`)
+  await sql`with ${withClauses} select from completion`
+}
+
+/** The error of a completion whose claim another request took over (complete_idempotency_key, migration 0003). */
+export function isTakenOver(error: unknown): boolean {
+  return (error as { code?: string } | null)?.code === 'IK409'
 }
 
 /** Forgets a claim whose work rolled back before anything left this service: the key is free, even for another body. */

@@ -1,16 +1,16 @@
 // Every request is answered within REQUEST_TIMEOUT_MS, even while the database hangs (a frozen server answers
 // nothing, and no driver timeout fires): past the deadline the client gets a 503 it may retry with the same
 // key. The work already under way is not torn down; it finishes or rolls back on its own, and the
-// Idempotency-Key keeps a retry from doing it twice. `request.deadline` aborts at that moment, so work that has
-// not yet begun (a processor call) is not started for a client that has already been answered.
+// Idempotency-Key keeps a retry from doing it twice. `request.deadline.aborted` is set at that moment, so work that
+// has not yet begun (a processor call) is not started for a client that has already been answered.
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import { genericProblem, PROBLEM_CONTENT_TYPE, problemBody } from '../problems.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Aborts when the request's deadline passes and it has been answered with a 503 (or 408). */
-    deadline: AbortSignal
+    /** `aborted` once the request's deadline has passed and it has been answered with a 503 (or 408). */
+    deadline: { readonly aborted: boolean }
   }
 }
 
@@ -18,17 +18,19 @@ export const RETRY_AFTER_SECONDS = '2'
 
 export default fp(
   async function deadline(app: FastifyInstance, options: { timeoutMs: number }) {
-    app.decorateRequest('deadline', null as unknown as AbortSignal)
+    app.decorateRequest('deadline', null as unknown as { aborted: boolean })
 
-    app.addHook('onRequest', async (request, reply) => {
-      const controller = new AbortController()
-      request.deadline = controller.signal
+    // A callback hook, not an async one: it runs on every request, and a promise per request is measurable.
+    app.addHook('onRequest', (request, reply, done) => {
+      const deadline = { aborted: false }
+      request.deadline = deadline
       const timer = setTimeout(() => {
-        controller.abort()
+        deadline.aborted = true
         if (!reply.sent) answerLate(request, reply, options.timeoutMs)
       }, options.timeoutMs)
       // 'close' comes when the response has gone, or the connection went first.
       reply.raw.once('close', () => clearTimeout(timer))
+      done()
     })
 
     // A handler that ends after its request was answered: its result has nowhere to go; say so once, quietly.

@@ -9,8 +9,9 @@ export default fp(
     app.addHook('preClose', async () => {
       closing = true
     })
-    app.addHook('onSend', async (_request, reply) => {
+    app.addHook('onSend', (_request, reply, payload, done) => {
       if (closing) reply.header('connection', 'close')
+      done(null, payload)
     })
   },
   { name: 'drain' },

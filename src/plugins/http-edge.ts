@@ -10,10 +10,11 @@ export default fp(
   async function httpEdge(app: FastifyInstance) {
     // RFC 9112 section 3.2: an HTTP/1.1 request without Host is a 400. Node's own 400 has an empty body, so the
     // server is built with requireHostHeader: false and the check is made here instead.
-    app.addHook('onRequest', async (request, reply) => {
+    app.addHook('onRequest', (request, reply, done) => {
       if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
         return reply.code(400).type(PROBLEM_CONTENT_TYPE).send(genericProblem(400, 'HTTP/1.1 requests must carry a Host header.'))
       }
+      done()
     })
 
     // A JSON API: anything but JSON is 415, rather than text that then fails validation.

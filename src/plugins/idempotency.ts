@@ -8,14 +8,15 @@ import { randomUUID } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Sql, Transaction } from '../db/connect.js'
+import { pipelinedTransaction } from '../db/pipeline.js'
 import { requestFingerprint } from '../idempotency/fingerprint.js'
 import { idempotencyKeyFromRawHeaders } from '../idempotency/key.js'
-import { toStoredResponse, type RouteResponse, type StoredResponse } from '../idempotency/response.js'
-import { claimKey, completeClaim, endLease, releaseClaim, type Claim, type Timing } from '../idempotency/store.js'
+import { toStoredResponse, type Recorded, type RouteResponse, type StoredResponse } from '../idempotency/response.js'
+import { claimKey, commitWithCompletion, completeClaim, endLease, isTakenOver, releaseClaim, type Claim, type Timing } from '../idempotency/store.js'
 import { Problem } from '../problems.js'
 import type { Recovery } from '../recovery/recovery.js'
 
-export type { RouteResponse }
+export type { Recorded, RouteResponse }
 
 export interface IdempotencyOptions {
   sql: Sql
@@ -47,6 +48,11 @@ declare module 'fastify' {
   interface FastifyReply {
     /** Runs `work` in a transaction that also records its response against the request's key, then sends it. */
     transact(work: (tx: Transaction) => Promise<RouteResponse>): Promise<FastifyReply>
+    /**
+     * Runs what the route recorded and completes the request's key in one statement (one round trip, no
+     * transaction held open), then sends the response. For records that need no reads.
+     */
+    commit(recorded: Recorded): Promise<FastifyReply>
   }
 }
 
@@ -111,25 +117,38 @@ export default fp(
     }
 
     app.decorateReply('transact', async function transact(this: FastifyReply, work: (tx: Transaction) => Promise<RouteResponse>) {
-      const request = this.request
-      const claim = request.idempotencyClaim
-      const stored = await sql.begin(async (tx) => {
+      const claim = this.request.idempotencyClaim
+      const stored = await pipelinedTransaction(sql, async (tx) => {
         const response = toStoredResponse(await work(tx))
-        if (claim && !(await completeClaim(tx, claim, response))) {
-          throw new Problem('idempotency-request-in-flight', 'This request outlived its lease on the Idempotency-Key and another request took it over; its work was rolled back.', {
-            headers: { 'retry-after': RETRY_AFTER_SECONDS },
-          })
-        }
+        if (claim) completeClaim(tx, claim, response)
         return response
-      })
-      request.idempotencyClaim = null
-      // Past the deadline the client already has its 503; a retry will replay what was just committed.
-      if (this.sent) return this
-      return this.code(stored.status).headers(stored.headers).send(stored.body)
+      }).catch(fencedOff)
+      return sendCommitted(this, stored)
+    })
+
+    app.decorateReply('commit', async function commit(this: FastifyReply, recorded: Recorded) {
+      const stored = toStoredResponse(recorded.response)
+      await commitWithCompletion(sql, recorded.writes, this.request.idempotencyClaim, stored).catch(fencedOff)
+      return sendCommitted(this, stored)
     })
   },
   { name: 'idempotency', dependencies: ['auth'] },
 )
+
+/** A completion refused because the claim was taken over (our lease ran out): the work rolled back. */
+function fencedOff(error: unknown): never {
+  if (!isTakenOver(error)) throw error
+  throw new Problem('idempotency-request-in-flight', 'This request outlived its lease on the Idempotency-Key and another request took it over; its work was rolled back.', {
+    headers: { 'retry-after': RETRY_AFTER_SECONDS },
+  })
+}
+
+function sendCommitted(reply: FastifyReply, stored: StoredResponse): FastifyReply {
+  reply.request.idempotencyClaim = null
+  // Past the deadline the client already has its 503; a retry will replay what was just committed.
+  if (reply.sent) return reply
+  return reply.code(stored.status).headers(stored.headers).send(stored.body)
+}
 
 /**
  * The idempotency key to forward to a downstream processor: stable for the logical operation across retries

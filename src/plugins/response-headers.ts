@@ -6,11 +6,13 @@ import fp from 'fastify-plugin'
 export default fp(
   async function responseHeaders(app: FastifyInstance, options: { hstsMaxAgeSeconds?: number | undefined }) {
     const hsts = options.hstsMaxAgeSeconds === undefined ? undefined : `max-age=${options.hstsMaxAgeSeconds}`
-    app.addHook('onSend', async (request, reply) => {
+    // Set as the request arrives (a route may still override them); a callback hook, cheaper than an async one.
+    app.addHook('onRequest', (request, reply, done) => {
       reply.header('x-request-id', request.id)
       reply.header('x-content-type-options', 'nosniff')
-      if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store')
+      reply.header('cache-control', 'no-store')
       if (hsts) reply.header('strict-transport-security', hsts)
+      done()
     })
   },
   { name: 'response-headers' },

@@ -8,8 +8,9 @@
 //      the key, in one transaction fenced by our token; or, if downstream never saw it, release the key
 import type { Logger } from 'pino'
 import type { Sql } from '../db/connect.js'
+import { pipelinedTransaction } from '../db/pipeline.js'
 import { toStoredResponse } from '../idempotency/response.js'
-import { completeClaim, releaseClaim } from '../idempotency/store.js'
+import { completeClaim, isTakenOver, releaseClaim } from '../idempotency/store.js'
 import type { AbandonedClaim, Recovery } from './recovery.js'
 
 export interface RecoverySettings {
@@ -46,17 +47,17 @@ export async function recoverAbandonedClaims(sql: Sql, recoveries: Recovery[], s
         run.released++
         log.info(context, 'recovery: downstream never saw the operation; key released')
       } else {
-        const recorded = await sql.begin(async (tx) => {
+        // Fenced: if a client's retry took the key over meanwhile, the completion fails and all of it rolls back.
+        const recorded = await pipelinedTransaction(sql, async (tx) => {
           const response = toStoredResponse(await recovery.record(tx, claim, found))
-          // Fenced: if a client's retry took the key over meanwhile, this changes nothing and rolls back.
-          if (!(await completeClaim(tx, claim, response))) throw new FencedOff()
+          completeClaim(tx, claim, response)
           return response.status
         })
         run.settled++
         log.info({ ...context, status: recorded }, 'recovery: outcome recorded and key completed')
       }
     } catch (error) {
-      if (error instanceof FencedOff) continue
+      if (isTakenOver(error)) continue
       run.failed++
       log.error({ ...context, err: error }, 'recovery: could not settle an abandoned claim; it will be tried again later')
       await giveBack(sql, claim).catch(() => {})
@@ -64,8 +65,6 @@ export async function recoverAbandonedClaims(sql: Sql, recoveries: Recovery[], s
   }
   return run
 }
-
-class FencedOff extends Error {}
 
 /**
  * Takes over a batch of claims whose lease ended at least a grace period ago (doubled after each failed

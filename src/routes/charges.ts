@@ -21,7 +21,8 @@ export default async function chargeRoutes(base: FastifyInstance, options: { sql
     const outcome = await processor
       .charge({ amountCents: input.amount_cents, currency: input.currency, source: input.source, idempotencyKey: downstreamIdempotencyKey(request) })
       .catch(rethrowUnavailable)
-    return reply.transact((tx) => recordCharge(tx, request.account.id, input, outcome))
+    // One statement: the charge and the key's completion commit together, in one round trip.
+    return reply.commit(recordCharge(sql, request.account.id, input, outcome))
   })
 
   app.get('/charges/:id', { schema: { params: ChargeParams } }, async (request) => {
