@@ -4,6 +4,7 @@ import { pino } from 'pino'
 import { loadConfig, trustProxyOption, type Config } from './config.js'
 import type { Sql } from './db/connect.js'
 import { loggerOptions, requestIdOptions } from './logger.js'
+import { watchPool } from './observability/metrics.js'
 import type { PaymentProcessor } from './processor/processor.js'
 import { recoveries } from './recovery/registry.js'
 import auth from './plugins/auth.js'
@@ -12,6 +13,7 @@ import drain from './plugins/drain.js'
 import errorHandler, { clientErrorHandler, frameworkErrors } from './plugins/error-handler.js'
 import httpEdge from './plugins/http-edge.js'
 import idempotency from './plugins/idempotency.js'
+import metrics from './plugins/metrics.js'
 import rateLimit from './plugins/rate-limit.js'
 import responseHeaders from './plugins/response-headers.js'
 import chargeRoutes from './routes/charges.js'
@@ -50,12 +52,23 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   return app
 }
 
+/** A process that serves no API (the worker role) answers its health checks only. */
+export async function buildHealthApp(options: { sql: Sql; config?: Partial<Config>; log?: FastifyBaseLogger }): Promise<FastifyInstance> {
+  const app = Fastify({ loggerInstance: options.log ?? pino(loggerOptions('info')), ...requestIdOptions, clientErrorHandler, frameworkErrors })
+  await app.register(errorHandler)
+  await app.register(responseHeaders, { hstsMaxAgeSeconds: options.config?.HSTS_MAX_AGE_SECONDS })
+  await app.register(healthRoutes, { sql: options.sql })
+  return app
+}
+
 /** Every route, hook and plugin of the API, as one plugin. */
 export async function appPlugin(app: FastifyInstance, options: { sql: Sql; processor: PaymentProcessor; config: Config }) {
   const { sql, processor, config } = options
   app.setValidatorCompiler(validatorCompiler)
 
+  watchPool(sql)
   await app.register(errorHandler)
+  await app.register(metrics)
   await app.register(responseHeaders, { hstsMaxAgeSeconds: config.HSTS_MAX_AGE_SECONDS })
   await app.register(httpEdge)
   await app.register(drain)

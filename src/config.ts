@@ -10,13 +10,19 @@ const Milliseconds = (defaultValue: number, options: { minimum?: number; maximum
   Type.Integer({ minimum: 100, ...options, default: defaultValue })
 
 const ConfigSchema = Type.Object({
+  /** api: HTTP only; worker: background jobs only (and health endpoints); all: both, in one process. */
+  ROLE: Type.Enum(['all', 'api', 'worker'], { default: 'all' }),
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
+  /** Serve Prometheus metrics at GET /metrics on this port (on HOST); unset: no metrics listener. */
+  METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
   /** Unset: an embedded PostgreSQL is started under DATA_DIR. */
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   DATA_DIR: Type.String({ minLength: 1, default: '.data' }),
   EMBEDDED_PG_PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 54329 }),
+  /** Apply pending migrations when a process opens the database (serialised by an advisory lock); else run `npm run migrate`. */
+  MIGRATE_ON_START: Type.Boolean({ default: true }),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
   /** How long opening a connection may take before the attempt fails (and the request gets a 503). */
   DATABASE_CONNECT_TIMEOUT_MS: Milliseconds(2000),
@@ -33,6 +39,8 @@ const ConfigSchema = Type.Object({
   TRUST_PROXY: Type.Optional(Type.String({ minLength: 1 })),
   /** Set (e.g. 31536000) when clients reach the service over TLS: adds Strict-Transport-Security. */
   HSTS_MAX_AGE_SECONDS: Type.Optional(Type.Integer({ minimum: 0 })),
+  /** The kind of API keys this deployment issues: sk_test_... or sk_live_... */
+  API_KEY_MODE: Type.Enum(['test', 'live'], { default: 'test' }),
   /** How long a valid API key is remembered per instance: the bound on how long a revoked key still works. 0: never. */
   AUTH_CACHE_SECONDS: Type.Integer({ minimum: 0, maximum: 60, default: 5 }),
   /** Requests each account may make per window, on each instance. */

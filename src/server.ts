@@ -1,12 +1,15 @@
-// Starts the service: database (embedded unless DATABASE_URL is set), HTTP, and the in-process worker.
+// Starts the service in its ROLE: database (embedded unless DATABASE_URL is set), then the API over HTTP, the
+// worker (graphile-worker jobs), or both (`all`, the default: one process does everything).
 // On SIGTERM or SIGINT it stops taking requests, lets those in flight finish, then stops the worker and the
 // database. Each step is bounded, so a dead database cannot keep the process from exiting.
 import { pino } from 'pino'
-import { buildApp } from './app.js'
+import { buildApp, buildHealthApp } from './app.js'
 import { createSimulatedProcessor } from './processor/simulated.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { openDatabase } from './db/database.js'
 import { loggerOptions } from './logger.js'
+import { startMetricsServer } from './observability/metrics-server.js'
+import { instrumented } from './processor/instrumented.js'
 import { startWorker, workerOptions } from './worker/worker.js'
 
 const config = loadConfigOrExit()
@@ -28,19 +31,37 @@ async function start() {
     onLog: (line) => log.debug({ component: 'embedded-postgres' }, line),
     onNotice: (message) => log.info({ component: 'embedded-postgres' }, message),
   })
-  const processor = createSimulatedProcessor({ sql: database.sql, slowDelayMs: config.SIMULATED_SLOW_MS })
-  const app = await buildApp({ sql: database.sql, processor, config, log })
-  const worker = await startWorker(workerOptions(config, database, processor, log))
-  await app.listen({ port: config.PORT, host: config.HOST })
+  log.info({ database: database.description, migrations_applied: database.migrationsApplied }, `database: ${database.description}`)
+  const processor = instrumented(createSimulatedProcessor({ sql: database.sql, slowDelayMs: config.SIMULATED_SLOW_MS }))
+  const serveApi = config.ROLE !== 'worker'
+  // A worker still answers /healthz and /readyz, for orchestrators.
+  const app = serveApi ? await buildApp({ sql: database.sql, processor, config, log }) : await buildHealthApp({ sql: database.sql, config, log })
+  const worker = config.ROLE === 'api' ? undefined : await startWorker(workerOptions(config, database, processor, log))
+  const address = await app.listen({ port: config.PORT, host: config.HOST })
+  const metricsServer = config.METRICS_PORT === undefined ? undefined : await startMetricsServer(config.METRICS_PORT, config.HOST)
+  if (metricsServer) log.info({ url: `${listeningAt(metricsServer)}/metrics` }, 'metrics served')
+  log.info(
+    { role: config.ROLE, url: address },
+    serveApi
+      ? `ready (${config.ROLE}): ${address}; get an API key with: npm run --silent account:create -- --name "Acme"`
+      : `ready (worker): running background jobs; health at ${address}/readyz`,
+  )
 
   /** Resolves true when every step stopped cleanly. */
   return async function stop(): Promise<boolean> {
     // Each step gets a third of the grace period, so that a hung one still leaves time for the rest.
     const stepMs = Math.min(10_000, (config.SHUTDOWN_GRACE_SECONDS * 1000) / 3)
-    const clean = [await step('http server', () => app.close(), stepMs), await step('worker', () => worker.stop(), stepMs)]
+    const clean = [await step('http server', () => app.close(), stepMs)]
+    if (metricsServer) clean.push(await step('metrics server', () => metricsServer.close(), stepMs))
+    if (worker) clean.push(await step('worker', () => worker.stop(), stepMs))
     clean.push(await step('database', () => database.close(), stepMs))
     return clean.every(Boolean)
   }
+}
+
+function listeningAt(server: { server: { address(): unknown } }): string {
+  const { address, port } = server.server.address() as { address: string; port: number }
+  return `http://${address}:${port}`
 }
 
 /** Runs one shutdown step; a step that fails or hangs is logged with its cause, and shutdown moves on. */

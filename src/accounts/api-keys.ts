@@ -1,23 +1,57 @@
-// API keys are random secrets shown once; only their SHA-256 is stored, so lookups stay one indexed read.
+// API keys are random secrets shown once; only their SHA-256 is stored, so lookups stay one indexed read. A key
+// says what it is (sk_test_... or sk_live_...), and has an id (key_...) to list and revoke it by.
 import { createHash, randomBytes } from 'node:crypto'
 import type { Sql } from '../db/connect.js'
 import type { ApiKeyCache } from './api-key-cache.js'
 
-export const API_KEY_PREFIX = 'sk_test_'
+export type KeyMode = 'test' | 'live'
+
+export interface ApiKeyInfo {
+  id: string
+  /** The first characters of the key, enough to recognise it: sk_test_AbCd. */
+  prefix: string
+  created_at: string
+  revoked_at: string | null
+}
 
 export function hashApiKey(apiKey: string): Buffer {
   return createHash('sha256').update(apiKey).digest()
 }
 
-export async function createAccount(sql: Sql, name: string): Promise<{ account_id: string; api_key: string }> {
+export async function createAccount(sql: Sql, name: string, mode: KeyMode = 'test'): Promise<{ account_id: string; api_key: string }> {
   const accountId = `acct_${randomBytes(12).toString('hex')}`
-  const apiKey = API_KEY_PREFIX + randomBytes(24).toString('base64url')
-  await sql.begin(async (tx) => {
+  const apiKey = await sql.begin(async (tx) => {
     await tx`insert into accounts (id, name) values (${accountId}, ${name})`
-    await tx`insert into api_keys (key_hash, account_id, key_prefix)
-             values (${hashApiKey(apiKey)}, ${accountId}, ${apiKey.slice(0, API_KEY_PREFIX.length + 4)})`
+    return (await insertApiKey(tx as unknown as Sql, accountId, mode)).api_key
   })
   return { account_id: accountId, api_key: apiKey }
+}
+
+/** A new key for the account; its other keys keep working until revoked (rotation: create, deploy, revoke). */
+export async function createApiKey(sql: Sql, accountId: string, mode: KeyMode = 'test'): Promise<{ id: string; api_key: string } | undefined> {
+  const [account] = await sql`select 1 from accounts where id = ${accountId}`
+  return account ? insertApiKey(sql, accountId, mode) : undefined
+}
+
+async function insertApiKey(sql: Sql, accountId: string, mode: KeyMode): Promise<{ id: string; api_key: string }> {
+  const prefix = `sk_${mode}_`
+  const apiKey = prefix + randomBytes(24).toString('base64url')
+  const id = `key_${randomBytes(12).toString('hex')}`
+  await sql`insert into api_keys (id, key_hash, account_id, key_prefix)
+            values (${id}, ${hashApiKey(apiKey)}, ${accountId}, ${apiKey.slice(0, prefix.length + 4)})`
+  return { id, api_key: apiKey }
+}
+
+export async function listApiKeys(sql: Sql, accountId: string): Promise<ApiKeyInfo[]> {
+  const rows = await sql<{ id: string; key_prefix: string; created_at: Date; revoked_at: Date | null }[]>`
+    select id, key_prefix, created_at, revoked_at from api_keys where account_id = ${accountId} order by created_at`
+  return rows.map((row) => ({ id: row.id, prefix: row.key_prefix, created_at: row.created_at.toISOString(), revoked_at: row.revoked_at?.toISOString() ?? null }))
+}
+
+/** Revokes the key; every instance refuses it within AUTH_CACHE_SECONDS. False when there is no such active key. */
+export async function revokeApiKey(sql: Sql, keyId: string): Promise<boolean> {
+  const { count } = await sql`update api_keys set revoked_at = now() where id = ${keyId} and revoked_at is null`
+  return count === 1
 }
 
 export async function findAccountByApiKey(sql: Sql, apiKey: string, cache?: ApiKeyCache): Promise<{ id: string } | undefined> {

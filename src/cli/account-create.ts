@@ -15,9 +15,10 @@ if (!name || name.length > 200) {
 }
 
 await main('account:create', async () => {
-  const database = await openDatabase(loadConfig())
+  const config = loadConfig()
+  const database = await openDatabase(config)
   try {
-    console.log(JSON.stringify(await createAccount(database.sql, name)))
+    console.log(JSON.stringify(await createAccount(database.sql, name, config.API_KEY_MODE)))
   } finally {
     await database.close()
   }

@@ -1,5 +1,5 @@
 // Opens the database a process uses: DATABASE_URL when set, otherwise the embedded PostgreSQL under DATA_DIR.
-// Migrations are applied on open, so the server and the scripts always see the same, current schema.
+// Migrations are applied on open unless MIGRATE_ON_START is false (then `npm run migrate` is the explicit step).
 import type { Config } from '../config.js'
 import { connect, type Sql } from './connect.js'
 import { startEmbeddedPostgres } from './embedded.js'
@@ -8,6 +8,10 @@ import { migrate } from './migrate.js'
 export interface Database {
   url: string
   sql: Sql
+  /** Where the data is, for the operator: the embedded cluster's directory, or DATABASE_URL without its password. */
+  description: string
+  /** The migrations this open applied (none when MIGRATE_ON_START is false or the schema was current). */
+  migrationsApplied: string[]
   /** Closes the pool, then stops the embedded PostgreSQL if this process started it. */
   close(): Promise<void>
 }
@@ -21,7 +25,7 @@ export interface DatabaseLog {
   onNotice?: (message: string) => void
 }
 
-export async function openDatabase(config: Config, log: DatabaseLog = {}): Promise<Database> {
+export async function openDatabase(config: Config, log: DatabaseLog = {}, options: { migrate?: boolean } = {}): Promise<Database> {
   const embedded = config.DATABASE_URL
     ? undefined
     : await startEmbeddedPostgres({ dataDir: config.DATA_DIR, port: config.EMBEDDED_PG_PORT, database: EMBEDDED_DATABASE_NAME, ...log })
@@ -31,8 +35,9 @@ export async function openDatabase(config: Config, log: DatabaseLog = {}): Promi
     connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
     statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
   })
+  let migrationsApplied: string[] = []
   try {
-    await migrate(sql, url)
+    if (options.migrate ?? config.MIGRATE_ON_START) migrationsApplied = await migrate(sql, url)
   } catch (error) {
     await sql.end({ timeout: 1 })
     await embedded?.stop()
@@ -41,9 +46,18 @@ export async function openDatabase(config: Config, log: DatabaseLog = {}): Promi
   return {
     url,
     sql,
+    description: embedded ? `embedded PostgreSQL in ${embedded.directory} (port ${config.EMBEDDED_PG_PORT})` : withoutPassword(url),
+    migrationsApplied,
     close: async () => {
       await sql.end({ timeout: 5 })
       await embedded?.stop()
     },
   }
+}
+
+/** postgres://user@host:port/db: what a log may show of a connection string. */
+export function withoutPassword(url: string): string {
+  const parsed = new URL(url)
+  parsed.password = ''
+  return parsed.toString()
 }

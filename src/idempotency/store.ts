@@ -23,7 +23,7 @@ export interface Claim {
 }
 
 export type ClaimResult =
-  | { outcome: 'claimed'; claim: Claim }
+  | { outcome: 'claimed'; claim: Claim; takenOver: boolean }
   | { outcome: 'completed'; response: StoredResponse }
   | { outcome: 'in-flight' }
   | { outcome: 'fingerprint-mismatch' }
@@ -97,7 +97,7 @@ export async function claimKey(
         and not exists (select from inserted)`
     // The key was inserted by a transaction that committed after this statement's snapshot: look again.
     if (!row) continue
-    if (row.inserted) return { outcome: 'claimed', claim: { rowId: row.id, token, operationId: row.operation_id } }
+    if (row.inserted) return { outcome: 'claimed', claim: { rowId: row.id, token, operationId: row.operation_id }, takenOver: false }
 
     const sameRequest = row.fingerprint!.equals(fingerprint)
     const leaseRunning = row.completed_at === null && !row.lease_over
@@ -117,7 +117,7 @@ export async function claimKey(
       }
     }
     const operationId = await takeOver(sql, row, fingerprint, token, timing, request)
-    if (operationId) return { outcome: 'claimed', claim: { rowId: row.id, token, operationId } }
+    if (operationId) return { outcome: 'claimed', claim: { rowId: row.id, token, operationId }, takenOver: true }
   }
   return { outcome: 'in-flight' }
 }
@@ -196,7 +196,7 @@ export async function endLease(sql: Sql, claim: Claim, recoverAfterSeconds?: num
       where id = ${claim.rowId} and claim_token = ${claim.token}
       returning id
     )
-    select graphile_worker.add_job(${RECOVER_TASK}, '{}'::json,
+    select graphile_worker.add_job(${RECOVER_TASK}, '{}'::json, queue_name => ${RECOVER_TASK},
              run_at => now() + ${recoverAfterSeconds ?? 0} * interval '1 second',
              job_key => ${RECOVER_TASK}, job_key_mode => 'preserve_run_at')
     from ended where ${recoverAfterSeconds !== undefined}`

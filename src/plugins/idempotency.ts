@@ -13,6 +13,7 @@ import { requestFingerprint } from '../idempotency/fingerprint.js'
 import { idempotencyKeyFromRawHeaders } from '../idempotency/key.js'
 import { toStoredResponse, type Recorded, type RouteResponse, type StoredResponse } from '../idempotency/response.js'
 import { claimKey, commitWithCompletion, completeClaim, endLease, isTakenOver, releaseClaim, type Claim, type Timing } from '../idempotency/store.js'
+import { idempotencyOutcomes, type IdempotencyOutcome } from '../observability/metrics.js'
 import { Problem } from '../problems.js'
 import type { Recovery } from '../recovery/recovery.js'
 
@@ -57,6 +58,7 @@ declare module 'fastify' {
 }
 
 const RETRY_AFTER_SECONDS = '1'
+const OUTCOME = { completed: 'replayed', 'in-flight': 'in_flight', 'fingerprint-mismatch': 'key_reused' } as const satisfies Record<string, IdempotencyOutcome>
 
 export default fp(
   async function idempotency(app: FastifyInstance, options: IdempotencyOptions) {
@@ -82,6 +84,7 @@ export default fp(
         const recoverable = recoverableEndpoints.has(scope.endpoint)
         const result = await claimKey(sql, scope, fingerprintOf(request), timing, recoverable ? { params: request.params ?? {}, body: request.body ?? null } : null)
         request.log[result.outcome === 'claimed' ? 'debug' : 'info']({ idempotency_key: key, outcome: result.outcome }, 'idempotency key checked')
+        idempotencyOutcomes.inc({ endpoint: scope.endpoint, outcome: result.outcome === 'claimed' ? (result.takenOver ? 'taken_over' : 'claimed') : OUTCOME[result.outcome] })
         switch (result.outcome) {
           case 'completed':
             return replay(reply, result.response)
@@ -108,6 +111,7 @@ export default fp(
       const claim = request.idempotencyClaim
       if (!claim) return
       request.idempotencyClaim = null
+      idempotencyOutcomes.inc({ endpoint: `${request.method} ${request.routeOptions.url}`, outcome: request.operationSentDownstream ? 'lease_ended' : 'released' })
       const released = request.operationSentDownstream
         ? endLease(sql, claim, claim.recoverable ? timing.recoveryGraceSeconds : undefined)
         : releaseClaim(sql, claim)

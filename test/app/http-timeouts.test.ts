@@ -1,8 +1,8 @@
 // Slow and silent clients are cut off at the socket: headers, bodies and idle keep-alive connections all have
 // deadlines, and a body still arriving at the request's deadline is a 408 problem, not a 503 or a hang.
 import { createConnection, type Socket } from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { chargeBody, setupTestApp, type TestContext } from '../helpers/app.js'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { chargeBody, failOnContractViolations, setupTestApp, type TestContext } from '../helpers/app.js'
 import { parseRawResponse } from '../helpers/http.js'
 
 let context: TestContext
@@ -17,6 +17,7 @@ beforeAll(async () => {
   await context.app.listen({ port: 0, host: '127.0.0.1' })
   port = (context.app.server.address() as { port: number }).port
 })
+afterEach(() => failOnContractViolations(context))
 afterAll(() => context.close())
 
 /** Opens a socket, writes `chunks` as given, and resolves with what the server sent and how long it kept the socket open. */

@@ -1,6 +1,6 @@
 // Builds the app against a fresh database, with small factories for the accounts and requests tests need.
 import { randomUUID } from 'node:crypto'
-import { afterAll, beforeAll } from 'vitest'
+import { afterAll, afterEach, beforeAll } from 'vitest'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { pino } from 'pino'
 import { createAccount } from '../../src/accounts/api-keys.js'
@@ -9,6 +9,7 @@ import { type PaymentProcessor, ProcessorUnavailableError } from '../../src/proc
 import { createSimulatedProcessor } from '../../src/processor/simulated.js'
 import type { Sql } from '../../src/db/connect.js'
 import type { Config } from '../../src/config.js'
+import { watchContract } from './contract.js'
 import { createTestDatabase } from './database.js'
 
 /** Builds the processor for a test database (the simulated one keeps its ledger there). */
@@ -20,6 +21,8 @@ export interface TestContext {
   app: FastifyInstance
   sql: Sql
   processor: PaymentProcessor
+  /** Responses that did not match openapi.yaml; useTestApp fails the test that produced one. */
+  contractViolations: string[]
   databaseUrl: string
   newAccount(name?: string): Promise<TestAccount>
   close(): Promise<void>
@@ -42,11 +45,13 @@ export async function setupTestApp(options: { processor?: ProcessorFactory; conf
     config: options.config ?? {},
     log: pino({ level: process.env.LOG_LEVEL ?? 'silent' }),
   })
+  const contractViolations = watchContract(app)
   await app.ready()
   return {
     app,
     sql: database.sql,
     processor,
+    contractViolations,
     databaseUrl: database.url,
     newAccount: async (name = 'Test account') => {
       const { account_id: id, api_key: apiKey } = await createAccount(database.sql, name)
@@ -81,8 +86,15 @@ export function useTestApp(options: Parameters<typeof setupTestApp>[0] = {}): { 
     suite.context = await setupTestApp(options)
     suite.account = await suite.context.newAccount()
   })
+  afterEach(() => failOnContractViolations(suite.context))
   afterAll(() => suite.context.close())
   return suite
+}
+
+/** Fails the current test if a response it produced did not match openapi.yaml. */
+export function failOnContractViolations(context: TestContext | undefined): void {
+  const violations = context?.contractViolations.splice(0) ?? []
+  if (violations.length) throw new Error(`responses that do not match openapi.yaml:\n${violations.join('\n')}`)
 }
 
 /** A valid charge body; override any field. */

@@ -1,0 +1,37 @@
+// npm run --silent key:create -- --account acct_...   a new key for the account (printed once)
+// npm run --silent key:list -- --account acct_...     its keys: id, prefix, created_at, revoked_at
+// npm run --silent key:revoke -- --key key_...        refused by every instance within AUTH_CACHE_SECONDS
+// Rotation: create a new key, deploy it, then revoke the old one; both work in between.
+import { parseArgs } from 'node:util'
+import { createApiKey, listApiKeys, revokeApiKey } from '../accounts/api-keys.js'
+import { loadConfig } from '../config.js'
+import { openDatabase } from '../db/database.js'
+import { main } from './main.js'
+
+const [command, ...rest] = process.argv.slice(2)
+const { values } = parseArgs({ args: rest, options: { account: { type: 'string' }, key: { type: 'string' } } })
+const usage = 'usage: key:create -- --account acct_... | key:list -- --account acct_... | key:revoke -- --key key_...'
+if (!(command === 'create' || command === 'list' ? /^acct_[0-9a-f]{24}$/.test(values.account ?? '') : command === 'revoke' && /^key_[0-9a-f]{24}$/.test(values.key ?? ''))) {
+  console.error(usage)
+  process.exit(2)
+}
+
+await main(`key:${command}`, async () => {
+  const config = loadConfig()
+  const database = await openDatabase(config)
+  try {
+    if (command === 'create') {
+      const created = await createApiKey(database.sql, values.account!, config.API_KEY_MODE)
+      if (!created) throw new Error(`no account ${values.account}`)
+      console.log(JSON.stringify({ key_id: created.id, api_key: created.api_key }))
+    } else if (command === 'list') {
+      for (const key of await listApiKeys(database.sql, values.account!)) console.log(JSON.stringify(key))
+    } else if (!(await revokeApiKey(database.sql, values.key!))) {
+      throw new Error(`no active key ${values.key}`)
+    } else {
+      console.log(JSON.stringify({ key_id: values.key, revoked: true, refused_everywhere_within_seconds: config.AUTH_CACHE_SECONDS }))
+    }
+  } finally {
+    await database.close()
+  }
+})

@@ -1,0 +1,73 @@
+// Prometheus metrics (prom-client), in one registry: what an operator watches. Served on METRICS_PORT only
+// (src/observability/metrics-server.ts), never on the API's port.
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import type { Sql } from '../db/connect.js'
+
+export const registry = new Registry()
+collectDefaultMetrics({ register: registry })
+
+const registers = [registry]
+
+export const httpRequestDuration = new Histogram({
+  name: 'http_request_duration_seconds',
+  help: 'HTTP requests by route pattern, method and status',
+  labelNames: ['method', 'route', 'status'] as const,
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  registers,
+})
+
+export type IdempotencyOutcome = 'claimed' | 'taken_over' | 'replayed' | 'in_flight' | 'key_reused' | 'released' | 'lease_ended'
+export const idempotencyOutcomes = new Counter({
+  name: 'idempotency_outcomes_total',
+  help: 'Idempotency-Key outcomes: claimed (new), taken_over (expired or abandoned), replayed, in_flight (409), key_reused (422), released, lease_ended (after the processor call)',
+  labelNames: ['endpoint', 'outcome'] as const,
+  registers,
+})
+
+export const processorCalls = new Histogram({
+  name: 'processor_call_duration_seconds',
+  help: 'Payment processor calls by operation and outcome (succeeded, declined, unavailable, error)',
+  labelNames: ['operation', 'outcome'] as const,
+  buckets: [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers,
+})
+
+export const reaperDeletedKeys = new Counter({ name: 'reaper_deleted_keys_total', help: 'Expired idempotency keys deleted', registers })
+
+export const recoveryClaims = new Counter({
+  name: 'recovery_claims_total',
+  help: 'Abandoned claims the recovery worker handled: settled (outcome recorded), released (never seen downstream), failed (tried again later)',
+  labelNames: ['result'] as const,
+  registers,
+})
+
+export const workerJobFailures = new Counter({
+  name: 'worker_job_failures_total',
+  help: 'graphile-worker jobs that failed (they are retried with backoff)',
+  labelNames: ['task'] as const,
+  registers,
+})
+
+const pools = new Set<Sql>()
+new Gauge({
+  name: 'db_pool_connections',
+  help: 'Database pool connections by state (open: idle; busy, full, reserved: in use; connecting; closed), and queries waiting for one',
+  labelNames: ['state'] as const,
+  registers,
+  collect() {
+    this.reset()
+    for (const pool of pools) {
+      for (const [state, count] of Object.entries(poolStats(pool))) this.inc({ state }, count)
+    }
+  },
+})
+
+/** Reports `sql`'s pool on the db_pool_connections gauge. */
+export function watchPool(sql: Sql): void {
+  pools.add(sql)
+}
+
+function poolStats(sql: Sql): Record<string, number> {
+  // Exposed by patches/postgres+3.4.9.patch.
+  return (sql as unknown as { poolStats(): Record<string, number> }).poolStats()
+}

@@ -1,0 +1,64 @@
+// The contract, enforced: every response an app under test sends is checked against openapi.yaml (its status is
+// documented for the operation, its content type too, and its body matches the schema). A mismatch fails the
+// test that produced it (see useTestApp), so the document and the code cannot drift apart.
+import { readFileSync } from 'node:fs'
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
+import addFormats from 'ajv-formats'
+import type { FastifyInstance } from 'fastify'
+import { parse } from 'yaml'
+
+type Node = Record<string, any>
+
+const spec = parse(readFileSync(new URL('../../openapi.yaml', import.meta.url), 'utf8')) as Node
+const ajv = new Ajv2020({ strict: false, allErrors: true })
+addFormats.default(ajv)
+ajv.addSchema(spec, 'openapi')
+const validators = new Map<string, ValidateFunction>()
+
+const pointer = (segments: string[]) => segments.map((segment) => segment.replaceAll('~', '~0').replaceAll('/', '~1')).join('/')
+const resolve = (node: Node): Node => (node?.$ref ? resolve(node.$ref.slice(2).split('/').reduce((at: Node, key: string) => at?.[key], spec)) : node)
+
+/** What is wrong with this response, by the document; undefined when nothing is (or the route is not an operation). */
+export function contractViolation(method: string, route: string | undefined, status: number, contentType: string | undefined, body: string): string | undefined {
+  if (!route) return undefined // no route matched: not an operation of the document
+  const path = route.replace(/:(\w+)/g, '{$1}')
+  if (path.startsWith('/docs')) return undefined // the reference page's own files
+  const operation = spec.paths?.[path]?.[method.toLowerCase()]
+  if (!operation) return `${method} ${path} is not in openapi.yaml`
+  const responseKey = String(status) in operation.responses ? String(status) : 'default'
+  const response = operation.responses[responseKey] && resolve(operation.responses[responseKey])
+  const where = `${method} ${path} ${status}`
+  if (!response) return `${where}: status ${status} is not documented`
+  const type = contentType?.split(';')[0]?.trim()
+  if (!response.content) return body.length ? `${where}: a body was sent, none is documented` : undefined
+  if (!type || !response.content[type]) return `${where}: content type ${type} is not documented (${Object.keys(response.content).join(', ')})`
+  const schemaPath = operation.responses[responseKey].$ref
+    ? `${operation.responses[responseKey].$ref.slice(2)}/content/${pointer([type])}/schema`
+    : `paths/${pointer([path, method.toLowerCase()])}/responses/${responseKey}/content/${pointer([type])}/schema`
+  if (!response.content[type].schema) return undefined
+  let validate = validators.get(schemaPath)
+  if (!validate) validators.set(schemaPath, (validate = ajv.compile({ $ref: `openapi#/${schemaPath}` })))
+  let parsed: unknown = body
+  if (type.endsWith('json')) {
+    try {
+      parsed = JSON.parse(body)
+    } catch {
+      return `${where}: the body is not JSON`
+    }
+  }
+  if (validate(parsed)) return undefined
+  return `${where}: ${ajv.errorsText(validate.errors)} in ${body.slice(0, 300)}`
+}
+
+/** Checks every response `app` sends; call before app.ready(). Returns what it found, to drain after each test. */
+export function watchContract(app: FastifyInstance): string[] {
+  const violations: string[] = []
+  app.addHook('onSend', (request, reply, payload, done) => {
+    const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : ''
+    const header = reply.getHeader('content-type')
+    const violation = contractViolation(request.method, request.routeOptions.url, reply.statusCode, header === undefined ? undefined : String(header), body)
+    if (violation) violations.push(violation)
+    done(null, payload)
+  })
+  return violations
+}
