@@ -1,6 +1,7 @@
 # syntax=docker/dockerfile:1
 # Build: compile TypeScript. Runtime: production dependencies and the compiled output only, as a non-root user.
 # The image expects DATABASE_URL (see docker-compose.yml); the embedded PostgreSQL binaries are left out.
+# One image, three roles: ROLE=api, ROLE=worker, or ROLE=all (the default).
 
 FROM node:20-bookworm-slim AS build
 WORKDIR /app

@@ -19,7 +19,9 @@ import responseHeaders from './plugins/response-headers.js'
 import chargeRoutes from './routes/charges.js'
 import healthRoutes from './routes/health.js'
 import openapiRoutes from './routes/openapi.js'
+import eventRoutes from './routes/events.js'
 import refundRoutes from './routes/refunds.js'
+import webhookEndpointRoutes from './routes/webhook-endpoints.js'
 import { validatorCompiler } from './schemas/validator.js'
 
 export interface AppOptions {
@@ -95,6 +97,8 @@ export async function appPlugin(app: FastifyInstance, options: { sql: Sql; proce
       v1.addHook('onRequest', v1.countAccountRequest)
       await v1.register(chargeRoutes, { sql, processor })
       await v1.register(refundRoutes, { sql, processor })
+      await v1.register(eventRoutes, { sql })
+      await v1.register(webhookEndpointRoutes, { sql, allowPrivateUrls: config.WEBHOOK_ALLOW_PRIVATE_URLS })
     },
     { prefix: '/v1' },
   )

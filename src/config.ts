@@ -59,6 +59,16 @@ const ConfigSchema = Type.Object({
   /** How long after its lease ended an abandoned claim is left to its client's own retry before the worker settles it. */
   RECOVERY_GRACE_SECONDS: Type.Integer({ minimum: 0, default: 60 }),
   RECOVERY_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 10_000, default: 100 }),
+  /** Jobs a worker process runs at once (webhook deliveries, reaper, recovery). */
+  WORKER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
+  /** How long a webhook delivery may take before it counts as failed and is retried. */
+  WEBHOOK_TIMEOUT_MS: Milliseconds(15_000, { maximum: 60_000 }),
+  /** Seconds to wait after each failed delivery attempt (decimals allowed); after the last, the delivery fails. */
+  WEBHOOK_RETRY_SCHEDULE: Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?(,[0-9]+(\\.[0-9]+)?){0,19}$', default: '5,300,1800,7200,18000,36000,50400,72000,86400' }),
+  /** Development and tests only: allow http:// and private, loopback and link-local webhook URLs. */
+  WEBHOOK_ALLOW_PRIVATE_URLS: Type.Boolean({ default: false }),
+  /** How long events (and their deliveries) are kept. */
+  EVENT_RETENTION_DAYS: Type.Integer({ minimum: 1, default: 30 }),
   /** How long shutdown waits for requests in flight before the process exits anyway. */
   SHUTDOWN_GRACE_SECONDS: Seconds(25),
   /** Cron schedule (graphile-worker crontab syntax) of the expired-key reaper; each run reaps, paced, for up to 50 s. */
@@ -115,4 +125,9 @@ export function trustProxyOption(value: string | undefined): boolean | string[] 
   if (value === 'true') return true
   if (/^[0-9]+$/.test(value)) return (_address, hop) => hop < Number(value)
   return value.split(',').map((entry) => entry.trim())
+}
+
+/** WEBHOOK_RETRY_SCHEDULE as milliseconds. */
+export function retryScheduleMs(schedule: string): number[] {
+  return schedule.split(',').map((seconds) => Math.round(Number(seconds) * 1000))
 }

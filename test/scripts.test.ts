@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from './helpers/database.js'
 import { runNpmScript, startServer } from './helpers/processes.js'
-import { freePort, scratchDir } from './helpers/system.js'
+import { freePort, scratchDir, until } from './helpers/system.js'
 
 let database: TestDatabase
 
@@ -34,6 +34,61 @@ describe('npm run account:create', () => {
     expect(code).toBe(2)
     expect(stdout).toBe('')
     expect(stderr).toContain('usage')
+  })
+})
+
+describe('API keys: key:create, key:list, key:revoke', () => {
+  it('when a key is rotated, then both work until the old one is revoked, which every instance refuses within AUTH_CACHE_SECONDS', async () => {
+    const created = JSON.parse((await runNpmScript(['account:create', '--', '--name', 'Rotating'], { DATABASE_URL: database.url })).stdout)
+    const server = await startServer({ DATABASE_URL: database.url, AUTH_CACHE_SECONDS: '1' })
+    try {
+      const status = async (apiKey: string) => (await fetch(`${server.url}/v1/charges`, { headers: { authorization: `Bearer ${apiKey}` } })).status
+      expect(await status(created.api_key)).toBe(200) // now cached on this instance
+
+      const rotated = await runNpmScript(['key:create', '--', '--account', created.account_id], { DATABASE_URL: database.url })
+      expect(rotated.code).toBe(0)
+      const fresh = JSON.parse(rotated.stdout)
+      expect(fresh).toMatchObject({ key_id: expect.stringMatching(/^key_[0-9a-f]{24}$/), api_key: expect.stringMatching(/^sk_test_/) })
+      expect(await status(fresh.api_key)).toBe(200)
+      expect(await status(created.api_key)).toBe(200)
+
+      const listed = (await runNpmScript(['key:list', '--', '--account', created.account_id], { DATABASE_URL: database.url })).stdout.trim().split('\n').map((line) => JSON.parse(line))
+      expect(listed).toHaveLength(2)
+      expect(JSON.stringify(listed)).not.toContain(fresh.api_key)
+      const old = listed.find((key) => key.id !== fresh.key_id)
+      expect(old).toMatchObject({ prefix: created.api_key.slice(0, 12), revoked_at: null })
+
+      const revoked = await runNpmScript(['key:revoke', '--', '--key', old.id], { DATABASE_URL: database.url })
+      expect(JSON.parse(revoked.stdout)).toEqual({ key_id: old.id, revoked: true, refused_everywhere_within_seconds: 5 })
+      const revokedAt = Date.now()
+      await until(async () => (await status(created.api_key)) === 401, 3000)
+      expect(Date.now() - revokedAt).toBeLessThan(2000) // within the 1 s cache of this instance, plus a poll
+      expect(await status(fresh.api_key)).toBe(200)
+      expect((await runNpmScript(['key:revoke', '--', '--key', old.id], { DATABASE_URL: database.url })).code).toBe(1)
+    } finally {
+      server.child.kill('SIGKILL')
+    }
+  }, 60_000)
+
+  it('when the arguments are wrong, then it exits 2 with usage', async () => {
+    const { code, stderr } = await runNpmScript(['key:create', '--', '--account', 'nope'], { DATABASE_URL: database.url })
+    expect(code).toBe(2)
+    expect(stderr).toContain('usage')
+  })
+
+  it('when the deployment is live, then keys are sk_live_', async () => {
+    const { stdout } = await runNpmScript(['account:create', '--', '--name', 'Live'], { DATABASE_URL: database.url, API_KEY_MODE: 'live' })
+    expect(JSON.parse(stdout).api_key).toMatch(/^sk_live_[A-Za-z0-9_-]{32}$/)
+  })
+})
+
+describe('npm run migrate', () => {
+  it('when the schema is current, then it says so and applies nothing', async () => {
+    const { code, stdout } = await runNpmScript(['migrate'], { DATABASE_URL: database.url })
+    expect(code).toBe(0)
+    const result = JSON.parse(stdout)
+    expect(result).toMatchObject({ applied: [], current: expect.stringMatching(/^\d{4}_.*\.sql$/) })
+    expect(result.database).not.toContain('postgres:postgres@')
   })
 })
 

@@ -134,6 +134,9 @@ describe('the server process', () => {
     expect(response.status).toBe(201)
     expect(await live.exited).toBe(0)
     expect(live.output()).toContain('"msg":"stopped"')
+    // On start it said where it listens, which database it uses (no password), and how to get a key.
+    expect(live.output()).toMatch(/"msg":"ready \(all\): http:\/\/127\.0\.0\.1:\d+; get an API key with: npm run --silent account:create/)
+    expect(live.output()).toMatch(/"msg":"database: postgres:\/\/postgres@127\.0\.0\.1:\d+\/payments_test_/)
     expect(await keyRow('drain-1')).toMatchObject({ claim_token: null })
   })
 })

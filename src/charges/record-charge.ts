@@ -1,8 +1,9 @@
 // Records a charge as the processor reported it, and says what the request that asked for it returns: 201 with
 // the charge, or 402 with the decline. The route and the recovery worker both end a charge here, so a settled
 // unknown outcome replays the very bytes a live request would have sent. The charge is built here, so its write
-// needs no answer: the route commits it with the key's completion in one statement.
+// needs no answer: the route commits it, its event and the key's completion in one statement.
 import type { Sql, Transaction } from '../db/connect.js'
+import { eventWrite } from '../events/events.js'
 import type { Recorded } from '../idempotency/response.js'
 import type { ChargeOutcome } from '../processor/processor.js'
 import { PROBLEM_CONTENT_TYPE, problemBody } from '../problems.js'
@@ -12,7 +13,7 @@ import { insertChargeRow, newChargeRow, toCharge } from './repository.js'
 export function recordCharge(db: Sql | Transaction, accountId: string, input: CreateChargeBody, outcome: ChargeOutcome): Recorded {
   const row = newChargeRow(accountId, input, outcome)
   const charge = toCharge(row)
-  const writes = [insertChargeRow(db, row)]
+  const writes = [insertChargeRow(db, row), eventWrite(db, accountId, charge.status === 'failed' ? 'charge.failed' : 'charge.succeeded', { object: charge }, row.created_at)]
   if (charge.status === 'failed') {
     const body = problemBody('card-declined', charge.failure_message ?? 'The card was declined.', { decline_code: charge.failure_code, charge: charge.id })
     return { writes, response: { status: 402, contentType: PROBLEM_CONTENT_TYPE, body } }

@@ -16,6 +16,13 @@ export const httpRequestDuration = new Histogram({
   registers,
 })
 
+export const httpRequests = new Counter({
+  name: 'http_requests_total',
+  help: 'HTTP requests by route pattern, method and status',
+  labelNames: ['method', 'route', 'status'] as const,
+  registers,
+})
+
 export type IdempotencyOutcome = 'claimed' | 'taken_over' | 'replayed' | 'in_flight' | 'key_reused' | 'released' | 'lease_ended'
 export const idempotencyOutcomes = new Counter({
   name: 'idempotency_outcomes_total',

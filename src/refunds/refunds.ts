@@ -5,6 +5,8 @@
 // A reservation whose processor call never happened is given back; one whose outcome is unknown stays until
 // a retry or the recovery worker (src/refunds/recovery.ts) settles it.
 import type { Sql, Transaction } from '../db/connect.js'
+import { send } from '../db/pipeline.js'
+import { eventWrite } from '../events/events.js'
 import type { RouteResponse } from '../idempotency/response.js'
 import { Problem } from '../problems.js'
 import { lockCharge } from '../charges/repository.js'
@@ -44,5 +46,6 @@ export async function reserveRefund(
 /** Phase 3: what the processor did becomes the refund, and the response a request for it returns. */
 export async function recordRefund(tx: Transaction, refund: RefundRow, processorReference: string): Promise<RouteResponse> {
   const settled = await markRefundSucceeded(tx, refund, processorReference)
-  return { status: 201, location: `/v1/refunds/${settled.id}`, body: settled }
+  send(tx, eventWrite(tx, refund.account_id, 'charge.refunded', { object: settled.charge, refund: settled.refund }))
+  return { status: 201, location: `/v1/refunds/${settled.refund.id}`, body: settled.refund }
 }

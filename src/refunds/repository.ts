@@ -2,6 +2,8 @@
 // reserved on the charge until the processor's answer is recorded.
 import type { Sql, Transaction } from '../db/connect.js'
 import { newId } from '../db/ids.js'
+import { toCharge, type ChargeRow } from '../charges/repository.js'
+import type { Charge } from '../schemas/charge.js'
 import type { Refund } from '../schemas/refund.js'
 
 export interface RefundRow {
@@ -45,19 +47,20 @@ export async function insertPendingRefund(
   return row!
 }
 
-/** The processor refunded: the reserved amount becomes refunded, and the refund succeeded. */
-export async function markRefundSucceeded(tx: Transaction, refund: RefundRow, processorReference: string): Promise<Refund> {
+/** The processor refunded: the reserved amount becomes refunded, and the refund succeeded. Returns both as they now are. */
+export async function markRefundSucceeded(tx: Transaction, refund: RefundRow, processorReference: string): Promise<{ refund: Refund; charge: Charge }> {
   // The charges check constraint (refunded + pending <= amount) backs up the reservation.
-  await tx`
+  const [charge] = await tx<ChargeRow[]>`
     update charges set amount_refunded_cents = amount_refunded_cents + ${refund.amount_cents},
                        amount_refund_pending_cents = amount_refund_pending_cents - ${refund.amount_cents}
-    where id = ${refund.charge_id}`
+    where id = ${refund.charge_id}
+    returning *`
   const [row] = await tx<RefundRow[]>`
     update refunds set status = 'succeeded', processor_reference = ${processorReference}
     where id = ${refund.id} and status = 'pending'
     returning id, account_id, charge_id, amount_cents, ${refund.currency}::text as currency, status, operation_id, created_at`
   if (!row) throw new Error(`refund ${refund.id} is no longer pending`)
-  return toRefund(row)
+  return { refund: toRefund(row), charge: toCharge(charge!) }
 }
 
 /** The processor never refunded: the reservation is given back and the pending refund forgotten. */

@@ -1,10 +1,14 @@
-// The graphile-worker runner embedded in the server process: the expired-key reaper and the recovery of
-// abandoned claims, each on its crontab schedule under a stable identifier.
+// The graphile-worker runner: webhook deliveries (woken by the events_fan_out trigger), and on crontab schedules
+// under stable identifiers the expired-key reaper, the recovery of abandoned claims, the sweep of overdue
+// deliveries and the reaping of old events.
 import { Logger, parseCronItems, run, type Runner } from 'graphile-worker'
 import type { Logger as Pino } from 'pino'
-import type { Config } from '../config.js'
+import { retryScheduleMs, type Config } from '../config.js'
 import type { Sql } from '../db/connect.js'
+import { REAP_EVENTS_TASK, reapOldEvents } from '../events/reap-events.js'
 import { reaperDeletedKeys, recoveryClaims, workerJobFailures } from '../observability/metrics.js'
+import { DELIVER_TASK, deliverWebhook, type DeliverySettings } from '../webhooks/deliver.js'
+import { SWEEP_TASK, sweepDeliveries } from '../webhooks/sweep.js'
 import type { PaymentProcessor } from '../processor/processor.js'
 import { recoverAbandonedClaims, type RecoverySettings } from '../recovery/recover-abandoned-claims.js'
 import { RECOVER_TASK } from '../recovery/recovery.js'
@@ -16,8 +20,11 @@ export interface WorkerOptions {
   sql: Sql
   processor: PaymentProcessor
   log: Pino
+  concurrency?: number
   reaper: { schedule: string; batchSize: number }
   recovery: RecoverySettings & { schedule: string }
+  webhooks: DeliverySettings
+  events: { retentionDays: number }
 }
 
 /** The worker's settings from the service's configuration. */
@@ -34,6 +41,13 @@ export function workerOptions(config: Config, database: { url: string; sql: Sql 
       leaseSeconds: config.IDEMPOTENCY_LEASE_SECONDS,
       batchSize: config.RECOVERY_BATCH_SIZE,
     },
+    concurrency: config.WORKER_CONCURRENCY,
+    webhooks: {
+      timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      retryScheduleMs: retryScheduleMs(config.WEBHOOK_RETRY_SCHEDULE),
+      allowPrivateUrls: config.WEBHOOK_ALLOW_PRIVATE_URLS,
+    },
+    events: { retentionDays: config.EVENT_RETENTION_DAYS },
   }
 }
 
@@ -42,8 +56,9 @@ export async function startWorker(options: WorkerOptions): Promise<Runner> {
   const settle = recoveries(options.processor)
   const runner = await run({
     connectionString: options.connectionString,
-    concurrency: 2,
-    maxPoolSize: 3,
+    // Deliveries of one endpoint share a queue (one at a time), so a hanging endpoint holds one slot at most.
+    concurrency: options.concurrency ?? 10,
+    maxPoolSize: (options.concurrency ?? 10) + 2,
     // The server owns SIGTERM: it drains HTTP first, then stops the worker.
     noHandleSignals: true,
     logger: pinoLogger(log),
@@ -61,17 +76,33 @@ export async function startWorker(options: WorkerOptions): Promise<Runner> {
         if (run.settled || run.released || run.failed) log.info({ task: RECOVER_TASK, ...run }, 'recovered abandoned claims')
         // A failure is retried on the claim's own backoff, not by failing the job.
       },
+      [DELIVER_TASK]: async (payload) => {
+        const deliveryId = (payload as { delivery_id?: unknown } | null)?.delivery_id
+        if (typeof deliveryId !== 'string') throw new Error(`${DELIVER_TASK}: payload has no delivery_id`)
+        await deliverWebhook(sql, deliveryId, options.webhooks, log.child({ task: DELIVER_TASK }))
+      },
+      [SWEEP_TASK]: async () => {
+        const woken = await sweepDeliveries(sql, { overdueSeconds: 10 })
+        if (woken) log.info({ task: SWEEP_TASK, woken }, 'woke overdue webhook deliveries')
+      },
+      [REAP_EVENTS_TASK]: async (_payload, helpers) => {
+        const deleted = await reapOldEvents(sql, { retentionDays: options.events.retentionDays, batchSize: 1000, signal: helpers.abortSignal })
+        if (deleted) log.info({ task: REAP_EVENTS_TASK, deleted }, 'reaped old events')
+      },
     },
     parsedCronItems: parseCronItems([
       // Each in a queue of its own, so that however many workers run, one reaper and one recovery run at a time.
       { task: REAP_TASK, match: reaper.schedule, identifier: REAP_TASK, options: { queueName: REAP_TASK } },
       { task: RECOVER_TASK, match: recovery.schedule, identifier: RECOVER_TASK, options: { queueName: RECOVER_TASK } },
+      { task: SWEEP_TASK, match: '* * * * *', identifier: SWEEP_TASK, options: { queueName: SWEEP_TASK } },
+      { task: REAP_EVENTS_TASK, match: '17 * * * *', identifier: REAP_EVENTS_TASK, options: { queueName: REAP_EVENTS_TASK } },
     ]),
   })
   runner.events.on('job:failed', ({ job }) => workerJobFailures.inc({ task: job.task_identifier }))
   // A restarted service first settles what its predecessor left behind (a crash between a processor call and
   // its commit leaves a claim no request will end), rather than waiting for the next scheduled run.
   await runner.addJob(RECOVER_TASK, {}, { jobKey: RECOVER_TASK, queueName: RECOVER_TASK })
+  await runner.addJob(SWEEP_TASK, {}, { jobKey: SWEEP_TASK, queueName: SWEEP_TASK })
   return runner
 }
 

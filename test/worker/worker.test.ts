@@ -6,7 +6,8 @@ import { createAccount } from '../../src/accounts/api-keys.js'
 import { createSimulatedProcessor } from '../../src/processor/simulated.js'
 import { RECOVER_TASK } from '../../src/recovery/recovery.js'
 import { REAP_TASK } from '../../src/worker/reap-expired-keys.js'
-import { startWorker } from '../../src/worker/worker.js'
+import { startWorker, workerOptions } from '../../src/worker/worker.js'
+import { loadConfig } from '../../src/config.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js'
 import { until } from '../helpers/system.js'
 
@@ -15,14 +16,8 @@ let worker: Runner
 
 beforeAll(async () => {
   database = await createTestDatabase()
-  worker = await startWorker({
-    connectionString: database.url,
-    sql: database.sql,
-    processor: createSimulatedProcessor({ sql: database.sql }),
-    log: pino({ level: 'silent' }),
-    reaper: { schedule: '*/5 * * * *', batchSize: 2 },
-    recovery: { schedule: '* * * * *', graceSeconds: 60, leaseSeconds: 30, batchSize: 10 },
-  })
+  const config = { ...loadConfig({}), REAPER_BATCH_SIZE: 2 }
+  worker = await startWorker(workerOptions(config, database, createSimulatedProcessor({ sql: database.sql }), pino({ level: 'silent' })))
 })
 afterAll(async () => {
   await worker.stop()

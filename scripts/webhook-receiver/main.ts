@@ -1,0 +1,39 @@
+// npm run webhook:receiver -- --secret whsec_... [--port 4000]
+// Listens for this service's webhooks, verifies them, and applies each event once (see receiver.ts). It keeps
+// its records in RECEIVER_DATABASE_URL, or in the service's own database (DATABASE_URL, or the embedded one).
+import { createServer } from 'node:http'
+import { parseArgs } from 'node:util'
+import { main } from '../../src/cli/main.js'
+import { loadConfig } from '../../src/config.js'
+import { connect } from '../../src/db/connect.js'
+import { openDatabase } from '../../src/db/database.js'
+import { createReceiver, prepareReceiverTables } from './receiver.js'
+
+const { values } = parseArgs({ options: { secret: { type: 'string' }, port: { type: 'string', default: '4000' } } })
+if (!values.secret?.startsWith('whsec_')) {
+  console.error('usage: npm run webhook:receiver -- --secret whsec_... [--port 4000]')
+  process.exit(2)
+}
+
+await main('webhook:receiver', async () => {
+  const sql = process.env.RECEIVER_DATABASE_URL ? connect(process.env.RECEIVER_DATABASE_URL) : (await openDatabase(loadConfig())).sql
+  await prepareReceiverTables(sql)
+  const receive = createReceiver({ sql, secret: values.secret! })
+  const server = createServer((request, response) => {
+    let body = ''
+    request.setEncoding('utf8').on('data', (chunk) => (body += chunk))
+    request.on('end', () => {
+      receive(body, request.headers)
+        .then((result) => {
+          console.log(JSON.stringify({ webhook_id: request.headers['webhook-id'], status: result.status, result: result.body }))
+          response.writeHead(result.status, { 'content-type': 'text/plain' }).end(result.body)
+        })
+        .catch((error: unknown) => {
+          console.error(error)
+          response.writeHead(500).end('error')
+        })
+    })
+  })
+  server.listen(Number(values.port), '127.0.0.1', () => console.log(`webhook receiver listening on http://127.0.0.1:${values.port}`))
+  await new Promise(() => {})
+})

@@ -1,0 +1,42 @@
+// GET /v1/events, GET /v1/events/:id, and POST /v1/events/:id/redeliver (idempotent).
+import type { FastifyInstance } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { Sql } from '../db/connect.js'
+import { findEventBody, listEventBodies } from '../events/repository.js'
+import { Problem } from '../problems.js'
+import { DEFAULT_PAGE_SIZE } from '../schemas/charge.js'
+import { EventParams, ListEventsQuery, RedeliverBody } from '../schemas/webhook.js'
+import { redeliver } from '../webhooks/deliveries.js'
+
+const JSON_TYPE = 'application/json; charset=utf-8'
+
+export default async function eventRoutes(base: FastifyInstance, options: { sql: Sql }) {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>()
+  const { sql } = options
+
+  // Events are stored as the bytes they were sent as; lists are spliced from them, not re-serialised.
+  app.get('/events', { schema: { querystring: ListEventsQuery } }, async (request, reply) => {
+    const { limit = DEFAULT_PAGE_SIZE, starting_after: startingAfter, type } = request.query
+    const page = await listEventBodies(sql, request.account.id, { limit, startingAfter, type })
+    if (!page) throw new Problem('validation-failed', `starting_after: no event ${startingAfter}.`)
+    return reply.type(JSON_TYPE).send(`{"object":"list","data":[${page.bodies.join(',')}],"has_more":${page.hasMore}}`)
+  })
+
+  app.get('/events/:id', { schema: { params: EventParams } }, async (request, reply) => {
+    const body = await findEventBody(sql, request.account.id, request.params.id)
+    if (!body) throw new Problem('resource-not-found', `No event ${request.params.id}.`)
+    return reply.type(JSON_TYPE).send(body)
+  })
+
+  app.post(
+    '/events/:id/redeliver',
+    { schema: { params: EventParams, body: RedeliverBody }, config: { idempotency: { required: true } } },
+    async (request, reply) =>
+      reply.transact(async (tx) => {
+        const deliveries = await redeliver(tx, request.account.id, request.params.id, request.body.endpoint_id)
+        if (!deliveries) throw new Problem('resource-not-found', `No event ${request.params.id}.`)
+        if (request.body.endpoint_id && deliveries.length === 0) throw new Problem('resource-not-found', `No enabled webhook endpoint ${request.body.endpoint_id}.`)
+        return { status: 202, body: { object: 'list', data: deliveries, has_more: false } }
+      }),
+  )
+}

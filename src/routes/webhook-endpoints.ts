@@ -1,0 +1,79 @@
+// Webhook endpoints: create (idempotent; the signing secret is shown once), list, retrieve, update, delete,
+// rotate the secret (idempotent), and list an endpoint's deliveries with their attempts.
+import type { FastifyInstance } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import type { Sql } from '../db/connect.js'
+import { Problem } from '../problems.js'
+import { DEFAULT_PAGE_SIZE } from '../schemas/charge.js'
+import { CreateWebhookEndpointBody, UpdateWebhookEndpointBody, WebhookEndpointId, WebhookEndpointParams } from '../schemas/webhook.js'
+import { listDeliveries } from '../webhooks/deliveries.js'
+import { createEndpoint, deleteEndpoint, findEndpoint, listEndpoints, rotateSecret, updateEndpoint } from '../webhooks/endpoints.js'
+import { webhookUrlProblem } from '../webhooks/urls.js'
+
+const ListQuery = Type.Object(
+  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })), starting_after: Type.Optional(WebhookEndpointId) },
+  { additionalProperties: false },
+)
+
+export default async function webhookEndpointRoutes(base: FastifyInstance, options: { sql: Sql; allowPrivateUrls: boolean }) {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>()
+  const { sql } = options
+  const notFound = (id: string) => new Problem('resource-not-found', `No webhook endpoint ${id}.`)
+  async function checkUrl(url: string) {
+    const problem = await webhookUrlProblem(url, options.allowPrivateUrls)
+    if (problem) throw new Problem('webhook-url-refused', `The url ${problem}.`)
+  }
+
+  app.post('/webhook_endpoints', { schema: { body: CreateWebhookEndpointBody }, config: { idempotency: { required: true } } }, async (request, reply) => {
+    await checkUrl(request.body.url)
+    return reply.transact(async (tx) => {
+      const endpoint = await createEndpoint(tx, request.account.id, request.body)
+      return { status: 201, location: `/v1/webhook_endpoints/${endpoint.id}`, body: endpoint }
+    })
+  })
+
+  app.get('/webhook_endpoints', { schema: { querystring: ListQuery } }, async (request) => {
+    const { limit = DEFAULT_PAGE_SIZE, starting_after: startingAfter } = request.query
+    const page = await listEndpoints(sql, request.account.id, { limit, startingAfter })
+    if (!page) throw new Problem('validation-failed', `starting_after: no webhook endpoint ${startingAfter}.`)
+    return { object: 'list', data: page.endpoints, has_more: page.hasMore }
+  })
+
+  app.get('/webhook_endpoints/:id', { schema: { params: WebhookEndpointParams } }, async (request) => {
+    const endpoint = await findEndpoint(sql, request.account.id, request.params.id)
+    if (!endpoint) throw notFound(request.params.id)
+    return endpoint
+  })
+
+  app.patch('/webhook_endpoints/:id', { schema: { params: WebhookEndpointParams, body: UpdateWebhookEndpointBody } }, async (request) => {
+    if (request.body.url !== undefined) await checkUrl(request.body.url)
+    const endpoint = await updateEndpoint(sql, request.account.id, request.params.id, request.body)
+    if (!endpoint) throw notFound(request.params.id)
+    return endpoint
+  })
+
+  app.delete('/webhook_endpoints/:id', { schema: { params: WebhookEndpointParams } }, async (request) => {
+    if (!(await deleteEndpoint(sql, request.account.id, request.params.id))) throw notFound(request.params.id)
+    return { id: request.params.id, object: 'webhook_endpoint', deleted: true }
+  })
+
+  app.post(
+    '/webhook_endpoints/:id/rotate_secret',
+    { schema: { params: WebhookEndpointParams }, config: { idempotency: { required: true } } },
+    async (request, reply) =>
+      reply.transact(async (tx) => {
+        const endpoint = await rotateSecret(tx, request.account.id, request.params.id)
+        if (!endpoint) throw notFound(request.params.id)
+        return { status: 200, body: endpoint }
+      }),
+  )
+
+  const DeliveriesQuery = Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })) }, { additionalProperties: false })
+  app.get('/webhook_endpoints/:id/deliveries', { schema: { params: WebhookEndpointParams, querystring: DeliveriesQuery } }, async (request) => {
+    if (!(await findEndpoint(sql, request.account.id, request.params.id))) throw notFound(request.params.id)
+    const limit = request.query.limit ?? DEFAULT_PAGE_SIZE
+    const data = await listDeliveries(sql, { accountId: request.account.id, endpointId: request.params.id, limit: limit + 1 })
+    return { object: 'list', data: data.slice(0, limit), has_more: data.length > limit }
+  })
+}

@@ -1,0 +1,59 @@
+// Events, webhook endpoints and deliveries: the resources and the bodies that create and change them.
+import { Type, type Static } from 'typebox'
+import { Timestamp } from './common.js'
+
+export const EVENT_TYPES = ['charge.succeeded', 'charge.failed', 'charge.refunded', 'charge.captured', 'charge.voided', 'charge.expired'] as const
+
+export const EventId = Type.String({ pattern: '^evt_[0-9a-f]{24}$' })
+export const WebhookEndpointId = Type.String({ pattern: '^we_[0-9a-f]{24}$' })
+export const EventParams = Type.Object({ id: Type.String({ maxLength: 64 }) })
+export const WebhookEndpointParams = Type.Object({ id: Type.String({ maxLength: 64 }) })
+
+export const ListEventsQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+    starting_after: Type.Optional(EventId),
+    type: Type.Optional(Type.Enum([...EVENT_TYPES])),
+  },
+  { additionalProperties: false },
+)
+
+export const RedeliverBody = Type.Object({ endpoint_id: Type.Optional(WebhookEndpointId) }, { additionalProperties: false })
+
+const EnabledEvents = Type.Array(Type.Enum(['*', ...EVENT_TYPES]), { minItems: 1, maxItems: 50, uniqueItems: true })
+
+export const CreateWebhookEndpointBody = Type.Object(
+  {
+    url: Type.String({ minLength: 1, maxLength: 2048 }),
+    enabled_events: EnabledEvents,
+    description: Type.Optional(Type.String({ maxLength: 500 })),
+  },
+  { additionalProperties: false },
+)
+export type CreateWebhookEndpointBody = Static<typeof CreateWebhookEndpointBody>
+
+export const UpdateWebhookEndpointBody = Type.Object(
+  {
+    url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
+    enabled_events: Type.Optional(EnabledEvents),
+    description: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
+    /** true: stop sending to it; false: send again (deliveries from while it was disabled are not sent). */
+    disabled: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false, minProperties: 1 },
+)
+export type UpdateWebhookEndpointBody = Static<typeof UpdateWebhookEndpointBody>
+
+export const WebhookEndpoint = Type.Object({
+  id: WebhookEndpointId,
+  object: Type.Literal('webhook_endpoint'),
+  url: Type.String(),
+  description: Type.Union([Type.String(), Type.Null()]),
+  enabled_events: Type.Array(Type.String()),
+  status: Type.Enum(['enabled', 'disabled']),
+  disabled_reason: Type.Union([Type.String(), Type.Null()]),
+  created_at: Timestamp,
+  /** Only in the responses that create or rotate it: whsec_... */
+  secret: Type.Optional(Type.String()),
+})
+export type WebhookEndpoint = Static<typeof WebhookEndpoint>

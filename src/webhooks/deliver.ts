@@ -1,0 +1,111 @@
+// The webhook sender: the queue worker that calls someone else's API, in brandur's phases.
+//   1. claim: take the delivery for one attempt (a lease, so a dead sender's delivery is picked up again)
+//   2. call out: POST the event's fixed bytes, signed, with a timeout (no transaction open)
+//   3. record: the attempt, and the delivery delivered, failed, or due again, in one transaction
+// webhook-id is the event id on every attempt and redelivery, so a receiver can apply each event once.
+import type { Logger } from 'pino'
+import type { Sql } from '../db/connect.js'
+import { claimDelivery, failUnsendable, recordAttempt, wake, type AttemptResult, type ClaimedDelivery } from './deliveries.js'
+import { disableGoneEndpoint } from './endpoints.js'
+import { signatureHeader } from './signature.js'
+import { webhookUrlProblem } from './urls.js'
+
+export const DELIVER_TASK = 'deliver_webhook'
+
+export interface DeliverySettings {
+  timeoutMs: number
+  /** The wait after each failed attempt; after the last, the delivery fails. */
+  retryScheduleMs: number[]
+  allowPrivateUrls: boolean
+}
+
+const EXCERPT_CHARS = 1000
+const MAX_RETRY_AFTER_MS = 24 * 3600 * 1000
+
+export async function deliverWebhook(sql: Sql, deliveryId: string, settings: DeliverySettings, log: Logger): Promise<'delivered' | 'retrying' | 'failed' | 'skipped'> {
+  const delivery = await claimDelivery(sql, deliveryId, Math.ceil(settings.timeoutMs / 1000) + 5)
+  if (!delivery) return 'skipped'
+  // The endpoint is busy with another delivery: come back when its attempt is over at the latest (it wakes the
+  // next one itself when it ends sooner).
+  if ('busyUntil' in delivery) {
+    await wake(sql, deliveryId, delivery.busyUntil)
+    return 'skipped'
+  }
+  if (delivery.endpointStatus !== 'enabled') {
+    await failUnsendable(sql, delivery, 'the endpoint is disabled')
+    return 'failed'
+  }
+  const { result, retryAfterMs } = await attempt(delivery, settings)
+  const next = nextStep(result, retryAfterMs, delivery.attempt, settings)
+  await sql.begin(async (tx) => {
+    await recordAttempt(tx, delivery, result, next)
+    if (result.status_code === 410) await disableGoneEndpoint(tx, delivery.endpointId)
+  })
+  log.info({ delivery: delivery.id, event: delivery.eventId, attempt: delivery.attempt, status_code: result.status_code, error: result.error, next: next.status }, 'webhook attempt')
+  return next.status === 'pending' ? 'retrying' : next.status
+}
+
+async function attempt(delivery: ClaimedDelivery, settings: DeliverySettings): Promise<{ result: AttemptResult; retryAfterMs?: number }> {
+  const started = performance.now()
+  const elapsed = () => Math.round(performance.now() - started)
+  const refused = await webhookUrlProblem(delivery.url, settings.allowPrivateUrls)
+  if (refused) return { result: { status_code: null, duration_ms: elapsed(), response_excerpt: null, error: `not sent: the URL ${refused}` } }
+  const timestamp = Math.floor(Date.now() / 1000)
+  try {
+    const response = await fetch(delivery.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'payments-api-webhooks/1',
+        'webhook-id': delivery.eventId,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signatureHeader(delivery.secrets, delivery.eventId, timestamp, delivery.body),
+      },
+      body: delivery.body,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(settings.timeoutMs),
+    })
+    const excerpt = await readExcerpt(response)
+    return {
+      result: { status_code: response.status, duration_ms: elapsed(), response_excerpt: excerpt, error: null },
+      retryAfterMs: response.status === 429 || response.status === 503 ? retryAfter(response.headers.get('retry-after')) : undefined,
+    }
+  } catch (error) {
+    const timedOut = (error as Error).name === 'TimeoutError'
+    const cause = (error as { cause?: { code?: string } }).cause?.code
+    return { result: { status_code: null, duration_ms: elapsed(), response_excerpt: null, error: timedOut ? `timed out after ${settings.timeoutMs} ms` : `network error${cause ? `: ${cause}` : ''}` } }
+  }
+}
+
+function nextStep(result: AttemptResult, retryAfterMs: number | undefined, attempt: number, settings: DeliverySettings) {
+  const status = result.status_code
+  if (status !== null && status >= 200 && status < 300) return { status: 'delivered' as const }
+  const wait = settings.retryScheduleMs[attempt - 1]
+  if (status === 410 || wait === undefined) return { status: 'failed' as const }
+  // Jitter of +-10% keeps a crowd of failed deliveries from coming back at the same instant.
+  const jittered = wait * (0.9 + Math.random() * 0.2)
+  return { status: 'pending' as const, retryAt: new Date(Date.now() + Math.max(jittered, Math.min(retryAfterMs ?? 0, MAX_RETRY_AFTER_MS))) }
+}
+
+/** The first characters of the body, without reading more of it than that needs. */
+async function readExcerpt(response: Response): Promise<string | null> {
+  if (!response.body) return null
+  const reader = response.body.getReader()
+  let text = ''
+  const decoder = new TextDecoder()
+  while (text.length < EXCERPT_CHARS) {
+    const { done, value } = await reader.read()
+    if (done) break
+    text += decoder.decode(value, { stream: true })
+  }
+  await reader.cancel().catch(() => {})
+  return text.slice(0, EXCERPT_CHARS) || null
+}
+
+/** Retry-After in ms: delta-seconds or an HTTP date. */
+function retryAfter(header: string | null): number | undefined {
+  if (!header) return undefined
+  if (/^\d+$/.test(header)) return Number(header) * 1000
+  const date = Date.parse(header)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now())
+}

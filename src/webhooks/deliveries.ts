@@ -1,0 +1,171 @@
+// Webhook deliveries in SQL: the sender's claim and record of an attempt, redelivery, and the API's view of them.
+import type { Sql, Transaction } from '../db/connect.js'
+
+export interface DeliveryAttempt {
+  attempted_at: string
+  status_code: number | null
+  duration_ms: number
+  response_excerpt: string | null
+  error: string | null
+}
+
+export interface WebhookDelivery {
+  id: string
+  object: 'webhook_delivery'
+  event: string
+  endpoint: string
+  status: 'pending' | 'delivered' | 'failed'
+  attempts: DeliveryAttempt[]
+  next_attempt_at: string | null
+  delivered_at: string | null
+  created_at: string
+}
+
+/** What the sender needs for one attempt, claimed so that no other sender attempts it meanwhile. */
+export interface ClaimedDelivery {
+  id: string
+  attempt: number
+  eventId: string
+  endpointId: string
+  endpointStatus: 'enabled' | 'disabled'
+  url: string
+  body: string
+  secrets: string[]
+}
+
+/**
+ * Phase 1 of an attempt: takes a due, pending delivery, and its endpoint, for `leaseSeconds` (one attempt per
+ * endpoint at a time). `busyUntil` when the endpoint is taken by another attempt; nothing when the delivery is
+ * delivered, failed, not yet due, or held: a job that finds nothing to do is a duplicate wake-up, and ends.
+ */
+export async function claimDelivery(sql: Sql, id: string, leaseSeconds: number): Promise<ClaimedDelivery | { busyUntil: Date } | undefined> {
+  const [row] = await sql<
+    { id: string; attempts: number; event_id: string; endpoint_id: string; endpoint_status: 'enabled' | 'disabled'; url: string; body: string; secret: string; previous_secret: string | null }[]
+  >`
+    with endpoint as (
+      update webhook_endpoints e set sending_until = now() + ${leaseSeconds} * interval '1 second'
+      from webhook_deliveries d
+      where d.id = ${id} and d.status = 'pending' and d.next_attempt_at <= now()
+        and (d.locked_until is null or d.locked_until <= now())
+        and e.id = d.endpoint_id and (e.sending_until is null or e.sending_until <= now())
+      returning e.id, e.status, e.url, e.secret, case when e.previous_secret_expires_at > now() then e.previous_secret end as previous_secret
+    )
+    update webhook_deliveries d set locked_until = now() + ${leaseSeconds} * interval '1 second', attempts = d.attempts + 1
+    from endpoint, events ev
+    where d.id = ${id} and ev.id = d.event_id
+    returning d.id, d.attempts, d.event_id, d.endpoint_id, endpoint.status as endpoint_status, endpoint.url, ev.body,
+              endpoint.secret, endpoint.previous_secret`
+  if (!row) {
+    const [busy] = await sql<{ sending_until: Date }[]>`
+      select e.sending_until from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
+      where d.id = ${id} and d.status = 'pending' and e.sending_until > now()`
+    return busy ? { busyUntil: busy.sending_until } : undefined
+  }
+  return {
+    id: row.id,
+    attempt: row.attempts,
+    eventId: row.event_id,
+    endpointId: row.endpoint_id,
+    endpointStatus: row.endpoint_status,
+    url: row.url,
+    body: row.body,
+    secrets: [row.secret, ...(row.previous_secret ? [row.previous_secret] : [])],
+  }
+}
+
+/** Wakes the sender for `deliveryId` at `runAt` (now when omitted). */
+export function wake(sql: Sql | Transaction, deliveryId: string, runAt?: Date) {
+  return sql`select graphile_worker.add_job('deliver_webhook', json_build_object('delivery_id', ${deliveryId}::text), run_at => ${runAt ?? null}::timestamptz)`
+}
+
+export type AttemptResult = Omit<DeliveryAttempt, 'attempted_at'>
+
+/** Phase 3: the attempt is recorded; the delivery is done, failed, or due again at `retryAt`. */
+export async function recordAttempt(
+  tx: Transaction,
+  delivery: ClaimedDelivery,
+  result: AttemptResult,
+  next: { status: 'delivered' } | { status: 'failed' } | { status: 'pending'; retryAt: Date },
+): Promise<void> {
+  await tx`
+    insert into webhook_attempts (delivery_id, status_code, duration_ms, response_excerpt, error)
+    values (${delivery.id}, ${result.status_code}, ${result.duration_ms}, ${result.response_excerpt}, ${result.error})`
+  await tx`
+    update webhook_deliveries set
+      status = ${next.status}, locked_until = null, last_status_code = ${result.status_code},
+      delivered_at = case when ${next.status === 'delivered'} then now() end,
+      next_attempt_at = ${next.status === 'pending' ? next.retryAt : new Date()}
+    where id = ${delivery.id}`
+  if (next.status === 'pending') await wake(tx, delivery.id, next.retryAt)
+  await releaseEndpoint(tx, delivery)
+}
+
+/** The endpoint is free for its next delivery; the oldest one due (if any) is woken now. */
+async function releaseEndpoint(tx: Sql | Transaction, delivery: ClaimedDelivery): Promise<void> {
+  await tx`update webhook_endpoints set sending_until = null where id = ${delivery.endpointId}`
+  const [next] = await tx<{ id: string }[]>`
+    select id from webhook_deliveries
+    where endpoint_id = ${delivery.endpointId} and status = 'pending' and next_attempt_at <= now() and id <> ${delivery.id}
+    order by next_attempt_at limit 1`
+  if (next) await wake(tx, next.id)
+}
+
+/** The endpoint is disabled: the delivery is not sent, and says why. */
+export async function failUnsendable(sql: Sql, delivery: ClaimedDelivery, reason: string): Promise<void> {
+  await sql.begin(async (tx) => {
+    await tx`insert into webhook_attempts (delivery_id, duration_ms, error) values (${delivery.id}, 0, ${reason})`
+    await tx`update webhook_deliveries set status = 'failed', locked_until = null where id = ${delivery.id}`
+    await releaseEndpoint(tx as unknown as Sql, delivery)
+  })
+}
+
+/**
+ * Sends an event again (to one endpoint, or to every endpoint it went to), with the same webhook-id. A delivery
+ * that exists is made pending and due now; an endpoint it never went to gets one. Returns the deliveries.
+ */
+export async function redeliver(tx: Transaction, accountId: string, eventId: string, endpointId?: string): Promise<WebhookDelivery[] | undefined> {
+  const [event] = await tx`select 1 from events where id = ${eventId} and account_id = ${accountId}`
+  if (!event) return undefined
+  const rows = await tx<{ id: string; endpoint_id: string }[]>`
+    insert into webhook_deliveries (id, event_id, endpoint_id, account_id)
+    select 'wd_' || substr(md5(gen_random_uuid()::text), 1, 24), ${eventId}, e.id, e.account_id
+    from webhook_endpoints e
+    where e.account_id = ${accountId} and e.status = 'enabled'
+      and (e.id = ${endpointId ?? null} or (${endpointId ?? null}::text is null and e.id in (select endpoint_id from webhook_deliveries where event_id = ${eventId})))
+    on conflict (event_id, endpoint_id) do update set status = 'pending', next_attempt_at = now(), locked_until = null
+    returning id, endpoint_id`
+  for (const row of rows) await wake(tx, row.id)
+  return listDeliveries(tx, { accountId, ids: rows.map((row) => row.id) })
+}
+
+/** Deliveries with their attempts, newest first: of an endpoint, or by id. */
+export async function listDeliveries(
+  sql: Sql | Transaction,
+  filter: { accountId: string; endpointId?: string; ids?: string[]; limit?: number },
+): Promise<WebhookDelivery[]> {
+  const rows = await sql<
+    { id: string; event_id: string; endpoint_id: string; status: WebhookDelivery['status']; next_attempt_at: Date; delivered_at: Date | null; created_at: Date; attempts: DeliveryAttempt[] }[]
+  >`
+    select d.id, d.event_id, d.endpoint_id, d.status, d.next_attempt_at, d.delivered_at, d.created_at,
+           coalesce((select json_agg(json_build_object(
+                       'attempted_at', a.attempted_at, 'status_code', a.status_code, 'duration_ms', a.duration_ms,
+                       'response_excerpt', a.response_excerpt, 'error', a.error) order by a.id)
+                     from webhook_attempts a where a.delivery_id = d.id), '[]') as attempts
+    from webhook_deliveries d
+    where d.account_id = ${filter.accountId}
+      and (${filter.endpointId ?? null}::text is null or d.endpoint_id = ${filter.endpointId ?? null})
+      and (${filter.ids ?? null}::text[] is null or d.id = any(${filter.ids ?? null}::text[]))
+    order by d.created_at desc, d.id
+    limit ${filter.limit ?? 100}`
+  return rows.map((row) => ({
+    id: row.id,
+    object: 'webhook_delivery',
+    event: row.event_id,
+    endpoint: row.endpoint_id,
+    status: row.status,
+    attempts: row.attempts.map((attempt) => ({ ...attempt, attempted_at: new Date(attempt.attempted_at).toISOString() })),
+    next_attempt_at: row.status === 'pending' ? row.next_attempt_at.toISOString() : null,
+    delivered_at: row.delivered_at?.toISOString() ?? null,
+    created_at: row.created_at.toISOString(),
+  }))
+}

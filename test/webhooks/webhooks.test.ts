@@ -1,0 +1,219 @@
+// Events and signed webhooks, end to end over real HTTP: a real receiver in the test, the real worker, and the
+// public `standardwebhooks` package (an implementation that is not ours) verifying every signature.
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
+import { pino } from 'pino'
+import type { Runner } from 'graphile-worker'
+import { Webhook } from 'standardwebhooks'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadConfig } from '../../src/config.js'
+import { startWorker, workerOptions } from '../../src/worker/worker.js'
+import { chargeBody, useTestApp, type TestAccount } from '../helpers/app.js'
+import { until } from '../helpers/system.js'
+
+const config = { WEBHOOK_ALLOW_PRIVATE_URLS: true, WEBHOOK_RETRY_SCHEDULE: '0.2,0.2,0.2', WEBHOOK_TIMEOUT_MS: 1000 }
+const suite = useTestApp({ config })
+let worker: Runner
+
+interface Delivery {
+  headers: IncomingHttpHeaders
+  body: string
+}
+
+/** A receiver whose answers the test decides, one after another; the last one repeats. */
+async function receiver(answers: (number | 'hang' | 'slow')[] = [200]) {
+  const received: Delivery[] = []
+  const concurrency = { now: 0, max: 0 }
+  const server: Server = createServer((request, response) => {
+    let body = ''
+    concurrency.max = Math.max(concurrency.max, ++concurrency.now)
+    response.on('close', () => concurrency.now--)
+    request.on('data', (chunk) => (body += chunk)).on('end', () => {
+      received.push({ headers: request.headers, body })
+      const answer = answers[Math.min(received.length - 1, answers.length - 1)]!
+      if (answer === 'slow') setTimeout(() => response.writeHead(200).end('ok'), 300)
+      else if (answer !== 'hang') response.writeHead(answer).end(answer === 200 ? 'ok' : 'no')
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/hooks`
+  receivers.push(server)
+  return { url, received, concurrency }
+}
+const receivers: Server[] = []
+
+beforeAll(async () => {
+  worker = await startWorker(workerOptions({ ...loadConfig({}), ...config }, { url: suite.context.databaseUrl, sql: suite.context.sql }, suite.context.processor, pino({ level: 'silent' })))
+})
+afterAll(async () => {
+  await worker?.stop()
+  for (const server of receivers) server.closeAllConnections(), server.close()
+})
+
+async function endpointFor(user: TestAccount, url: string, events = ['*']) {
+  const response = await user.post('/v1/webhook_endpoints', { url, enabled_events: events, description: 'test' })
+  expect(response.statusCode).toBe(201)
+  return response.json() as { id: string; secret: string }
+}
+
+const deliveriesOf = async (user: TestAccount, endpointId: string) => (await user.get(`/v1/webhook_endpoints/${endpointId}/deliveries`)).json().data
+
+describe('events', () => {
+  it('when a charge succeeds, then exactly one charge.succeeded delivery arrives, signed, with the event’s bytes', async () => {
+    const user = await suite.context.newAccount()
+    const hooks = await receiver()
+    const endpoint = await endpointFor(user, hooks.url)
+    const charge = (await user.post('/v1/charges', chargeBody())).json()
+
+    await until(async () => hooks.received.length === 1)
+    const [delivery] = hooks.received
+    const verified = new Webhook(endpoint.secret).verify(delivery!.body, delivery!.headers as Record<string, string>) as { type: string; data: { object: { id: string } } }
+    expect(verified.type).toBe('charge.succeeded')
+    expect(verified.data.object).toEqual(charge)
+    const event = await user.get(`/v1/events/${delivery!.headers['webhook-id']}`)
+    expect(event.body).toBe(delivery!.body)
+    const listed = (await user.get('/v1/events?type=charge.succeeded')).json()
+    expect(listed.data.map((item: { id: string }) => item.id)).toEqual([delivery!.headers['webhook-id']])
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(hooks.received).toHaveLength(1)
+  })
+
+  it('when a transaction rolls back, then it leaves no event and no delivery', async () => {
+    const user = await suite.context.newAccount()
+    const hooks = await receiver()
+    await endpointFor(user, hooks.url)
+    const charge = (await user.post('/v1/charges', chargeBody({ amount_cents: 100 }))).json()
+    expect((await user.post(`/v1/charges/${charge.id}/refunds`, { amount_cents: 500 })).statusCode).toBe(422)
+    await suite.context.sql`create or replace function fail_charge() returns trigger language plpgsql as $$ begin raise exception 'no'; end $$`
+    await suite.context.sql.unsafe(`create trigger fail_charge_for before insert on charges for each row when (new.account_id = '${user.id}') execute function fail_charge()`)
+    try {
+      expect((await user.post('/v1/charges', chargeBody())).statusCode).toBe(500)
+    } finally {
+      await suite.context.sql`drop trigger fail_charge_for on charges`
+    }
+    const events = await suite.context.sql`select type from events where account_id = ${user.id}`
+    expect(events).toEqual([{ type: 'charge.succeeded' }])
+    const [deliveries] = await suite.context.sql`select count(*)::int as count from webhook_deliveries where account_id = ${user.id}`
+    expect(deliveries!.count).toBe(1)
+  })
+
+  it('when a charge is refunded or declined, then charge.refunded (with the refund) and charge.failed are written', async () => {
+    const user = await suite.context.newAccount()
+    const charge = (await user.post('/v1/charges', chargeBody({ amount_cents: 1000 }))).json()
+    const refund = (await user.post(`/v1/charges/${charge.id}/refunds`, { amount_cents: 400 })).json()
+    await user.post('/v1/charges', chargeBody({ source: 'pm_card_chargeDeclined' }))
+    const events = (await user.get('/v1/events')).json().data
+    expect(events.map((event: { type: string }) => event.type)).toEqual(['charge.failed', 'charge.refunded', 'charge.succeeded'])
+    expect(events[1].data).toMatchObject({ object: { id: charge.id, amount_refunded_cents: 400 }, refund })
+  })
+})
+
+describe('delivery', () => {
+  it('when the receiver answers 500 twice, then the third attempt delivers: one webhook-id, identical bodies, three attempts listed', async () => {
+    const user = await suite.context.newAccount()
+    const hooks = await receiver([500, 500, 200])
+    const endpoint = await endpointFor(user, hooks.url)
+    await user.post('/v1/charges', chargeBody())
+
+    await until(async () => (await deliveriesOf(user, endpoint.id))[0]?.status === 'delivered', 5000)
+    expect(hooks.received).toHaveLength(3)
+    expect(new Set(hooks.received.map((delivery) => delivery.headers['webhook-id'])).size).toBe(1)
+    expect(new Set(hooks.received.map((delivery) => delivery.body)).size).toBe(1)
+    for (const delivery of hooks.received) new Webhook(endpoint.secret).verify(delivery.body, delivery.headers as Record<string, string>)
+    const [listed] = await deliveriesOf(user, endpoint.id)
+    expect(listed.attempts.map((attempt: { status_code: number }) => attempt.status_code)).toEqual([500, 500, 200])
+    expect(listed.attempts[0]).toMatchObject({ response_excerpt: 'no', error: null })
+  })
+
+  it('when every attempt fails, then the delivery fails after the last one in the schedule', async () => {
+    const user = await suite.context.newAccount()
+    const hooks = await receiver([503])
+    const endpoint = await endpointFor(user, hooks.url)
+    await user.post('/v1/charges', chargeBody())
+    await until(async () => (await deliveriesOf(user, endpoint.id))[0]?.status === 'failed', 8000)
+    expect(hooks.received).toHaveLength(4) // the first attempt, then one per entry of the 3-step schedule
+  })
+
+  it('when the receiver answers 410 Gone, then the endpoint is disabled and no more is sent to it', async () => {
+    const user = await suite.context.newAccount()
+    const hooks = await receiver([410])
+    const endpoint = await endpointFor(user, hooks.url)
+    await user.post('/v1/charges', chargeBody())
+    await until(async () => (await user.get(`/v1/webhook_endpoints/${endpoint.id}`)).json().status === 'disabled')
+    expect((await user.get(`/v1/webhook_endpoints/${endpoint.id}`)).json().disabled_reason).toContain('410')
+    await user.post('/v1/charges', chargeBody())
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    expect(hooks.received).toHaveLength(1)
+  })
+
+  it('when one endpoint hangs, then another endpoint of the account still gets its delivery at once', async () => {
+    const user = await suite.context.newAccount()
+    const hanging = await receiver(['hang'])
+    const healthy = await receiver()
+    await endpointFor(user, hanging.url)
+    await endpointFor(user, healthy.url)
+    const started = Date.now()
+    await user.post('/v1/charges', chargeBody())
+    await until(async () => healthy.received.length === 1, 3000)
+    expect(Date.now() - started).toBeLessThan(900) // before the hanging one's 1 s timeout
+    expect(hanging.received).toHaveLength(1)
+  })
+
+  it('when several deliveries are due for one slow endpoint, then it gets one at a time, and all of them', async () => {
+    const user = await suite.context.newAccount()
+    const slow = await receiver(['slow'])
+    const endpoint = await endpointFor(user, slow.url)
+    for (let n = 0; n < 3; n++) await user.post('/v1/charges', chargeBody())
+    await until(async () => (await deliveriesOf(user, endpoint.id)).filter((delivery: { status: string }) => delivery.status === 'delivered').length === 3, 8000)
+    expect(slow.concurrency.max).toBe(1)
+    expect(slow.received).toHaveLength(3)
+  })
+
+  it('when an event is redelivered, then it goes again with the same webhook-id', async () => {
+    const user = await suite.context.newAccount()
+    const hooks = await receiver()
+    const endpoint = await endpointFor(user, hooks.url)
+    await user.post('/v1/charges', chargeBody())
+    await until(async () => hooks.received.length === 1)
+    const eventId = String(hooks.received[0]!.headers['webhook-id'])
+    const again = await user.post(`/v1/events/${eventId}/redeliver`, { endpoint_id: endpoint.id })
+    expect(again.statusCode).toBe(202)
+    await until(async () => hooks.received.length === 2)
+    expect(hooks.received[1]!.headers['webhook-id']).toBe(eventId)
+    expect(hooks.received[1]!.body).toBe(hooks.received[0]!.body)
+  })
+})
+
+describe('webhook endpoints', () => {
+  it('when created, then the secret is shown once; retrieving, listing, updating and deleting work', async () => {
+    const user = await suite.context.newAccount()
+    const created = await endpointFor(user, 'http://127.0.0.1:9/never', ['charge.succeeded'])
+    expect(created.secret).toMatch(/^whsec_/)
+    const fetched = (await user.get(`/v1/webhook_endpoints/${created.id}`)).json()
+    expect(fetched).not.toHaveProperty('secret')
+    expect(fetched).toMatchObject({ object: 'webhook_endpoint', enabled_events: ['charge.succeeded'], status: 'enabled' })
+    expect((await user.get('/v1/webhook_endpoints')).json().data.map((item: { id: string }) => item.id)).toEqual([created.id])
+    const patched = await suite.context.app.inject({
+      method: 'PATCH',
+      url: `/v1/webhook_endpoints/${created.id}`,
+      headers: { authorization: `Bearer ${user.apiKey}`, 'content-type': 'application/json' },
+      payload: { disabled: true, enabled_events: ['*'] },
+    })
+    expect(patched.json()).toMatchObject({ status: 'disabled', disabled_reason: 'disabled by the account', enabled_events: ['*'] })
+    const deleted = await suite.context.app.inject({ method: 'DELETE', url: `/v1/webhook_endpoints/${created.id}`, headers: { authorization: `Bearer ${user.apiKey}` } })
+    expect(deleted.json()).toEqual({ id: created.id, object: 'webhook_endpoint', deleted: true })
+    expect((await user.get(`/v1/webhook_endpoints/${created.id}`)).statusCode).toBe(404)
+  })
+
+  it('when the secret is rotated, then deliveries are signed with both secrets for a while', async () => {
+    const user = await suite.context.newAccount()
+    const hooks = await receiver()
+    const endpoint = await endpointFor(user, hooks.url)
+    const rotated = (await user.post(`/v1/webhook_endpoints/${endpoint.id}/rotate_secret`, {})).json()
+    expect(rotated.secret).not.toBe(endpoint.secret)
+    await user.post('/v1/charges', chargeBody())
+    await until(async () => hooks.received.length === 1)
+    const [delivery] = hooks.received
+    expect(String(delivery!.headers['webhook-signature']).split(' ')).toHaveLength(2)
+    for (const secret of [endpoint.secret, rotated.secret]) new Webhook(secret).verify(delivery!.body, delivery!.headers as Record<string, string>)
+  })
+})
