@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The retry story against a running server, with curl: the client times out on a slow charge, retries
-# with the same Idempotency-Key, gets the one charge back, and an edited amount under that key is refused.
+# with the same Idempotency-Key, gets the one charge back, and an edited amount under that key is refused;
+# the key finds the charge again; then an authorization is captured once, whatever the retries.
 #
 #   npm start                      # in another terminal
 #   npm run smoke                  # the server at PORT (3000), or: npm run smoke -- http://host:port
@@ -23,10 +24,15 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 failures=0
 
-post() { # post NAME BODY [curl args...]: writes $TMP/NAME.{headers,body}, prints the status (000 on timeout)
+post() { # post NAME BODY [curl args...]: POST /v1/charges, see post_to
   local name=$1 body=$2
   shift 2
-  curl -sS -o "$TMP/$name.body" -D "$TMP/$name.headers" -w '%{http_code}' -X POST "$BASE_URL/v1/charges" \
+  post_to "$name" /v1/charges "$body" "$@"
+}
+post_to() { # post_to NAME PATH BODY [curl args...]: writes $TMP/NAME.{headers,body}, prints the status (000 on timeout)
+  local name=$1 path=$2 body=$3
+  shift 3
+  curl -sS -o "$TMP/$name.body" -D "$TMP/$name.headers" -w '%{http_code}' -X POST "$BASE_URL$path" \
     -H "Authorization: Bearer $API_KEY" -H 'Content-Type: application/json' -d "$body" "$@" 2>/dev/null || true
 }
 header() { grep -i "^$2:" "$TMP/$1.headers" | cut -d' ' -f2- | tr -d '\r' || true; }
@@ -59,5 +65,19 @@ check "no Idempotency-Key is 400" "$status" "400"
 count=$(curl -sS "$BASE_URL/v1/charges?limit=100" -H "Authorization: Bearer $API_KEY" |
   node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).data.filter(c=>c.metadata.smoke_key===process.argv[1]).length))' "$KEY")
 check "the customer was charged once ($(json id < "$TMP/early.body"))" "$count" "1"
+
+found=$(curl -sS "$BASE_URL/v1/charges?idempotency_key=$KEY" -H "Authorization: Bearer $API_KEY" |
+  node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).data.map(c=>c.id).join(",")))')
+check "the key finds the charge it created" "$found" "$(json id < "$TMP/early.body")"
+
+status=$(post authorized '{"amount_cents":5000,"currency":"usd","source":"pm_card_visa","capture":false}' -H "Idempotency-Key: $KEY-auth")
+check "capture: false authorizes only" "$status/$(json status < "$TMP/authorized.body")" "201/requires_capture"
+CHARGE=$(json id < "$TMP/authorized.body")
+status=$(post_to captured "/v1/charges/$CHARGE/capture" '{"amount_cents":4000}' -H "Idempotency-Key: $KEY-capture")
+check "a partial capture takes 4000 of the 5000 held" "$status/$(json amount_captured_cents < "$TMP/captured.body")" "200/4000"
+status=$(post_to recaptured "/v1/charges/$CHARGE/capture" '{"amount_cents":4000}' -H "Idempotency-Key: $KEY-capture")
+check "the capture's retry replays the same bytes" "$(cmp -s "$TMP/captured.body" "$TMP/recaptured.body" && echo same || echo different)" "same"
+status=$(post_to second "/v1/charges/$CHARGE/capture" '{}' -H "Idempotency-Key: $KEY-capture-2")
+check "a second capture with a new key is 409, not a second capture" "$status/$(json type < "$TMP/second.body" | sed 's#.*/##')" "409/charge-not-capturable"
 
 [ "$failures" = 0 ] && echo "smoke: all checks passed" || { echo "smoke: $failures check(s) failed"; exit 1; }

@@ -83,7 +83,7 @@ export async function appPlugin(app: FastifyInstance, options: { sql: Sql; proce
   await app.register(idempotency, {
     sql,
     timing: { ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, leaseSeconds: config.IDEMPOTENCY_LEASE_SECONDS, recoveryGraceSeconds: config.RECOVERY_GRACE_SECONDS },
-    recoveries: recoveries(processor),
+    recoveries: recoveries(processor, { authorizationExpiresDays: config.AUTHORIZATION_EXPIRES_DAYS }),
   })
   // After idempotency: both wrap route handlers, and the deadline's wrapper must be the outer one.
   await app.register(deadline, { timeoutMs: config.REQUEST_TIMEOUT_MS })
@@ -95,7 +95,7 @@ export async function appPlugin(app: FastifyInstance, options: { sql: Sql; proce
       v1.addHook('onRequest', v1.refuseThrottledAddress)
       v1.addHook('onRequest', v1.authenticate)
       v1.addHook('onRequest', v1.countAccountRequest)
-      await v1.register(chargeRoutes, { sql, processor })
+      await v1.register(chargeRoutes, { sql, processor, authorizationExpiresDays: config.AUTHORIZATION_EXPIRES_DAYS })
       await v1.register(refundRoutes, { sql, processor })
       await v1.register(eventRoutes, { sql })
       await v1.register(webhookEndpointRoutes, { sql, allowPrivateUrls: config.WEBHOOK_ALLOW_PRIVATE_URLS })

@@ -67,6 +67,8 @@ const ConfigSchema = Type.Object({
   WEBHOOK_RETRY_SCHEDULE: Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?(,[0-9]+(\\.[0-9]+)?){0,19}$', default: '5,300,1800,7200,18000,36000,50400,72000,86400' }),
   /** Development and tests only: allow http:// and private, loopback and link-local webhook URLs. */
   WEBHOOK_ALLOW_PRIVATE_URLS: Type.Boolean({ default: false }),
+  /** How long an authorization (capture: false) may wait for its capture before it is voided and expires. */
+  AUTHORIZATION_EXPIRES_DAYS: Type.Integer({ minimum: 1, maximum: 30, default: 7 }),
   /** How long events (and their deliveries) are kept. */
   EVENT_RETENTION_DAYS: Type.Integer({ minimum: 1, default: 30 }),
   /** How long shutdown waits for requests in flight before the process exits anyway. */

@@ -10,13 +10,26 @@ import { PROBLEM_CONTENT_TYPE, problemBody } from '../problems.js'
 import type { CreateChargeBody } from '../schemas/charge.js'
 import { insertChargeRow, newChargeRow, toCharge } from './repository.js'
 
-export function recordCharge(db: Sql | Transaction, accountId: string, input: CreateChargeBody, outcome: ChargeOutcome): Recorded {
-  const row = newChargeRow(accountId, input, outcome)
+export function recordCharge(
+  db: Sql | Transaction,
+  accountId: string,
+  input: CreateChargeBody,
+  outcome: ChargeOutcome,
+  /** Set for an authorization (capture: false): until when it may be captured. */
+  authorizationExpiresAt?: Date,
+): Recorded {
+  const row = newChargeRow(accountId, input, outcome, authorizationExpiresAt)
   const charge = toCharge(row)
-  const writes = [insertChargeRow(db, row), eventWrite(db, accountId, charge.status === 'failed' ? 'charge.failed' : 'charge.succeeded', { object: charge }, row.created_at)]
+  const type = charge.status === 'failed' ? 'charge.failed' : charge.status === 'requires_capture' ? 'charge.authorized' : 'charge.succeeded'
+  const writes = [insertChargeRow(db, row), eventWrite(db, accountId, type, { object: charge }, row.created_at)]
   if (charge.status === 'failed') {
     const body = problemBody('card-declined', charge.failure_message ?? 'The card was declined.', { decline_code: charge.failure_code, charge: charge.id })
     return { writes, response: { status: 402, contentType: PROBLEM_CONTENT_TYPE, body } }
   }
   return { writes, response: { status: 201, location: `/v1/charges/${charge.id}`, body: charge } }
+}
+
+/** When an authorization made now expires, AUTHORIZATION_EXPIRES_DAYS from now (card networks allow about 7). */
+export function authorizationExpiry(input: CreateChargeBody, days: number, from = Date.now()): Date | undefined {
+  return input.capture === false ? new Date(from + days * 86_400_000) : undefined
 }

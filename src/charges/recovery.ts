@@ -1,19 +1,40 @@
-// Settles an abandoned POST /v1/charges: the processor says whether it charged (or declined) under the claim's
-// operation id, and the charge is recorded as the live request would have recorded it.
-import { type ChargeOutcome, lookupOutcome, type PaymentProcessor } from '../processor/processor.js'
+// Settles abandoned charges, captures and voids: the processor says what it did under the claim's operation id
+// (a charge or authorization, with its outcome; a capture; a void), and it is recorded as the live request would
+// have recorded it, or, when the processor never saw it, the reservation is given back.
+import { sendAll } from '../db/pipeline.js'
+import { type ChargeOutcome, lookupOutcome, type PaymentProcessor, type SettlementOutcome } from '../processor/processor.js'
 import type { Recovery } from '../recovery/recovery.js'
 import type { CreateChargeBody } from '../schemas/charge.js'
-import { sendAll } from '../db/pipeline.js'
-import { recordCharge } from './record-charge.js'
+import { authorizationExpiry, recordCharge } from './record-charge.js'
+import type { ChargeRow } from './repository.js'
+import { recordCapture, recordVoid, releaseSettlement, type Settlement } from './settle.js'
 
-export function chargeRecovery(processor: PaymentProcessor): Recovery<ChargeOutcome> {
+export function chargeRecovery(processor: PaymentProcessor, settings: { authorizationExpiresDays: number }): Recovery<ChargeOutcome> {
+  const bodyOf = (claim: { request: { body: unknown } }) => claim.request.body as CreateChargeBody
   return {
     endpoint: 'POST /v1/charges',
-    lookup: (claim) => lookupOutcome(processor, claim.operationId, 'charge'),
+    lookup: (claim) => lookupOutcome(processor, claim.operationId, bodyOf(claim).capture === false ? 'authorization' : 'charge'),
     async record(tx, claim, outcome) {
-      const { writes, response } = recordCharge(tx, claim.accountId, claim.request.body as CreateChargeBody, outcome)
+      const body = bodyOf(claim)
+      const { writes, response } = recordCharge(tx, claim.accountId, body, outcome, authorizationExpiry(body, settings.authorizationExpiresDays))
       sendAll(tx, writes)
       return response
     },
+  }
+}
+
+export function settlementRecovery(processor: PaymentProcessor, kind: Settlement): Recovery<SettlementOutcome> {
+  const chargeIdOf = (claim: { request: { params: unknown } }) => (claim.request.params as { id: string }).id
+  return {
+    endpoint: `POST /v1/charges/:id/${kind}`,
+    lookup: (claim) => lookupOutcome(processor, claim.operationId, kind),
+    async record(tx, claim) {
+      const [charge] = await tx<ChargeRow[]>`
+        select * from charges where id = ${chargeIdOf(claim)} and account_id = ${claim.accountId} and pending_operation_id = ${claim.operationId} for update`
+      // The processor acted, so the reservation was made first; without it the books and the processor disagree.
+      if (!charge) throw new Error(`the processor performed ${kind} ${claim.operationId}, but the charge does not have it pending`)
+      return kind === 'capture' ? recordCapture(tx, charge, charge.pending_amount_cents!) : recordVoid(tx, charge, 'voided')
+    },
+    release: (tx, claim) => releaseSettlement(tx, chargeIdOf(claim), claim.operationId),
   }
 }

@@ -1,46 +1,62 @@
 // Charges in SQL, and their mapping to the API resource. Writers take the transaction explicitly.
 import type { Sql, Transaction } from '../db/connect.js'
 import { newId } from '../db/ids.js'
+import { pageOf, type Page } from '../db/pagination.js'
 import type { ChargeOutcome } from '../processor/processor.js'
 import type { Charge, CreateChargeBody } from '../schemas/charge.js'
+import type { PageRequest } from '../schemas/page.js'
 
 export interface ChargeRow {
   id: string
   account_id: string
   amount_cents: number
+  amount_captured_cents: number
   amount_refunded_cents: number
   amount_refund_pending_cents: number
+  captured: boolean
   currency: string
   source: string
   description: string | null
   metadata: Record<string, string>
-  status: 'succeeded' | 'failed'
+  status: Charge['status']
   failure_code: string | null
   failure_message: string | null
   processor_reference: string | null
+  authorization_expires_at: Date | null
+  pending_operation: 'capture' | 'void' | null
+  pending_operation_id: string | null
+  pending_amount_cents: number | null
   created_at: Date
 }
 
 /**
  * A new charge as it will be stored and returned, built here (id and created_at included) so that recording it
  * needs no answer from the database: its INSERT can go out in the same pipeline as the rest of the transaction.
+ * With `authorizationExpiresAt`, a successful outcome is an authorization to capture by then.
  */
-export function newChargeRow(accountId: string, input: CreateChargeBody, outcome: ChargeOutcome): ChargeRow {
+export function newChargeRow(accountId: string, input: CreateChargeBody, outcome: ChargeOutcome, authorizationExpiresAt?: Date): ChargeRow {
   const failed = outcome.status === 'failed'
+  const authorized = !failed && authorizationExpiresAt !== undefined
   return {
     id: newId('ch'),
     account_id: accountId,
     amount_cents: input.amount_cents,
+    amount_captured_cents: failed || authorized ? 0 : input.amount_cents,
     amount_refunded_cents: 0,
     amount_refund_pending_cents: 0,
+    captured: !failed && !authorized,
     currency: input.currency,
     source: input.source,
     description: input.description ?? null,
     metadata: inJsonbKeyOrder(input.metadata ?? {}),
-    status: outcome.status,
+    status: failed ? 'failed' : authorized ? 'requires_capture' : 'succeeded',
     failure_code: failed ? outcome.failureCode : null,
     failure_message: failed ? outcome.failureMessage : null,
     processor_reference: failed ? null : outcome.processorReference,
+    authorization_expires_at: authorized ? authorizationExpiresAt : null,
+    pending_operation: null,
+    pending_operation_id: null,
+    pending_amount_cents: null,
     created_at: new Date(),
   }
 }
@@ -48,11 +64,11 @@ export function newChargeRow(accountId: string, input: CreateChargeBody, outcome
 /** The INSERT of a charge built by newChargeRow, not yet run: `db` is where it will run. */
 export function insertChargeRow(db: Sql | Transaction, row: ChargeRow) {
   return db`
-    insert into charges (id, account_id, amount_cents, currency, source, description, metadata,
-                         status, failure_code, failure_message, processor_reference, created_at)
-    values (${row.id}, ${row.account_id}, ${row.amount_cents}, ${row.currency}, ${row.source},
-            ${row.description}, ${db.json(row.metadata)}, ${row.status},
-            ${row.failure_code}, ${row.failure_message}, ${row.processor_reference}, ${row.created_at})`
+    insert into charges (id, account_id, amount_cents, amount_captured_cents, captured, currency, source, description, metadata,
+                         status, failure_code, failure_message, processor_reference, authorization_expires_at, created_at)
+    values (${row.id}, ${row.account_id}, ${row.amount_cents}, ${row.amount_captured_cents}, ${row.captured}, ${row.currency}, ${row.source},
+            ${row.description}, ${db.json(row.metadata)}, ${row.status}, ${row.failure_code}, ${row.failure_message},
+            ${row.processor_reference}, ${row.authorization_expires_at}, ${row.created_at})`
 }
 
 /**
@@ -75,24 +91,20 @@ export async function lockCharge(tx: Transaction, accountId: string, chargeId: s
   return row
 }
 
-/** Newest first. `startingAfter` must be a charge of the same account, or the page is undefined. */
-export async function listCharges(
-  sql: Sql,
-  accountId: string,
-  page: { limit: number; startingAfter?: string | undefined },
-): Promise<{ charges: Charge[]; hasMore: boolean } | undefined> {
-  let cursor: string | null = null
-  if (page.startingAfter) {
-    const [found] = await sql<{ seq: string }[]>`select seq from charges where id = ${page.startingAfter} and account_id = ${accountId}`
-    if (!found) return undefined
-    cursor = found.seq
-  }
-  const rows = await sql<ChargeRow[]>`
-    select * from charges
-    where account_id = ${accountId} and (${cursor}::bigint is null or seq < ${cursor}::bigint)
-    order by seq desc
-    limit ${page.limit + 1}`
-  return { charges: rows.slice(0, page.limit).map(toCharge), hasMore: rows.length > page.limit }
+export async function listCharges(sql: Sql, accountId: string, page: PageRequest): Promise<Page<Charge> | undefined> {
+  const found = await pageOf<ChargeRow>(sql, 'charges', sql`account_id = ${accountId}`, page)
+  return found && { rows: found.rows.map(toCharge), hasMore: found.hasMore }
+}
+
+/** The charge a POST /v1/charges with this Idempotency-Key created (and completed), if any. */
+export async function findChargeByIdempotencyKey(sql: Sql, accountId: string, key: string): Promise<Charge | undefined> {
+  const [row] = await sql<ChargeRow[]>`
+    select c.* from idempotency_keys k
+    join charges c on c.account_id = k.account_id
+      and c.id = coalesce(convert_from(k.response_body, 'UTF8')::jsonb->>'id', convert_from(k.response_body, 'UTF8')::jsonb->>'charge')
+    where k.account_id = ${accountId} and k.endpoint = 'POST /v1/charges' and k.key = ${key}
+      and k.completed_at is not null and k.expires_at > now()`
+  return row && toCharge(row)
 }
 
 export function toCharge(row: ChargeRow): Charge {
@@ -100,7 +112,10 @@ export function toCharge(row: ChargeRow): Charge {
     id: row.id,
     object: 'charge',
     amount_cents: row.amount_cents,
+    amount_captured_cents: row.amount_captured_cents,
+    amount_capturable_cents: row.status === 'requires_capture' ? row.amount_cents : 0,
     amount_refunded_cents: row.amount_refunded_cents,
+    captured: row.captured,
     currency: row.currency as Charge['currency'],
     source: row.source,
     description: row.description,
@@ -108,6 +123,7 @@ export function toCharge(row: ChargeRow): Charge {
     status: row.status,
     failure_code: row.failure_code,
     failure_message: row.failure_message,
+    authorization_expires_at: row.authorization_expires_at?.toISOString() ?? null,
     created_at: row.created_at.toISOString(),
   }
 }

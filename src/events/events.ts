@@ -3,8 +3,9 @@
 // (the events_fan_out trigger, migration 0005).
 import type { Sql, Transaction } from '../db/connect.js'
 import { newId } from '../db/ids.js'
+import type { EVENT_TYPES } from '../schemas/webhook.js'
 
-export type EventType = 'charge.succeeded' | 'charge.failed' | 'charge.refunded' | 'charge.captured' | 'charge.voided' | 'charge.expired'
+export type EventType = (typeof EVENT_TYPES)[number]
 
 export interface Event {
   id: string

@@ -26,9 +26,29 @@ export interface RefundOutcome {
   processorReference: string
 }
 
+/** Capture all or part of an authorization; the rest of it is released. */
+export interface CaptureRequest {
+  chargeReference: string
+  amountCents: number
+  idempotencyKey: string
+}
+
+export interface VoidRequest {
+  chargeReference: string
+  idempotencyKey: string
+}
+
+/** A capture or a void that the processor performed. */
+export interface SettlementOutcome {
+  processorReference: string
+}
+
 /** The outcome of each kind of operation. */
 interface OutcomeOf {
   charge: ChargeOutcome
+  authorization: ChargeOutcome
+  capture: SettlementOutcome
+  void: SettlementOutcome
   refund: RefundOutcome
 }
 
@@ -38,6 +58,10 @@ export type OperationRecord = { [Kind in keyof OutcomeOf]: { kind: Kind; outcome
 export interface PaymentProcessor {
   /** Resolves with a decline as a normal outcome; throws ProcessorUnavailableError when the outcome is unknown. */
   charge(request: ChargeRequest): Promise<ChargeOutcome>
+  /** Like charge, but only reserves the amount on the card, to capture later (or void). */
+  authorize(request: ChargeRequest): Promise<ChargeOutcome>
+  capture(request: CaptureRequest): Promise<SettlementOutcome>
+  void(request: VoidRequest): Promise<SettlementOutcome>
   refund(request: RefundRequest): Promise<RefundOutcome>
   /**
    * What the processor did under `idempotencyKey` (the operation id it was sent), or undefined when it never
@@ -51,6 +75,8 @@ export interface PaymentProcessor {
  * What the processor did under `operationId`, if that was an operation of `kind`; undefined if it never saw it.
  * An operation of another kind under the id means the books and the processor disagree: that is thrown.
  */
+export type OperationKind = keyof OutcomeOf
+
 export async function lookupOutcome<Kind extends keyof OutcomeOf>(
   processor: PaymentProcessor,
   operationId: string,

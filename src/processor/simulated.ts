@@ -8,6 +8,7 @@ import type { Sql } from '../db/connect.js'
 import { canonicalJson } from '../idempotency/fingerprint.js'
 import {
   type ChargeOutcome,
+  type ChargeRequest,
   type OperationRecord,
   type PaymentProcessor,
   ProcessorIdempotencyError,
@@ -25,7 +26,8 @@ import {
  * - pm_card_timeoutBeforeCharge: times out before doing anything, the first time a charge of that amount and
  *   currency is attempted in this process; later attempts go through
  * - anything else: declined as unknown_source
- * Refunds of a pm_card_slow, pm_card_responseLost or pm_card_timeoutBeforeCharge charge behave the same way.
+ * Authorizations (capture: false) behave as charges; captures, voids and refunds of a pm_card_slow,
+ * pm_card_responseLost or pm_card_timeoutBeforeCharge charge behave the same way.
  */
 export function createSimulatedProcessor(options: { sql: Sql; slowDelayMs?: number }): PaymentProcessor {
   const { sql } = options
@@ -38,30 +40,36 @@ export function createSimulatedProcessor(options: { sql: Sql; slowDelayMs?: numb
     throw new ProcessorUnavailableError('simulated timeout before anything was done')
   }
 
-  return {
-    async charge({ amountCents, currency, source, idempotencyKey }) {
-      if (source === 'pm_card_processorDown') throw new ProcessorUnavailableError('simulated processor outage')
-      if (source === 'pm_card_timeoutBeforeCharge') timeOutOnce(`charge:${amountCents}:${currency}`)
-      const parameters = { amount_cents: amountCents, currency, source }
-      const { outcome, performed } = await perform<ChargeOutcome>(sql, idempotencyKey, 'charge', parameters, () => chargeOutcome(source, idempotencyKey))
-      if (performed && source === 'pm_card_slow') await sleep(slowDelayMs)
-      if (performed && source === 'pm_card_responseLost') throw new ProcessorUnavailableError('simulated timeout: charged, answer lost')
-      return outcome
-    },
+  async function chargeOrAuthorize(kind: 'charge' | 'authorization', { amountCents, currency, source, idempotencyKey }: ChargeRequest) {
+    if (source === 'pm_card_processorDown') throw new ProcessorUnavailableError('simulated processor outage')
+    if (source === 'pm_card_timeoutBeforeCharge') timeOutOnce(`${kind}:${amountCents}:${currency}`)
+    const parameters = { amount_cents: amountCents, currency, source }
+    const { outcome, performed } = await perform<ChargeOutcome>(sql, idempotencyKey, kind, parameters, () => chargeOutcome(source, idempotencyKey))
+    if (performed && source === 'pm_card_slow') await sleep(slowDelayMs)
+    if (performed && source === 'pm_card_responseLost') throw new ProcessorUnavailableError(`simulated timeout: ${kind} done, answer lost`)
+    return outcome
+  }
 
-    async refund({ chargeReference, amountCents, idempotencyKey }) {
-      const [charge] = await sql<{ source: string }[]>`
-        select parameters->>'source' as source from simulated_processor.operations
-        where kind = 'charge' and outcome->>'processorReference' = ${chargeReference}`
-      if (charge?.source === 'pm_card_timeoutBeforeCharge') timeOutOnce(`refund:${chargeReference}:${amountCents}`)
-      const parameters = { charge_reference: chargeReference, amount_cents: amountCents }
-      const { outcome, performed } = await perform<RefundOutcome>(sql, idempotencyKey, 'refund', parameters, () => ({
-        processorReference: reference('sim_re', idempotencyKey),
-      }))
-      if (performed && charge?.source === 'pm_card_slow') await sleep(slowDelayMs)
-      if (performed && charge?.source === 'pm_card_responseLost') throw new ProcessorUnavailableError('simulated timeout: refunded, answer lost')
-      return outcome
-    },
+  /** Captures, voids and refunds behave as the charge they act on: slow, losing answers, timing out first. */
+  async function settle<Outcome>(kind: 'capture' | 'void' | 'refund', chargeReference: string, idempotencyKey: string, parameters: Record<string, unknown>, outcome: () => Outcome) {
+    const [charge] = await sql<{ source: string }[]>`
+      select parameters->>'source' as source from simulated_processor.operations
+      where kind in ('charge', 'authorization') and outcome->>'processorReference' = ${chargeReference}`
+    if (charge?.source === 'pm_card_timeoutBeforeCharge') timeOutOnce(`${kind}:${chargeReference}:${JSON.stringify(parameters)}`)
+    const done = await perform<Outcome>(sql, idempotencyKey, kind, { charge_reference: chargeReference, ...parameters }, outcome)
+    if (done.performed && charge?.source === 'pm_card_slow') await sleep(slowDelayMs)
+    if (done.performed && charge?.source === 'pm_card_responseLost') throw new ProcessorUnavailableError(`simulated timeout: ${kind} done, answer lost`)
+    return done.outcome
+  }
+
+  return {
+    charge: (request) => chargeOrAuthorize('charge', request),
+    authorize: (request) => chargeOrAuthorize('authorization', request),
+    capture: ({ chargeReference, amountCents, idempotencyKey }) =>
+      settle('capture', chargeReference, idempotencyKey, { amount_cents: amountCents }, () => ({ processorReference: reference('sim_cp', idempotencyKey) })),
+    void: ({ chargeReference, idempotencyKey }) => settle('void', chargeReference, idempotencyKey, {}, () => ({ processorReference: reference('sim_vd', idempotencyKey) })),
+    refund: ({ chargeReference, amountCents, idempotencyKey }) =>
+      settle('refund', chargeReference, idempotencyKey, { amount_cents: amountCents }, () => ({ processorReference: reference('sim_re', idempotencyKey) })),
 
     async lookup(idempotencyKey) {
       const [row] = await sql<{ kind: OperationRecord['kind']; outcome: OperationRecord['outcome'] }[]>`

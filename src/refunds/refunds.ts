@@ -28,8 +28,10 @@ export async function reserveRefund(
     const chargeReference = charge.processor_reference ?? charge.id
     const existing = await findRefundByOperation(tx, request.operationId)
     if (existing?.status === 'pending') return { refund: existing, chargeReference }
-    if (charge.status !== 'succeeded') throw new Problem('charge-not-refundable', `Charge ${charge.id} did not succeed; there is nothing to refund.`)
-    const remaining = charge.amount_cents - charge.amount_refunded_cents - charge.amount_refund_pending_cents
+    if (charge.status !== 'succeeded') {
+      throw new Problem('charge-not-refundable', `Charge ${charge.id} is ${charge.status}: only captured money can be refunded.`)
+    }
+    const remaining = charge.amount_captured_cents - charge.amount_refunded_cents - charge.amount_refund_pending_cents
     if (remaining === 0) {
       throw new Problem('charge-not-refundable', `Charge ${charge.id} is already fully refunded${charge.amount_refund_pending_cents ? ', counting refunds in progress' : ''}.`)
     }

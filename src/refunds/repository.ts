@@ -2,6 +2,8 @@
 // reserved on the charge until the processor's answer is recorded.
 import type { Sql, Transaction } from '../db/connect.js'
 import { newId } from '../db/ids.js'
+import { pageOf, type Page } from '../db/pagination.js'
+import type { PageRequest } from '../schemas/page.js'
 import { toCharge, type ChargeRow } from '../charges/repository.js'
 import type { Charge } from '../schemas/charge.js'
 import type { Refund } from '../schemas/refund.js'
@@ -17,19 +19,21 @@ export interface RefundRow {
   created_at: Date
 }
 
-const REFUND_COLUMNS = 'r.id, r.account_id, r.charge_id, r.amount_cents, c.currency, r.status, r.operation_id, r.created_at'
-
 export async function findRefund(sql: Sql, accountId: string, refundId: string): Promise<Refund | undefined> {
-  const [row] = await sql<RefundRow[]>`
-    select ${sql.unsafe(REFUND_COLUMNS)} from refunds r join charges c on c.id = r.charge_id
-    where r.id = ${refundId} and r.account_id = ${accountId}`
+  const [row] = await sql<RefundRow[]>`select * from refunds where id = ${refundId} and account_id = ${accountId}`
   return row && toRefund(row)
 }
 
 export async function findRefundByOperation(tx: Transaction, operationId: string): Promise<RefundRow | undefined> {
-  const [row] = await tx<RefundRow[]>`
-    select ${tx.unsafe(REFUND_COLUMNS)} from refunds r join charges c on c.id = r.charge_id where r.operation_id = ${operationId}`
+  const [row] = await tx<RefundRow[]>`select * from refunds where operation_id = ${operationId}`
   return row
+}
+
+/** The account's refunds, or one charge's, newest first (src/db/pagination.ts). */
+export async function listRefunds(sql: Sql, accountId: string, chargeId: string | undefined, page: PageRequest): Promise<Page<Refund> | undefined> {
+  const scope = chargeId ? sql`account_id = ${accountId} and charge_id = ${chargeId}` : sql`account_id = ${accountId}`
+  const found = await pageOf<RefundRow>(sql, 'refunds', scope, page)
+  return found && { rows: found.rows.map(toRefund), hasMore: found.hasMore }
 }
 
 /** Writes a pending refund and reserves its amount on the charge (which the caller has locked). */
@@ -41,9 +45,9 @@ export async function insertPendingRefund(
 ): Promise<RefundRow> {
   await tx`update charges set amount_refund_pending_cents = amount_refund_pending_cents + ${amountCents} where id = ${charge.id}`
   const [row] = await tx<RefundRow[]>`
-    insert into refunds (id, account_id, charge_id, amount_cents, status, operation_id)
-    values (${newId('re')}, ${charge.account_id}, ${charge.id}, ${amountCents}, 'pending', ${operationId})
-    returning id, account_id, charge_id, amount_cents, ${charge.currency}::text as currency, status, operation_id, created_at`
+    insert into refunds (id, account_id, charge_id, amount_cents, currency, status, operation_id)
+    values (${newId('re')}, ${charge.account_id}, ${charge.id}, ${amountCents}, ${charge.currency}, 'pending', ${operationId})
+    returning *`
   return row!
 }
 
@@ -58,7 +62,7 @@ export async function markRefundSucceeded(tx: Transaction, refund: RefundRow, pr
   const [row] = await tx<RefundRow[]>`
     update refunds set status = 'succeeded', processor_reference = ${processorReference}
     where id = ${refund.id} and status = 'pending'
-    returning id, account_id, charge_id, amount_cents, ${refund.currency}::text as currency, status, operation_id, created_at`
+    returning *`
   if (!row) throw new Error(`refund ${refund.id} is no longer pending`)
   return { refund: toRefund(row), charge: toCharge(charge!) }
 }

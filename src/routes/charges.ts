@@ -1,29 +1,58 @@
-// POST /v1/charges (idempotent), GET /v1/charges/:id and GET /v1/charges.
+// POST /v1/charges (idempotent; capture: false authorizes only), POST /v1/charges/:id/capture and /void
+// (idempotent), GET /v1/charges/:id and GET /v1/charges.
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { recordCharge } from '../charges/record-charge.js'
-import { findCharge, listCharges } from '../charges/repository.js'
+import { authorizationExpiry, recordCharge } from '../charges/record-charge.js'
+import { findCharge, findChargeByIdempotencyKey, listCharges } from '../charges/repository.js'
+import { recordCapture, recordVoid, releaseSettlement, reserveSettlement, type Settlement } from '../charges/settle.js'
 import type { Sql } from '../db/connect.js'
-import { downstreamIdempotencyKey } from '../plugins/idempotency.js'
+import { downstreamIdempotencyKey, operationIdOf } from '../plugins/idempotency.js'
+import { callOut } from '../processor/call-out.js'
 import { type PaymentProcessor, rethrowUnavailable } from '../processor/processor.js'
 import { Problem } from '../problems.js'
-import { ChargeParams, CreateChargeBody, DEFAULT_PAGE_SIZE, ListChargesQuery } from '../schemas/charge.js'
+import { CaptureChargeBody, ChargeParams, CreateChargeBody, ListChargesQuery } from '../schemas/charge.js'
+import { pageRequest } from '../schemas/page.js'
 
-export default async function chargeRoutes(base: FastifyInstance, options: { sql: Sql; processor: PaymentProcessor }) {
+export default async function chargeRoutes(base: FastifyInstance, options: { sql: Sql; processor: PaymentProcessor; authorizationExpiresDays: number }) {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
   const { sql, processor } = options
 
   // Phases: claim (the idempotency plugin, before this runs); call out; record and complete.
   app.post('/charges', { schema: { body: CreateChargeBody }, config: { idempotency: { required: true } } }, async (request, reply) => {
     const input = request.body
+    const expiresAt = authorizationExpiry(input, options.authorizationExpiresDays)
     // Outside any transaction: a slow processor must not hold a database connection or locks. If the answer is
     // lost, the key stays bound to this operation id: a retry, or the recovery worker, settles it.
-    const outcome = await processor
-      .charge({ amountCents: input.amount_cents, currency: input.currency, source: input.source, idempotencyKey: downstreamIdempotencyKey(request) })
-      .catch(rethrowUnavailable)
-    // One statement: the charge and the key's completion commit together, in one round trip.
-    return reply.commit(recordCharge(sql, request.account.id, input, outcome))
+    const call = { amountCents: input.amount_cents, currency: input.currency, source: input.source, idempotencyKey: downstreamIdempotencyKey(request) }
+    const outcome = await (expiresAt ? processor.authorize(call) : processor.charge(call)).catch(rethrowUnavailable)
+    // One statement: the charge, its event and the key's completion commit together, in one round trip.
+    return reply.commit(recordCharge(sql, request.account.id, input, outcome, expiresAt))
   })
+
+  // Phases (src/charges/settle.ts): claim; reserve; call out; record and complete.
+  for (const kind of ['capture', 'void'] as const satisfies Settlement[]) {
+    app.post(
+      `/charges/:id/${kind}`,
+      {
+        schema: { params: ChargeParams, body: CaptureChargeBody },
+        config: { idempotency: { required: true } },
+        // No body at all means {}: "capture all of it" and "void" need nothing more.
+        preValidation: async (request) => void (request.body ??= {}),
+      },
+      async (request, reply) => {
+        if (kind === 'void' && request.body.amount_cents !== undefined) throw new Problem('validation-failed', 'A void releases the whole authorization; it takes no amount_cents.')
+        const operationId = operationIdOf(request)
+        const { charge, amountCents } = await reserveSettlement(sql, { accountId: request.account.id, chargeId: request.params.id, kind, amountCents: request.body.amount_cents, operationId })
+        const reference = charge.processor_reference!
+        await callOut(
+          request,
+          (idempotencyKey) => (kind === 'capture' ? processor.capture({ chargeReference: reference, amountCents, idempotencyKey }) : processor.void({ chargeReference: reference, idempotencyKey })),
+          () => releaseSettlement(sql, charge.id, operationId),
+        )
+        return reply.transact((tx) => (kind === 'capture' ? recordCapture(tx, charge, amountCents) : recordVoid(tx, charge, 'voided')))
+      },
+    )
+  }
 
   app.get('/charges/:id', { schema: { params: ChargeParams } }, async (request) => {
     const charge = await findCharge(sql, request.account.id, request.params.id)
@@ -32,9 +61,12 @@ export default async function chargeRoutes(base: FastifyInstance, options: { sql
   })
 
   app.get('/charges', { schema: { querystring: ListChargesQuery } }, async (request) => {
-    const { limit = DEFAULT_PAGE_SIZE, starting_after: startingAfter } = request.query
-    const page = await listCharges(sql, request.account.id, { limit, startingAfter })
-    if (!page) throw new Problem('validation-failed', `starting_after: no charge ${startingAfter}.`)
-    return { object: 'list', data: page.charges, has_more: page.hasMore }
+    if (request.query.idempotency_key !== undefined) {
+      const charge = await findChargeByIdempotencyKey(sql, request.account.id, request.query.idempotency_key)
+      return { object: 'list', data: charge ? [charge] : [], has_more: false }
+    }
+    const page = await listCharges(sql, request.account.id, pageRequest(request.query))
+    if (!page) throw new Problem('validation-failed', 'starting_after or ending_before names no charge of this account.')
+    return { object: 'list', data: page.rows, has_more: page.hasMore }
   })
 }

@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Sql } from '../db/connect.js'
 import { findEventBody, listEventBodies } from '../events/repository.js'
 import { Problem } from '../problems.js'
-import { DEFAULT_PAGE_SIZE } from '../schemas/charge.js'
+import { pageRequest } from '../schemas/page.js'
 import { EventParams, ListEventsQuery, RedeliverBody } from '../schemas/webhook.js'
 import { redeliver } from '../webhooks/deliveries.js'
 
@@ -16,10 +16,9 @@ export default async function eventRoutes(base: FastifyInstance, options: { sql:
 
   // Events are stored as the bytes they were sent as; lists are spliced from them, not re-serialised.
   app.get('/events', { schema: { querystring: ListEventsQuery } }, async (request, reply) => {
-    const { limit = DEFAULT_PAGE_SIZE, starting_after: startingAfter, type } = request.query
-    const page = await listEventBodies(sql, request.account.id, { limit, startingAfter, type })
-    if (!page) throw new Problem('validation-failed', `starting_after: no event ${startingAfter}.`)
-    return reply.type(JSON_TYPE).send(`{"object":"list","data":[${page.bodies.join(',')}],"has_more":${page.hasMore}}`)
+    const page = await listEventBodies(sql, request.account.id, pageRequest(request.query), request.query.type)
+    if (!page) throw new Problem('validation-failed', 'starting_after or ending_before names no event of this account.')
+    return reply.type(JSON_TYPE).send(`{"object":"list","data":[${page.rows.join(',')}],"has_more":${page.hasMore}}`)
   })
 
   app.get('/events/:id', { schema: { params: EventParams } }, async (request, reply) => {

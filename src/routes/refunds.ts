@@ -1,14 +1,18 @@
-// POST /v1/charges/:id/refunds (idempotent): partial or full, never more than is left of the charge; GET /v1/refunds/:id.
+// POST /v1/charges/:id/refunds (idempotent): partial or full, never more than is left of what was captured;
+// GET /v1/refunds, GET /v1/charges/:id/refunds, GET /v1/refunds/:id.
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Sql } from '../db/connect.js'
-import { downstreamIdempotencyKey, operationIdOf } from '../plugins/idempotency.js'
-import { type PaymentProcessor, rethrowUnavailable } from '../processor/processor.js'
+import { operationIdOf } from '../plugins/idempotency.js'
+import { callOut } from '../processor/call-out.js'
+import type { PaymentProcessor } from '../processor/processor.js'
 import { Problem } from '../problems.js'
 import { recordRefund, reserveRefund } from '../refunds/refunds.js'
-import { deletePendingRefund, findRefund } from '../refunds/repository.js'
+import { deletePendingRefund, findRefund, listRefunds } from '../refunds/repository.js'
+import { findCharge } from '../charges/repository.js'
 import { ChargeParams } from '../schemas/charge.js'
-import { CreateRefundBody, RefundParams } from '../schemas/refund.js'
+import { pageRequest } from '../schemas/page.js'
+import { CreateRefundBody, ListRefundsQuery, RefundParams } from '../schemas/refund.js'
 
 export default async function refundRoutes(base: FastifyInstance, options: { sql: Sql; processor: PaymentProcessor }) {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
@@ -26,16 +30,27 @@ export default async function refundRoutes(base: FastifyInstance, options: { sql
         amountCents: request.body.amount_cents,
         operationId,
       })
-      const outcome = await Promise.resolve()
-        .then(() => processor.refund({ chargeReference, amountCents: refund.amount_cents, idempotencyKey: downstreamIdempotencyKey(request) }))
-        .catch(async (error: unknown) => {
-          // Nothing went out (the deadline passed first): the reservation goes back at once.
-          if (!request.operationSentDownstream) await sql.begin((tx) => deletePendingRefund(tx, operationId))
-          return rethrowUnavailable(error)
-        })
+      const outcome = await callOut(
+        request,
+        (idempotencyKey) => processor.refund({ chargeReference, amountCents: refund.amount_cents, idempotencyKey }),
+        () => sql.begin((tx) => deletePendingRefund(tx, operationId)),
+      )
       return reply.transact((tx) => recordRefund(tx, refund, outcome.processorReference))
     },
   )
+
+  app.get('/refunds', { schema: { querystring: ListRefundsQuery } }, async (request) => {
+    const page = await listRefunds(sql, request.account.id, undefined, pageRequest(request.query))
+    if (!page) throw new Problem('validation-failed', 'starting_after or ending_before names no refund of this account.')
+    return { object: 'list', data: page.rows, has_more: page.hasMore }
+  })
+
+  app.get('/charges/:id/refunds', { schema: { params: ChargeParams, querystring: ListRefundsQuery } }, async (request) => {
+    if (!(await findCharge(sql, request.account.id, request.params.id))) throw new Problem('resource-not-found', `No charge ${request.params.id}.`)
+    const page = await listRefunds(sql, request.account.id, request.params.id, pageRequest(request.query))
+    if (!page) throw new Problem('validation-failed', 'starting_after or ending_before names no refund of this charge.')
+    return { object: 'list', data: page.rows, has_more: page.hasMore }
+  })
 
   app.get('/refunds/:id', { schema: { params: RefundParams } }, async (request) => {
     const refund = await findRefund(sql, request.account.id, request.params.id)

@@ -5,16 +5,13 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { Sql } from '../db/connect.js'
 import { Problem } from '../problems.js'
-import { DEFAULT_PAGE_SIZE } from '../schemas/charge.js'
+import { DEFAULT_PAGE_SIZE, PageQuery, pageRequest } from '../schemas/page.js'
 import { CreateWebhookEndpointBody, UpdateWebhookEndpointBody, WebhookEndpointId, WebhookEndpointParams } from '../schemas/webhook.js'
 import { listDeliveries } from '../webhooks/deliveries.js'
 import { createEndpoint, deleteEndpoint, findEndpoint, listEndpoints, rotateSecret, updateEndpoint } from '../webhooks/endpoints.js'
 import { webhookUrlProblem } from '../webhooks/urls.js'
 
-const ListQuery = Type.Object(
-  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })), starting_after: Type.Optional(WebhookEndpointId) },
-  { additionalProperties: false },
-)
+const ListQuery = Type.Object(PageQuery(WebhookEndpointId), { additionalProperties: false })
 
 export default async function webhookEndpointRoutes(base: FastifyInstance, options: { sql: Sql; allowPrivateUrls: boolean }) {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
@@ -34,10 +31,9 @@ export default async function webhookEndpointRoutes(base: FastifyInstance, optio
   })
 
   app.get('/webhook_endpoints', { schema: { querystring: ListQuery } }, async (request) => {
-    const { limit = DEFAULT_PAGE_SIZE, starting_after: startingAfter } = request.query
-    const page = await listEndpoints(sql, request.account.id, { limit, startingAfter })
-    if (!page) throw new Problem('validation-failed', `starting_after: no webhook endpoint ${startingAfter}.`)
-    return { object: 'list', data: page.endpoints, has_more: page.hasMore }
+    const page = await listEndpoints(sql, request.account.id, pageRequest(request.query))
+    if (!page) throw new Problem('validation-failed', 'starting_after or ending_before names no webhook endpoint of this account.')
+    return { object: 'list', data: page.rows, has_more: page.hasMore }
   })
 
   app.get('/webhook_endpoints/:id', { schema: { params: WebhookEndpointParams } }, async (request) => {

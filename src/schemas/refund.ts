@@ -1,6 +1,7 @@
 // The refund resource and the body that creates it.
 import { Type, type Static } from 'typebox'
 import { AmountCents, ChargeId, Currency, RefundId, Timestamp } from './common.js'
+import { PageQuery } from './page.js'
 
 export const CreateRefundBody = Type.Object(
   {
@@ -23,3 +24,5 @@ export const Refund = Type.Object({
 export type Refund = Static<typeof Refund>
 
 export const RefundParams = Type.Object({ id: Type.String({ maxLength: 64 }) })
+
+export const ListRefundsQuery = Type.Object(PageQuery(RefundId), { additionalProperties: false })

@@ -1,8 +1,9 @@
 // Events, webhook endpoints and deliveries: the resources and the bodies that create and change them.
 import { Type, type Static } from 'typebox'
 import { Timestamp } from './common.js'
+import { PageQuery } from './page.js'
 
-export const EVENT_TYPES = ['charge.succeeded', 'charge.failed', 'charge.refunded', 'charge.captured', 'charge.voided', 'charge.expired'] as const
+export const EVENT_TYPES = ['charge.succeeded', 'charge.authorized', 'charge.failed', 'charge.captured', 'charge.voided', 'charge.expired', 'charge.refunded'] as const
 
 export const EventId = Type.String({ pattern: '^evt_[0-9a-f]{24}$' })
 export const WebhookEndpointId = Type.String({ pattern: '^we_[0-9a-f]{24}$' })
@@ -11,8 +12,7 @@ export const WebhookEndpointParams = Type.Object({ id: Type.String({ maxLength: 
 
 export const ListEventsQuery = Type.Object(
   {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
-    starting_after: Type.Optional(EventId),
+    ...PageQuery(EventId),
     type: Type.Optional(Type.Enum([...EVENT_TYPES])),
   },
   { additionalProperties: false },

@@ -2,6 +2,8 @@
 // only: in the responses that create and rotate it.
 import type { Sql, Transaction } from '../db/connect.js'
 import { newId } from '../db/ids.js'
+import { pageOf, type Page } from '../db/pagination.js'
+import type { PageRequest } from '../schemas/page.js'
 import type { CreateWebhookEndpointBody, UpdateWebhookEndpointBody, WebhookEndpoint } from '../schemas/webhook.js'
 import { newSecret } from './signature.js'
 
@@ -33,23 +35,10 @@ export async function findEndpoint(sql: Sql | Transaction, accountId: string, id
   return row && toEndpoint(row)
 }
 
-/** Newest first. `startingAfter` must be an endpoint of the same account, or the page is undefined. */
-export async function listEndpoints(
-  sql: Sql,
-  accountId: string,
-  page: { limit: number; startingAfter?: string | undefined },
-): Promise<{ endpoints: WebhookEndpoint[]; hasMore: boolean } | undefined> {
-  let cursor: string | null = null
-  if (page.startingAfter) {
-    const [found] = await sql<{ seq: string }[]>`select seq from webhook_endpoints where id = ${page.startingAfter} and account_id = ${accountId}`
-    if (!found) return undefined
-    cursor = found.seq
-  }
-  const rows = await sql<EndpointRow[]>`
-    select * from webhook_endpoints
-    where account_id = ${accountId} and (${cursor}::bigint is null or seq < ${cursor}::bigint)
-    order by seq desc limit ${page.limit + 1}`
-  return { endpoints: rows.slice(0, page.limit).map(toEndpoint), hasMore: rows.length > page.limit }
+/** Newest first (src/db/pagination.ts). */
+export async function listEndpoints(sql: Sql, accountId: string, page: PageRequest): Promise<Page<WebhookEndpoint> | undefined> {
+  const found = await pageOf<EndpointRow>(sql, 'webhook_endpoints', sql`account_id = ${accountId}`, page)
+  return found && { rows: found.rows.map(toEndpoint), hasMore: found.hasMore }
 }
 
 export async function updateEndpoint(sql: Sql, accountId: string, id: string, changes: UpdateWebhookEndpointBody): Promise<WebhookEndpoint | undefined> {

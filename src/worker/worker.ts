@@ -5,6 +5,7 @@ import { Logger, parseCronItems, run, type Runner } from 'graphile-worker'
 import type { Logger as Pino } from 'pino'
 import { retryScheduleMs, type Config } from '../config.js'
 import type { Sql } from '../db/connect.js'
+import { EXPIRE_TASK, expireAuthorizations } from '../charges/expire-authorizations.js'
 import { REAP_EVENTS_TASK, reapOldEvents } from '../events/reap-events.js'
 import { reaperDeletedKeys, recoveryClaims, workerJobFailures } from '../observability/metrics.js'
 import { DELIVER_TASK, deliverWebhook, type DeliverySettings } from '../webhooks/deliver.js'
@@ -25,6 +26,7 @@ export interface WorkerOptions {
   recovery: RecoverySettings & { schedule: string }
   webhooks: DeliverySettings
   events: { retentionDays: number }
+  charges: { authorizationExpiresDays: number }
 }
 
 /** The worker's settings from the service's configuration. */
@@ -48,12 +50,13 @@ export function workerOptions(config: Config, database: { url: string; sql: Sql 
       allowPrivateUrls: config.WEBHOOK_ALLOW_PRIVATE_URLS,
     },
     events: { retentionDays: config.EVENT_RETENTION_DAYS },
+    charges: { authorizationExpiresDays: config.AUTHORIZATION_EXPIRES_DAYS },
   }
 }
 
 export async function startWorker(options: WorkerOptions): Promise<Runner> {
   const { sql, log, reaper, recovery } = options
-  const settle = recoveries(options.processor)
+  const settle = recoveries(options.processor, options.charges)
   const runner = await run({
     connectionString: options.connectionString,
     // Deliveries of one endpoint share a queue (one at a time), so a hanging endpoint holds one slot at most.
@@ -85,6 +88,10 @@ export async function startWorker(options: WorkerOptions): Promise<Runner> {
         const woken = await sweepDeliveries(sql, { overdueSeconds: 10 })
         if (woken) log.info({ task: SWEEP_TASK, woken }, 'woke overdue webhook deliveries')
       },
+      [EXPIRE_TASK]: async () => {
+        const expired = await expireAuthorizations(sql, options.processor, { batchSize: 100, leaseSeconds: 60 }, log.child({ task: EXPIRE_TASK }))
+        if (expired) log.info({ task: EXPIRE_TASK, expired }, 'expired uncaptured authorizations')
+      },
       [REAP_EVENTS_TASK]: async (_payload, helpers) => {
         const deleted = await reapOldEvents(sql, { retentionDays: options.events.retentionDays, batchSize: 1000, signal: helpers.abortSignal })
         if (deleted) log.info({ task: REAP_EVENTS_TASK, deleted }, 'reaped old events')
@@ -95,6 +102,7 @@ export async function startWorker(options: WorkerOptions): Promise<Runner> {
       { task: REAP_TASK, match: reaper.schedule, identifier: REAP_TASK, options: { queueName: REAP_TASK } },
       { task: RECOVER_TASK, match: recovery.schedule, identifier: RECOVER_TASK, options: { queueName: RECOVER_TASK } },
       { task: SWEEP_TASK, match: '* * * * *', identifier: SWEEP_TASK, options: { queueName: SWEEP_TASK } },
+      { task: EXPIRE_TASK, match: '* * * * *', identifier: EXPIRE_TASK, options: { queueName: EXPIRE_TASK } },
       { task: REAP_EVENTS_TASK, match: '17 * * * *', identifier: REAP_EVENTS_TASK, options: { queueName: REAP_EVENTS_TASK } },
     ]),
   })

@@ -112,11 +112,12 @@ export async function countCharges(sql: Sql, accountId: string): Promise<number>
  * misbehave: hold it at a gate, time it out before it does anything, or lose its answer after it acted.
  */
 export function controllableProcessor(inner: ProcessorFactory = simulatedProcessor) {
-  const calls: { operation: 'charge' | 'refund'; idempotencyKey: string }[] = []
+  type Operation = 'charge' | 'authorize' | 'capture' | 'void' | 'refund'
+  const calls: { operation: Operation; idempotencyKey: string }[] = []
   let gate: Promise<void> | undefined
   let timeOutNext = false
   let loseNextAnswer = false
-  async function around<T>(operation: 'charge' | 'refund', idempotencyKey: string, call: () => Promise<T>): Promise<T> {
+  async function around<T>(operation: Operation, idempotencyKey: string, call: () => Promise<T>): Promise<T> {
     calls.push({ operation, idempotencyKey })
     const waitFor = gate
     gate = undefined
@@ -138,6 +139,9 @@ export function controllableProcessor(inner: ProcessorFactory = simulatedProcess
       const processor = inner(sql)
       return {
         charge: (request) => around('charge', request.idempotencyKey, () => processor.charge(request)),
+        authorize: (request) => around('authorize', request.idempotencyKey, () => processor.authorize(request)),
+        capture: (request) => around('capture', request.idempotencyKey, () => processor.capture(request)),
+        void: (request) => around('void', request.idempotencyKey, () => processor.void(request)),
         refund: (request) => around('refund', request.idempotencyKey, () => processor.refund(request)),
         lookup: (key) => processor.lookup(key),
       }

@@ -1,0 +1,39 @@
+// Voids authorizations nobody captured by their authorization_expires_at, and marks the charges expired. The
+// processor gets a durable derived key, void:<charge>, so a job redelivered after a crash voids once; and the
+// charge's pending operation, with a lease, keeps a capture and this void from both happening.
+//   1. claim: the charge's pending operation becomes this void (or stays it, if a crashed run left it)
+//   2. call out: void at the processor
+//   3. record: the charge expired, and its charge.expired event, in one transaction
+import type { Logger } from 'pino'
+import type { Sql } from '../db/connect.js'
+import { pipelinedTransaction } from '../db/pipeline.js'
+import type { PaymentProcessor } from '../processor/processor.js'
+import type { ChargeRow } from './repository.js'
+import { recordVoid } from './settle.js'
+
+export const EXPIRE_TASK = 'expire_authorizations'
+
+export async function expireAuthorizations(sql: Sql, processor: PaymentProcessor, options: { batchSize: number; leaseSeconds: number }, log: Logger): Promise<number> {
+  const claimed = await sql<ChargeRow[]>`
+    update charges set pending_operation = 'void', pending_operation_id = 'void:' || id,
+                       pending_until = now() + ${options.leaseSeconds} * interval '1 second'
+    where id in (
+      select id from charges
+      where status = 'requires_capture' and authorization_expires_at <= now()
+        and (pending_operation is null or (pending_operation_id = 'void:' || id and pending_until <= now()))
+      order by authorization_expires_at limit ${options.batchSize}
+      for update skip locked)
+    returning *`
+  let expired = 0
+  for (const charge of claimed) {
+    try {
+      await processor.void({ chargeReference: charge.processor_reference!, idempotencyKey: charge.pending_operation_id! })
+      await pipelinedTransaction(sql, (tx) => recordVoid(tx, charge, 'expired'))
+      expired++
+    } catch (error) {
+      // The lease runs out and the next run tries again, with the same key.
+      log.error({ err: error, charge: charge.id }, 'could not expire an authorization; it will be tried again')
+    }
+  }
+  return expired
+}

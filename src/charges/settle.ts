@@ -1,0 +1,88 @@
+// Capturing and voiding an authorization, in brandur's phases, so that a retry or a race can never move money twice:
+//   1. reserve: under the charge's row lock (a short transaction), check that it awaits capture and that nothing
+//      else is under way, and write this operation as its pending one (with the operation id the processor gets)
+//   2. call out: the processor, outside any transaction
+//   3. record: the charge captured (or voided, or expired) and its event, where the pending operation is still
+//      this one, in the transaction that completes the key
+// A second capture with a new key finds the first pending or done and is refused; a retry of the same operation
+// finds its own pending operation and goes on with it.
+import type { Sql, Transaction } from '../db/connect.js'
+import { send } from '../db/pipeline.js'
+import { eventWrite } from '../events/events.js'
+import type { RouteResponse } from '../idempotency/response.js'
+import { Problem } from '../problems.js'
+import { lockCharge, toCharge, type ChargeRow } from './repository.js'
+
+export type Settlement = 'capture' | 'void'
+
+export interface Reserved {
+  charge: ChargeRow
+  /** What is captured (the whole authorization unless the request said less); 0 for a void. */
+  amountCents: number
+}
+
+/** Phase 1. Refuses with a problem the client can act on; never with an idempotency error. */
+export async function reserveSettlement(
+  sql: Sql,
+  request: { accountId: string; chargeId: string; kind: Settlement; amountCents?: number | undefined; operationId: string },
+): Promise<Reserved> {
+  return sql.begin(async (tx) => {
+    const charge = await lockCharge(tx, request.accountId, request.chargeId)
+    if (!charge) throw new Problem('resource-not-found', `No charge ${request.chargeId}.`)
+    if (charge.pending_operation_id === request.operationId) return { charge, amountCents: charge.pending_amount_cents ?? 0 }
+    if (charge.pending_operation) {
+      throw new Problem('charge-operation-in-progress', `A ${charge.pending_operation} of charge ${charge.id} is under way; its outcome decides this one.`, {
+        headers: { 'retry-after': '1' },
+      })
+    }
+    if (charge.status !== 'requires_capture') {
+      const state = charge.status === 'succeeded' ? 'already captured' : charge.status === 'failed' ? 'declined' : charge.status
+      throw new Problem('charge-not-capturable', `Charge ${charge.id} is ${state}: there is no authorization to ${request.kind}.`, {
+        extensions: { charge_status: charge.status },
+      })
+    }
+    const amountCents = request.kind === 'capture' ? (request.amountCents ?? charge.amount_cents) : 0
+    if (amountCents > charge.amount_cents) {
+      throw new Problem('capture-exceeds-authorization', `A capture of ${amountCents} exceeds the ${charge.amount_cents} authorized on charge ${charge.id}.`, {
+        extensions: { amount_capturable_cents: charge.amount_cents },
+      })
+    }
+    const [reserved] = await tx<ChargeRow[]>`
+      update charges set pending_operation = ${request.kind}, pending_operation_id = ${request.operationId},
+                         pending_amount_cents = ${amountCents || null}, pending_until = null
+      where id = ${charge.id} returning *`
+    return { charge: reserved!, amountCents }
+  })
+}
+
+/** Phase 3 of a capture: what was captured, and the rest of the authorization released. */
+export async function recordCapture(tx: Transaction, charge: ChargeRow, amountCents: number): Promise<RouteResponse> {
+  const [row] = await tx<ChargeRow[]>`
+    update charges set status = 'succeeded', captured = true, amount_captured_cents = ${amountCents},
+                       pending_operation = null, pending_operation_id = null, pending_amount_cents = null, pending_until = null
+    where id = ${charge.id} and pending_operation_id = ${charge.pending_operation_id} and status = 'requires_capture'
+    returning *`
+  if (!row) throw new Error(`charge ${charge.id} no longer has this capture pending`)
+  const captured = toCharge(row)
+  send(tx, eventWrite(tx, row.account_id, 'charge.captured', { object: captured }))
+  return { status: 200, body: captured }
+}
+
+/** Phase 3 of a void: the authorization released; `expired` when the expiry worker voided it. */
+export async function recordVoid(tx: Transaction, charge: ChargeRow, status: 'voided' | 'expired'): Promise<RouteResponse> {
+  const [row] = await tx<ChargeRow[]>`
+    update charges set status = ${status}, pending_operation = null, pending_operation_id = null, pending_amount_cents = null, pending_until = null
+    where id = ${charge.id} and pending_operation_id = ${charge.pending_operation_id} and status = 'requires_capture'
+    returning *`
+  if (!row) throw new Error(`charge ${charge.id} no longer has this void pending`)
+  const voided = toCharge(row)
+  send(tx, eventWrite(tx, row.account_id, status === 'voided' ? 'charge.voided' : 'charge.expired', { object: voided }))
+  return { status: 200, body: voided }
+}
+
+/** The processor never saw the operation: the charge is free for another capture or void. */
+export async function releaseSettlement(db: Sql | Transaction, chargeId: string, operationId: string): Promise<void> {
+  await db`
+    update charges set pending_operation = null, pending_operation_id = null, pending_amount_cents = null, pending_until = null
+    where id = ${chargeId} and pending_operation_id = ${operationId}`
+}
