@@ -1,7 +1,7 @@
-// A webhook receiver done right, to copy: it verifies each delivery with the public `standardwebhooks` package
-// (signature and timestamp tolerance), and applies each webhook-id at most once: the id is recorded in the same
+// A webhook receiver done right, to copy: it verifies each delivery with the client's verifyWebhook (the public
+// `standardwebhooks` package: signature and timestamp tolerance), and applies each webhook-id at most once: the id is recorded in the same
 // transaction as the delivery's effect, so a redelivery (a retry, a redeliver) is acknowledged and not applied.
-import { Webhook, WebhookVerificationError } from 'standardwebhooks'
+import { type Event, verifyWebhook, WebhookVerificationError } from 'payments-api/client'
 import type { Sql } from '../../src/db/connect.js'
 
 export interface Received {
@@ -18,15 +18,10 @@ export async function prepareReceiverTables(sql: Sql): Promise<void> {
 }
 
 export function createReceiver(options: { sql: Sql; secret: string }) {
-  const webhook = new Webhook(options.secret)
   return async function receive(body: string, headers: Record<string, string | string[] | undefined>): Promise<Received> {
-    let event: { type: string; data: { object: { id: string; status: string; amount_refunded_cents: number } } }
+    let event: Event
     try {
-      event = webhook.verify(body, {
-        'webhook-id': String(headers['webhook-id'] ?? ''),
-        'webhook-timestamp': String(headers['webhook-timestamp'] ?? ''),
-        'webhook-signature': String(headers['webhook-signature'] ?? ''),
-      }) as typeof event
+      event = verifyWebhook(body, headers, options.secret)
     } catch (error) {
       if (error instanceof WebhookVerificationError) return { status: 400, body: `not verified: ${error.message}` }
       throw error

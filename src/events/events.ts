@@ -3,17 +3,7 @@
 // (the events_fan_out trigger, migration 0005).
 import type { Sql, Transaction } from '../db/connect.js'
 import { newId } from '../db/ids.js'
-import type { EVENT_TYPES } from '../schemas/webhook.js'
-
-export type EventType = (typeof EVENT_TYPES)[number]
-
-export interface Event {
-  id: string
-  object: 'event'
-  type: EventType
-  created_at: string
-  data: { object: unknown } & Record<string, unknown>
-}
+import type { Event, EventType } from '../schemas/webhook.js'
 
 /**
  * The INSERT of a new event, not yet run (`db` is where it will run). Its body is built here, once: the API and

@@ -1,9 +1,7 @@
 // Reads the Idempotency-Key header: a bare token (what most clients send) or the
 // draft-ietf-httpapi-idempotency-key-header form, a structured-field string ("...").
 import { Problem } from '../problems.js'
-
-export const MAX_KEY_LENGTH = 255
-const PRINTABLE_ASCII = /^[\x20-\x7e]+$/
+import { idempotencyKeyProblem } from '../schemas/idempotency-key.js'
 
 /**
  * The key from a request's raw header lines: undefined when there is none, an idempotency-key-invalid problem
@@ -22,9 +20,8 @@ export function idempotencyKeyFromRawHeaders(rawHeaders: string[]): string | und
 export function parseIdempotencyKey(header: string | undefined): string | undefined {
   if (header === undefined) return undefined
   const key = header.startsWith('"') ? unquoteStructuredString(header) : header
-  if (key.length === 0) throw invalid('the key is empty')
-  if (key.length > MAX_KEY_LENGTH) throw invalid(`the key is ${key.length} characters long; at most ${MAX_KEY_LENGTH} are allowed`)
-  if (!PRINTABLE_ASCII.test(key)) throw invalid('the key may contain printable ASCII characters only')
+  const problem = idempotencyKeyProblem(key)
+  if (problem) throw invalid(problem)
   return key
 }
 

@@ -2,16 +2,19 @@
 // rotate the secret (idempotent), and list an endpoint's deliveries with their attempts.
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { Type } from 'typebox'
 import type { Sql } from '../db/connect.js'
 import { Problem } from '../problems.js'
-import { DEFAULT_PAGE_SIZE, PageQuery, pageRequest } from '../schemas/page.js'
-import { CreateWebhookEndpointBody, UpdateWebhookEndpointBody, WebhookEndpointId, WebhookEndpointParams } from '../schemas/webhook.js'
+import { DEFAULT_PAGE_SIZE, pageRequest } from '../schemas/page.js'
+import {
+  CreateWebhookEndpointBody,
+  ListDeliveriesQuery,
+  ListWebhookEndpointsQuery,
+  UpdateWebhookEndpointBody,
+  WebhookEndpointParams,
+} from '../schemas/webhook.js'
 import { listDeliveries } from '../webhooks/deliveries.js'
 import { createEndpoint, deleteEndpoint, findEndpoint, listEndpoints, rotateSecret, updateEndpoint } from '../webhooks/endpoints.js'
 import { webhookUrlProblem } from '../webhooks/urls.js'
-
-const ListQuery = Type.Object(PageQuery(WebhookEndpointId), { additionalProperties: false })
 
 export default async function webhookEndpointRoutes(base: FastifyInstance, options: { sql: Sql; allowPrivateUrls: boolean }) {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
@@ -30,7 +33,7 @@ export default async function webhookEndpointRoutes(base: FastifyInstance, optio
     })
   })
 
-  app.get('/webhook_endpoints', { schema: { querystring: ListQuery } }, async (request) => {
+  app.get('/webhook_endpoints', { schema: { querystring: ListWebhookEndpointsQuery } }, async (request) => {
     const page = await listEndpoints(sql, request.account.id, pageRequest(request.query))
     if (!page) throw new Problem('validation-failed', 'starting_after or ending_before names no webhook endpoint of this account.')
     return { object: 'list', data: page.rows, has_more: page.hasMore }
@@ -65,8 +68,7 @@ export default async function webhookEndpointRoutes(base: FastifyInstance, optio
       }),
   )
 
-  const DeliveriesQuery = Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })) }, { additionalProperties: false })
-  app.get('/webhook_endpoints/:id/deliveries', { schema: { params: WebhookEndpointParams, querystring: DeliveriesQuery } }, async (request) => {
+  app.get('/webhook_endpoints/:id/deliveries', { schema: { params: WebhookEndpointParams, querystring: ListDeliveriesQuery } }, async (request) => {
     if (!(await findEndpoint(sql, request.account.id, request.params.id))) throw notFound(request.params.id)
     const limit = request.query.limit ?? DEFAULT_PAGE_SIZE
     const data = await listDeliveries(sql, { accountId: request.account.id, endpointId: request.params.id, limit: limit + 1 })

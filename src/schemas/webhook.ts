@@ -1,11 +1,24 @@
 // Events, webhook endpoints and deliveries: the resources and the bodies that create and change them.
 import { Type, type Static } from 'typebox'
+import { Charge } from './charge.js'
 import { Timestamp } from './common.js'
+import { Refund } from './refund.js'
 import { PageQuery } from './page.js'
 
 export const EVENT_TYPES = ['charge.succeeded', 'charge.authorized', 'charge.failed', 'charge.captured', 'charge.voided', 'charge.expired', 'charge.refunded'] as const
 
 export const EventId = Type.String({ pattern: '^evt_[0-9a-f]{24}$' })
+export type EventType = (typeof EVENT_TYPES)[number]
+
+export const Event = Type.Object({
+  id: EventId,
+  object: Type.Literal('event'),
+  type: Type.Enum([...EVENT_TYPES]),
+  created_at: Timestamp,
+  /** The charge as the API returned it at that moment; charge.refunded also carries the refund. */
+  data: Type.Object({ object: Charge, refund: Type.Optional(Refund) }),
+})
+export type Event = Static<typeof Event>
 export const WebhookEndpointId = Type.String({ pattern: '^we_[0-9a-f]{24}$' })
 export const EventParams = Type.Object({ id: Type.String({ maxLength: 64 }) })
 export const WebhookEndpointParams = Type.Object({ id: Type.String({ maxLength: 64 }) })
@@ -44,6 +57,10 @@ export const UpdateWebhookEndpointBody = Type.Object(
 )
 export type UpdateWebhookEndpointBody = Static<typeof UpdateWebhookEndpointBody>
 
+export const ListWebhookEndpointsQuery = Type.Object(PageQuery(WebhookEndpointId), { additionalProperties: false })
+/** An endpoint's deliveries, newest first. */
+export const ListDeliveriesQuery = Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })) }, { additionalProperties: false })
+
 export const WebhookEndpoint = Type.Object({
   id: WebhookEndpointId,
   object: Type.Literal('webhook_endpoint'),
@@ -57,3 +74,26 @@ export const WebhookEndpoint = Type.Object({
   secret: Type.Optional(Type.String()),
 })
 export type WebhookEndpoint = Static<typeof WebhookEndpoint>
+
+export const DeliveryAttempt = Type.Object({
+  attempted_at: Timestamp,
+  status_code: Type.Union([Type.Integer(), Type.Null()]),
+  duration_ms: Type.Integer(),
+  /** The first 1,000 characters of the response. */
+  response_excerpt: Type.Union([Type.String(), Type.Null()]),
+  error: Type.Union([Type.String(), Type.Null()]),
+})
+export type DeliveryAttempt = Static<typeof DeliveryAttempt>
+
+export const WebhookDelivery = Type.Object({
+  id: Type.String({ pattern: '^wd_[0-9a-f]{24}$' }),
+  object: Type.Literal('webhook_delivery'),
+  event: EventId,
+  endpoint: WebhookEndpointId,
+  status: Type.Enum(['pending', 'delivered', 'failed']),
+  attempts: Type.Array(DeliveryAttempt),
+  next_attempt_at: Type.Union([Timestamp, Type.Null()]),
+  delivered_at: Type.Union([Timestamp, Type.Null()]),
+  created_at: Timestamp,
+})
+export type WebhookDelivery = Static<typeof WebhookDelivery>

@@ -1,25 +1,6 @@
 // Webhook deliveries in SQL: the sender's claim and record of an attempt, redelivery, and the API's view of them.
 import type { Sql, Transaction } from '../db/connect.js'
-
-export interface DeliveryAttempt {
-  attempted_at: string
-  status_code: number | null
-  duration_ms: number
-  response_excerpt: string | null
-  error: string | null
-}
-
-export interface WebhookDelivery {
-  id: string
-  object: 'webhook_delivery'
-  event: string
-  endpoint: string
-  status: 'pending' | 'delivered' | 'failed'
-  attempts: DeliveryAttempt[]
-  next_attempt_at: string | null
-  delivered_at: string | null
-  created_at: string
-}
+import type { DeliveryAttempt, WebhookDelivery } from '../schemas/webhook.js'
 
 /** What the sender needs for one attempt, claimed so that no other sender attempts it meanwhile. */
 export interface ClaimedDelivery {

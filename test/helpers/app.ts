@@ -99,7 +99,7 @@ export function failOnContractViolations(context: TestContext | undefined): void
 
 /** A valid charge body; override any field. */
 export function chargeBody(overrides: Record<string, unknown> = {}) {
-  return { amount_cents: 2500, currency: 'usd', source: 'pm_card_visa', ...overrides }
+  return { amount_cents: 2500, currency: 'usd' as const, source: 'pm_card_visa', ...overrides }
 }
 
 export async function countCharges(sql: Sql, accountId: string): Promise<number> {

@@ -14,9 +14,14 @@ export interface ServerProcess {
 
 /** Starts src/server.ts on a free port and resolves once it listens. */
 export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  return startScript('src/server.ts', [], { PORT: '0', LOG_LEVEL: 'info', ...env }, /Server listening at (http:\/\/127\.0\.0\.1:\d+)/, 'server')
+}
+
+/** Starts a TypeScript script (with this package's own subpaths resolving to source) and resolves once its output matches `ready`; `url` is the match's first group, if any. */
+export async function startScript(script: string, args: string[], env: Record<string, string>, ready: RegExp, name = script): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['--conditions=development', '--import', 'tsx', script, ...args], {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let output = ''
@@ -24,12 +29,12 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
   const url = await new Promise<string>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
       output += chunk
-      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output)
-      if (match) resolve(match[1]!)
+      const match = ready.exec(output)
+      if (match) resolve(match[1] ?? '')
     }
     child.stdout!.on('data', onData)
     child.stderr!.on('data', onData)
-    void exited.then((code) => reject(new Error(`server exited with ${code} before listening:\n${output}`)))
+    void exited.then((code) => reject(new Error(`${name} exited with ${code} before it was ready:\n${output}`)))
   })
   return { url, child, output: () => output, exited }
 }

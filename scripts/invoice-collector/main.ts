@@ -1,0 +1,68 @@
+// npm run example:invoices -- <command>
+//   run                                              collect invoices (a graphile-worker for collect_invoice)
+//   add --amount 2500 [--currency usd] [--source pm_card_visa]   a new invoice, and the job that collects it
+//   retry <invoice> [--source pm_card_visa]          after a decline: attempt n + 1, and its job
+//   list                                             the invoices
+// PAYMENTS_URL (default http://127.0.0.1:3000) and PAYMENTS_API_KEY say which API and account to charge. The
+// invoices and the collector's jobs live in COLLECTOR_DATABASE_URL, or else in the service's own database.
+// Run as many collectors as you like: a job a dead one held runs again once its lease of COLLECTOR_LEASE_SECONDS
+// (default 30) has run out (see liveness.ts).
+import { parseArgs } from 'node:util'
+import { run } from 'graphile-worker'
+import { createClient } from 'payments-api/client'
+import { main } from '../../src/cli/main.js'
+import { loadConfig } from '../../src/config.js'
+import { connect } from '../../src/db/connect.js'
+import { openDatabase } from '../../src/db/database.js'
+import { poolLiveness } from './liveness.js'
+import { addInvoice, COLLECT_TASK, collectInvoiceTask, COLLECTOR_WORKER_SCHEMA, prepareCollector, retryInvoice, type Invoice } from './collector.js'
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { amount: { type: 'string' }, currency: { type: 'string', default: 'usd' }, source: { type: 'string' } },
+})
+const [command, invoiceId] = positionals
+const usage = 'usage: npm run example:invoices -- run | add --amount 2500 [--currency usd] [--source pm_card_visa] | retry <invoice> [--source ...] | list'
+
+await main('example:invoices', async () => {
+  if (!['run', 'add', 'retry', 'list'].includes(command ?? '') || (command === 'retry' && !invoiceId) || (command === 'add' && !/^\d+$/.test(values.amount ?? ''))) {
+    console.error(usage)
+    process.exitCode = 2
+    return
+  }
+  const database = process.env.COLLECTOR_DATABASE_URL
+    ? { url: process.env.COLLECTOR_DATABASE_URL, sql: connect(process.env.COLLECTOR_DATABASE_URL, { statementTimeoutMs: 0 }) }
+    : await openDatabase(loadConfig())
+  const { sql, url } = database
+  await prepareCollector(sql, url)
+
+  if (command === 'add') {
+    print(await addInvoice(sql, { amount_cents: Number(values.amount), currency: values.currency!, source: values.source ?? 'pm_card_visa' }))
+  } else if (command === 'retry') {
+    const invoice = await retryInvoice(sql, invoiceId!, { source: values.source })
+    if (!invoice) throw new Error(`${invoiceId} is not a declined invoice`)
+    print(invoice)
+  } else if (command === 'list') {
+    for (const invoice of await sql<Invoice[]>`select * from invoice_collector.invoices order by updated_at`) print(invoice)
+  } else {
+    if (!process.env.PAYMENTS_API_KEY) throw new Error('set PAYMENTS_API_KEY (npm run --silent account:create -- --name Shop)')
+    const client = createClient({ baseUrl: process.env.PAYMENTS_URL ?? 'http://127.0.0.1:3000', apiKey: process.env.PAYMENTS_API_KEY })
+    const liveness = poolLiveness({ sql, connectionString: url, schema: COLLECTOR_WORKER_SCHEMA, leaseSeconds: Number(process.env.COLLECTOR_LEASE_SECONDS ?? 30), log: console.log })
+    const runner = await run({
+      connectionString: url,
+      schema: COLLECTOR_WORKER_SCHEMA,
+      concurrency: 5,
+      crontab: '', // no scheduled tasks
+      events: liveness.events,
+      taskList: { [COLLECT_TASK]: collectInvoiceTask(sql, client, (message) => console.log(message)) },
+    })
+    await liveness.start()
+    console.log(`invoice collector ready: charging through ${process.env.PAYMENTS_URL ?? 'http://127.0.0.1:3000'}`)
+    await runner.promise.finally(() => liveness.stop())
+  }
+  await ('close' in database ? database.close() : sql.end({ timeout: 5 }))
+})
+
+function print(invoice: Invoice) {
+  console.log(JSON.stringify(invoice))
+}

@@ -1,0 +1,137 @@
+// One API call, attempted until it gets an answer worth returning: the same Idempotency-Key and the same body
+// bytes on every attempt (serialised once, before the first), each attempt with its own timeout, the attempts and
+// waits bounded by the retry policy. Returns the data with what the response said about itself, or throws a
+// ProblemError (the API said no) or a ConnectionError (no readable answer came back).
+import { setTimeout as sleep } from 'node:timers/promises'
+import { ConnectionError, ProblemError, type ProblemBody } from './errors.js'
+import { DEFAULT_RETRY_POLICY, delayBeforeRetry, isRetryable, parseRetryAfter, type RetryPolicy } from './retry.js'
+
+export interface ClientOptions {
+  /** Where the API is, without /v1: `https://payments.example.com`. */
+  baseUrl: string
+  apiKey: string
+  retry?: Partial<RetryPolicy>
+  /** Node's own fetch unless given (to instrument or proxy it). */
+  fetch?: typeof globalThis.fetch
+}
+
+export interface CallOptions {
+  /** Cancels the call, including its waits between attempts. */
+  signal?: AbortSignal
+  retry?: Partial<RetryPolicy>
+}
+
+export interface IdempotentCallOptions extends CallOptions {
+  /** The operation's key. Omitted: one is generated for this call, and every retry of the call reuses it. */
+  idempotencyKey?: string
+}
+
+export interface ApiResponse<T> {
+  data: T
+  status: number
+  /** True when this is the stored response of an earlier request with the same key (Idempotent-Replayed). */
+  replayed: boolean
+  /** X-Request-Id of the attempt that answered. */
+  requestId: string | undefined
+  attempts: number
+  idempotencyKey: string | undefined
+}
+
+export interface ApiRequest {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE'
+  path: string
+  query?: object
+  body?: unknown
+  idempotencyKey?: string
+}
+
+export type Transport = <T>(request: ApiRequest, options?: CallOptions) => Promise<ApiResponse<T>>
+
+type Attempt<T> = { response: ApiResponse<T> } | { failure: ProblemError | ConnectionError; retryable: boolean; retryAfterMs?: number | undefined }
+
+export function createTransport(options: ClientOptions): Transport {
+  const base = options.baseUrl.replace(/\/+$/, '')
+  const fetch = options.fetch ?? globalThis.fetch
+  const authorization = `Bearer ${options.apiKey}`
+
+  return async function call<T>(request: ApiRequest, callOptions: CallOptions = {}): Promise<ApiResponse<T>> {
+    const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry, ...callOptions.retry }
+    const url = base + request.path + queryString(request.query)
+    const init: RequestInit = {
+      method: request.method,
+      headers: {
+        authorization,
+        accept: 'application/json, application/problem+json',
+        ...(request.body !== undefined && { 'content-type': 'application/json' }),
+        ...(request.idempotencyKey !== undefined && { 'idempotency-key': headerValue(request.idempotencyKey) }),
+      },
+      body: request.body === undefined ? undefined : JSON.stringify(request.body),
+      redirect: 'manual',
+    }
+    const started = Date.now()
+    for (let attempt = 1; ; attempt++) {
+      const remainingMs = policy.deadlineMs - (Date.now() - started)
+      const timeout = AbortSignal.timeout(Math.max(1, Math.min(policy.attemptTimeoutMs, remainingMs)))
+      const signal = callOptions.signal ? AbortSignal.any([callOptions.signal, timeout]) : timeout
+      const result = await attemptOnce<T>(fetch, url, { ...init, signal }, { attempts: attempt, idempotencyKey: request.idempotencyKey })
+      if ('response' in result) return result.response
+      callOptions.signal?.throwIfAborted() // the caller gave up: no more attempts
+      if (!result.retryable || attempt >= policy.maxAttempts) throw result.failure
+      const delayMs = delayBeforeRetry(policy, attempt, result.retryAfterMs)
+      if (Date.now() - started + delayMs >= policy.deadlineMs) throw result.failure
+      await sleep(delayMs, undefined, { signal: callOptions.signal }).catch(() => callOptions.signal?.throwIfAborted()) // with the caller's reason
+    }
+  }
+}
+
+async function attemptOnce<T>(fetch: typeof globalThis.fetch, url: string, init: RequestInit, info: { attempts: number; idempotencyKey: string | undefined }): Promise<Attempt<T>> {
+  let status: number
+  let headers: Headers
+  let text: string
+  try {
+    const response = await fetch(url, init)
+    ;({ status, headers } = response)
+    text = await response.text()
+  } catch (error) {
+    const reason = error instanceof Error && error.name === 'TimeoutError' ? 'the attempt timed out' : 'the connection failed'
+    return { failure: new ConnectionError(`${init.method} ${url}: ${reason} before an answer came back`, error, info), retryable: true }
+  }
+  const requestId = headers.get('x-request-id') ?? undefined
+  if (status >= 200 && status < 300) {
+    let data: T
+    try {
+      data = (text === '' ? undefined : JSON.parse(text)) as T
+    } catch (error) {
+      return { failure: new ConnectionError(`${init.method} ${url}: the answer was not JSON`, error, info), retryable: true }
+    }
+    const replayed = headers.get('idempotent-replayed') === 'true'
+    return { response: { data, status, replayed, requestId, attempts: info.attempts, idempotencyKey: info.idempotencyKey } }
+  }
+  const failure = new ProblemError(problemOf(status, headers.get('content-type'), text), requestId, info)
+  return { failure, retryable: isRetryable(status, failure.type), retryAfterMs: parseRetryAfter(headers.get('retry-after')) }
+}
+
+/** The problem+json body, or one made up from the status when the answer was something else (a proxy's page). */
+function problemOf(status: number, contentType: string | null, text: string): ProblemBody {
+  if (contentType?.includes('json')) {
+    try {
+      const body = JSON.parse(text) as ProblemBody
+      if (typeof body?.type === 'string' && typeof body.detail === 'string') return { ...body, status }
+    } catch {
+      // not JSON after all: described below
+    }
+  }
+  return { type: 'about:blank', title: `HTTP ${status}`, status, detail: text.slice(0, 500) }
+}
+
+/** A key that begins with a double quote goes as a structured-field string, so the server reads it back as is. */
+function headerValue(key: string): string {
+  return key.startsWith('"') ? `"${key.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"` : key
+}
+
+function queryString(query: object | undefined): string {
+  const params = new URLSearchParams()
+  for (const [name, value] of Object.entries(query ?? {})) if (value !== undefined) params.append(name, String(value))
+  const text = params.toString()
+  return text ? `?${text}` : ''
+}

@@ -1,0 +1,34 @@
+// Every problem type this API answers with: the server renders them (src/problems.ts), the client discriminates
+// on them (src/client/errors.ts).
+
+/** Every problem type this API defines, with its HTTP status and fixed title. */
+export const PROBLEM_TYPES = {
+  'validation-failed': { status: 400, title: 'The request is not valid' },
+  'idempotency-key-required': { status: 400, title: 'An Idempotency-Key header is required' },
+  'idempotency-key-invalid': { status: 400, title: 'The Idempotency-Key header is not valid' },
+  'webhook-url-refused': { status: 400, title: 'Webhooks cannot be sent to this URL' },
+  unauthorized: { status: 401, title: 'A valid API key is required' },
+  'card-declined': { status: 402, title: 'The card was declined' },
+  'resource-not-found': { status: 404, title: 'No such resource' },
+  'idempotency-request-in-flight': { status: 409, title: 'A request with this Idempotency-Key is still in progress' },
+  'charge-operation-in-progress': { status: 409, title: 'Another capture or void of this charge is under way' },
+  'charge-not-capturable': { status: 409, title: 'The charge has no authorization to capture or void' },
+  'idempotency-key-reused': { status: 422, title: 'This Idempotency-Key was used for a different request' },
+  'charge-not-refundable': { status: 422, title: 'The charge cannot be refunded' },
+  'refund-exceeds-charge': { status: 422, title: 'The refund exceeds what is left of the charge' },
+  'capture-exceeds-authorization': { status: 422, title: 'The capture exceeds the authorized amount' },
+  'rate-limited': { status: 429, title: 'Too many requests' },
+  'processor-unavailable': { status: 503, title: 'The payment processor is unavailable' },
+  'service-unavailable': { status: 503, title: 'The service is temporarily unavailable' },
+} as const
+
+export type ProblemType = keyof typeof PROBLEM_TYPES
+
+/** An RFC 9457 problem body as this API sends it, with the extensions some types carry (decline_code, charge, ...). */
+export interface ProblemBody {
+  type: string
+  title: string
+  status: number
+  detail: string
+  [extension: string]: unknown
+}
