@@ -1,9 +1,9 @@
 # syntax=docker/dockerfile:1
 # Build: compile TypeScript. Runtime: production dependencies and the compiled output only, as a non-root user.
-# The image expects DATABASE_URL (see docker-compose.yml); the embedded PostgreSQL binaries are left out.
+# Node 24 LTS. The image expects DATABASE_URL (see docker-compose.yml); the embedded PostgreSQL binaries are left out.
 # One image, three roles: ROLE=api, ROLE=worker, or ROLE=all (the default).
 
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY patches ./patches
@@ -13,7 +13,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000
 WORKDIR /app
 COPY package.json package-lock.json ./
