@@ -35,6 +35,11 @@ export function createClient(options: ClientOptions) {
   const get = <T>(path: string, query?: object, options?: CallOptions) => call<T>({ method: 'GET', path, query }, options)
 
   return {
+    /** Liveness and readiness, answered once (no retries): for a monitor, a failure is the answer. */
+    health: {
+      live: (options?: CallOptions) => get<{ status: 'ok' }>('/healthz', undefined, { retry: { maxAttempts: 1 }, ...options }),
+      ready: (options?: CallOptions) => get<{ status: 'ok' }>('/readyz', undefined, { retry: { maxAttempts: 1 }, ...options }),
+    },
     charges: {
       /** `capture: false` authorizes only; capture or void it later. */
       create: (body: CreateChargeBody, options?: IdempotentCallOptions) => post<Charge>('/v1/charges', body, options),
