@@ -143,6 +143,7 @@ describe('with DATABASE_URL unset (the embedded default)', () => {
     } finally {
       server.child.kill('SIGTERM')
     }
-    expect(await server.exited).toBe(0)
+    const code = await server.exited
+    expect({ code, output: code === 0 ? '' : server.output() }).toEqual({ code: 0, output: '' })
   })
 })

@@ -4,7 +4,7 @@
 // n moves only when a person or policy decides to try again after a definitive decline, never after a timeout,
 // a crash or a 5xx (whose outcome is unknown, and which the same key settles).
 import { runMigrations, type Task } from 'graphile-worker'
-import { idempotencyKey, ProblemError, type PaymentsClient } from 'payments-api/client'
+import { type CreateChargeBody, idempotencyKey, ProblemError, type PaymentsClient } from 'payments-api/client'
 import type { Sql } from '../../src/db/connect.js'
 import { prepareLivenessTable } from './liveness.js'
 
@@ -15,7 +15,7 @@ export const COLLECTOR_WORKER_SCHEMA = 'invoice_collector_worker'
 export interface Invoice {
   id: string
   amount_cents: number
-  currency: string
+  currency: CreateChargeBody['currency']
   source: string
   status: 'open' | 'paid' | 'declined'
   /** The n of charge:<invoice>:attempt:<n>: the attempt under way, or the last one made. */
@@ -41,7 +41,7 @@ export async function prepareCollector(sql: Sql, connectionString: string): Prom
 }
 
 /** A new invoice and the job that collects it, in one transaction: there is never an invoice nobody collects. */
-export async function addInvoice(sql: Sql, invoice: { amount_cents: number; currency: string; source: string }): Promise<Invoice> {
+export async function addInvoice(sql: Sql, invoice: Pick<Invoice, 'amount_cents' | 'currency' | 'source'>): Promise<Invoice> {
   return sql.begin(async (tx) => {
     const id = `inv_${globalThis.crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`
     const [row] = await tx<Invoice[]>`
@@ -74,7 +74,7 @@ export function collectInvoiceTask(sql: Sql, client: PaymentsClient, log: (messa
     const key = idempotencyKey.derive('charge', invoice.id, 'attempt', invoice.attempt)
     try {
       const charge = await client.charges.create(
-        { amount_cents: invoice.amount_cents, currency: invoice.currency as 'usd', source: invoice.source, metadata: { invoice: invoice.id } },
+        { amount_cents: invoice.amount_cents, currency: invoice.currency, source: invoice.source, metadata: { invoice: invoice.id } },
         { idempotencyKey: key },
       )
       await sql`

@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util'
 import { run } from 'graphile-worker'
 import { createClient } from 'payments-api/client'
 import { main } from '../../src/cli/main.js'
+import { SUPPORTED_CURRENCIES } from '../../src/schemas/common.js'
 import { loadConfig } from '../../src/config.js'
 import { connect } from '../../src/db/connect.js'
 import { openDatabase } from '../../src/db/database.js'
@@ -25,7 +26,7 @@ const [command, invoiceId] = positionals
 const usage = 'usage: npm run example:invoices -- run | add --amount 2500 [--currency usd] [--source pm_card_visa] | retry <invoice> [--source ...] | list'
 
 await main('example:invoices', async () => {
-  if (!['run', 'add', 'retry', 'list'].includes(command ?? '') || (command === 'retry' && !invoiceId) || (command === 'add' && !/^\d+$/.test(values.amount ?? ''))) {
+  if (!['run', 'add', 'retry', 'list'].includes(command ?? '') || (command === 'retry' && !invoiceId) || (command === 'add' && (!/^[1-9]\d{0,7}$/.test(values.amount ?? '') || !isCurrency(values.currency!)))) {
     console.error(usage)
     process.exitCode = 2
     return
@@ -37,7 +38,7 @@ await main('example:invoices', async () => {
   await prepareCollector(sql, url)
 
   if (command === 'add') {
-    print(await addInvoice(sql, { amount_cents: Number(values.amount), currency: values.currency!, source: values.source ?? 'pm_card_visa' }))
+    print(await addInvoice(sql, { amount_cents: Number(values.amount), currency: values.currency as Invoice['currency'], source: values.source ?? 'pm_card_visa' }))
   } else if (command === 'retry') {
     const invoice = await retryInvoice(sql, invoiceId!, { source: values.source })
     if (!invoice) throw new Error(`${invoiceId} is not a declined invoice`)
@@ -62,6 +63,10 @@ await main('example:invoices', async () => {
   }
   await ('close' in database ? database.close() : sql.end({ timeout: 5 }))
 })
+
+function isCurrency(currency: string): currency is Invoice['currency'] {
+  return (SUPPORTED_CURRENCIES as readonly string[]).includes(currency)
+}
 
 function print(invoice: Invoice) {
   console.log(JSON.stringify(invoice))
