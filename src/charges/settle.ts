@@ -6,10 +6,12 @@
 //      this one, in the transaction that completes the key
 // A second capture with a new key finds the first pending or done and is refused; a retry of the same operation
 // finds its own pending operation and goes on with it.
+import type { Fragment } from 'postgres'
 import type { Sql, Transaction } from '../db/connect.js'
 import { send } from '../db/pipeline.js'
 import { eventWrite } from '../events/events.js'
 import type { RouteResponse } from '../idempotency/response.js'
+import type { EventType } from '../schemas/webhook.js'
 import { Problem } from '../problems.js'
 import { lockCharge, toCharge, type ChargeRow } from './repository.js'
 
@@ -56,33 +58,30 @@ export async function reserveSettlement(
 }
 
 /** Phase 3 of a capture: what was captured, and the rest of the authorization released. */
-export async function recordCapture(tx: Transaction, charge: ChargeRow, amountCents: number): Promise<RouteResponse> {
-  const [row] = await tx<ChargeRow[]>`
-    update charges set status = 'succeeded', captured = true, amount_captured_cents = ${amountCents},
-                       pending_operation = null, pending_operation_id = null, pending_amount_cents = null, pending_until = null
-    where id = ${charge.id} and pending_operation_id = ${charge.pending_operation_id} and status = 'requires_capture'
-    returning *`
-  if (!row) throw new Error(`charge ${charge.id} no longer has this capture pending`)
-  const captured = toCharge(row)
-  send(tx, eventWrite(tx, row.account_id, 'charge.captured', { object: captured }))
-  return { status: 200, body: captured }
+export function recordCapture(tx: Transaction, charge: ChargeRow, amountCents: number): Promise<RouteResponse> {
+  return recordSettlement(tx, charge, tx`status = 'succeeded', captured = true, amount_captured_cents = ${amountCents}`, 'charge.captured')
 }
 
 /** Phase 3 of a void: the authorization released; `expired` when the expiry worker voided it. */
-export async function recordVoid(tx: Transaction, charge: ChargeRow, status: 'voided' | 'expired'): Promise<RouteResponse> {
+export function recordVoid(tx: Transaction, charge: ChargeRow, status: 'voided' | 'expired'): Promise<RouteResponse> {
+  return recordSettlement(tx, charge, tx`status = ${status}`, status === 'voided' ? 'charge.voided' : 'charge.expired')
+}
+
+/** The charge changed as settled, where this operation is still the pending one, and its event. */
+async function recordSettlement(tx: Transaction, charge: ChargeRow, change: Fragment, eventType: EventType): Promise<RouteResponse> {
   const [row] = await tx<ChargeRow[]>`
-    update charges set status = ${status}, pending_operation = null, pending_operation_id = null, pending_amount_cents = null, pending_until = null
+    update charges set ${change}, ${noPendingOperation(tx)}
     where id = ${charge.id} and pending_operation_id = ${charge.pending_operation_id} and status = 'requires_capture'
     returning *`
-  if (!row) throw new Error(`charge ${charge.id} no longer has this void pending`)
-  const voided = toCharge(row)
-  send(tx, eventWrite(tx, row.account_id, status === 'voided' ? 'charge.voided' : 'charge.expired', { object: voided }))
-  return { status: 200, body: voided }
+  if (!row) throw new Error(`charge ${charge.id} no longer has this ${charge.pending_operation} pending`)
+  const settled = toCharge(row)
+  send(tx, eventWrite(tx, row.account_id, eventType, { object: settled }))
+  return { status: 200, body: settled }
 }
 
 /** The processor never saw the operation: the charge is free for another capture or void. */
 export async function releaseSettlement(db: Sql | Transaction, chargeId: string, operationId: string): Promise<void> {
-  await db`
-    update charges set pending_operation = null, pending_operation_id = null, pending_amount_cents = null, pending_until = null
-    where id = ${chargeId} and pending_operation_id = ${operationId}`
+  await db`update charges set ${noPendingOperation(db)} where id = ${chargeId} and pending_operation_id = ${operationId}`
 }
+
+const noPendingOperation = (db: Sql | Transaction) => db`pending_operation = null, pending_operation_id = null, pending_amount_cents = null, pending_until = null`
