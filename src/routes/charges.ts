@@ -10,6 +10,7 @@ import { downstreamIdempotencyKey, operationIdOf } from '../plugins/idempotency.
 import { callOut } from '../processor/call-out.js'
 import { type PaymentProcessor, rethrowUnavailable } from '../processor/processor.js'
 import { Problem } from '../problems.js'
+import { listBody } from './list-body.js'
 import { CaptureChargeBody, ChargeParams, CreateChargeBody, ListChargesQuery } from '../schemas/charge.js'
 import { pageRequest } from '../schemas/page.js'
 
@@ -65,8 +66,6 @@ export default async function chargeRoutes(base: FastifyInstance, options: { sql
       const charge = await findChargeByIdempotencyKey(sql, request.account.id, request.query.idempotency_key)
       return { object: 'list', data: charge ? [charge] : [], has_more: false }
     }
-    const page = await listCharges(sql, request.account.id, pageRequest(request.query))
-    if (!page) throw new Problem('validation-failed', 'starting_after or ending_before names no charge of this account.')
-    return { object: 'list', data: page.rows, has_more: page.hasMore }
+    return listBody(await listCharges(sql, request.account.id, pageRequest(request.query)), 'charge of this account')
   })
 }

@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Sql } from '../db/connect.js'
 import { findEventBody, listEventBodies } from '../events/repository.js'
 import { Problem } from '../problems.js'
+import { foundPage } from './list-body.js'
 import { pageRequest } from '../schemas/page.js'
 import { EventParams, ListEventsQuery, RedeliverBody } from '../schemas/webhook.js'
 import { redeliver } from '../webhooks/deliveries.js'
@@ -16,8 +17,7 @@ export default async function eventRoutes(base: FastifyInstance, options: { sql:
 
   // Events are stored as the bytes they were sent as; lists are spliced from them, not re-serialised.
   app.get('/events', { schema: { querystring: ListEventsQuery } }, async (request, reply) => {
-    const page = await listEventBodies(sql, request.account.id, pageRequest(request.query), request.query.type)
-    if (!page) throw new Problem('validation-failed', 'starting_after or ending_before names no event of this account.')
+    const page = foundPage(await listEventBodies(sql, request.account.id, pageRequest(request.query), request.query.type), 'event of this account')
     return reply.type(JSON_TYPE).send(`{"object":"list","data":[${page.rows.join(',')}],"has_more":${page.hasMore}}`)
   })
 

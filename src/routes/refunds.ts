@@ -7,6 +7,7 @@ import { operationIdOf } from '../plugins/idempotency.js'
 import { callOut } from '../processor/call-out.js'
 import type { PaymentProcessor } from '../processor/processor.js'
 import { Problem } from '../problems.js'
+import { listBody } from './list-body.js'
 import { recordRefund, reserveRefund } from '../refunds/refunds.js'
 import { deletePendingRefund, findRefund, listRefunds } from '../refunds/repository.js'
 import { findCharge } from '../charges/repository.js'
@@ -40,16 +41,12 @@ export default async function refundRoutes(base: FastifyInstance, options: { sql
   )
 
   app.get('/refunds', { schema: { querystring: ListRefundsQuery } }, async (request) => {
-    const page = await listRefunds(sql, request.account.id, undefined, pageRequest(request.query))
-    if (!page) throw new Problem('validation-failed', 'starting_after or ending_before names no refund of this account.')
-    return { object: 'list', data: page.rows, has_more: page.hasMore }
+    return listBody(await listRefunds(sql, request.account.id, undefined, pageRequest(request.query)), 'refund of this account')
   })
 
   app.get('/charges/:id/refunds', { schema: { params: ChargeParams, querystring: ListRefundsQuery } }, async (request) => {
     if (!(await findCharge(sql, request.account.id, request.params.id))) throw new Problem('resource-not-found', `No charge ${request.params.id}.`)
-    const page = await listRefunds(sql, request.account.id, request.params.id, pageRequest(request.query))
-    if (!page) throw new Problem('validation-failed', 'starting_after or ending_before names no refund of this charge.')
-    return { object: 'list', data: page.rows, has_more: page.hasMore }
+    return listBody(await listRefunds(sql, request.account.id, request.params.id, pageRequest(request.query)), 'refund of this charge')
   })
 
   app.get('/refunds/:id', { schema: { params: RefundParams } }, async (request) => {

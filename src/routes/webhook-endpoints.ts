@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Sql } from '../db/connect.js'
 import { Problem } from '../problems.js'
+import { listBody } from './list-body.js'
 import { DEFAULT_PAGE_SIZE, pageRequest } from '../schemas/page.js'
 import {
   CreateWebhookEndpointBody,
@@ -34,9 +35,7 @@ export default async function webhookEndpointRoutes(base: FastifyInstance, optio
   })
 
   app.get('/webhook_endpoints', { schema: { querystring: ListWebhookEndpointsQuery } }, async (request) => {
-    const page = await listEndpoints(sql, request.account.id, pageRequest(request.query))
-    if (!page) throw new Problem('validation-failed', 'starting_after or ending_before names no webhook endpoint of this account.')
-    return { object: 'list', data: page.rows, has_more: page.hasMore }
+    return listBody(await listEndpoints(sql, request.account.id, pageRequest(request.query)), 'webhook endpoint of this account')
   })
 
   app.get('/webhook_endpoints/:id', { schema: { params: WebhookEndpointParams } }, async (request) => {
