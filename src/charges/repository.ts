@@ -100,8 +100,8 @@ export async function listCharges(sql: Sql, accountId: string, page: PageRequest
 export async function findChargeByIdempotencyKey(sql: Sql, accountId: string, key: string): Promise<Charge | undefined> {
   const [row] = await sql<ChargeRow[]>`
     select c.* from idempotency_keys k
-    join charges c on c.account_id = k.account_id
-      and c.id = coalesce(convert_from(k.response_body, 'UTF8')::jsonb->>'id', convert_from(k.response_body, 'UTF8')::jsonb->>'charge')
+    cross join lateral (select convert_from(k.response_body, 'UTF8')::jsonb as body) stored
+    join charges c on c.account_id = k.account_id and c.id = coalesce(stored.body->>'id', stored.body->>'charge')
     where k.account_id = ${accountId} and k.endpoint = 'POST /v1/charges' and k.key = ${key}
       and k.completed_at is not null and k.expires_at > now()`
   return row && toCharge(row)

@@ -158,8 +158,7 @@ async function takeOver(sql: Sql, row: KeyRow, fingerprint: Buffer, token: strin
  * out), the statement fails with IK409, which aborts the transaction; see isTakenOver.
  */
 export function completeClaim(tx: Transaction, claim: Claim, response: StoredResponse): void {
-  send(tx, tx`select complete_idempotency_key(${claim.rowId}, ${claim.token}, ${response.status},
-                                              ${tx.json(response.headers)}, ${response.body})`)
+  send(tx, completion(tx, claim, response))
 }
 
 /**
@@ -169,12 +168,14 @@ export function completeClaim(tx: Transaction, claim: Claim, response: StoredRes
  */
 export async function commitWithCompletion(sql: Sql, writes: PendingQuery<Row[]>[], claim: Claim | null, response: StoredResponse): Promise<void> {
   const clauses = writes.map((write, index) => sql`${sql.unsafe(`write_${index}`)} as (${write})`)
-  const completion = claim
-    ? sql`completion as (select complete_idempotency_key(${claim.rowId}, ${claim.token}, ${response.status},
-                                                         ${sql.json(response.headers)}, ${response.body}))`
-    : sql`completion as (select)`
-  const withClauses = [...clauses, completion].reduce((joined, clause) => sql`${joined}, ${clause}`)
+  const completed = sql`completion as (${claim ? completion(sql, claim, response) : sql`select`})`
+  const withClauses = [...clauses, completed].reduce((joined, clause) => sql`${joined}, ${clause}`)
   await sql`with ${withClauses} select from completion`
+}
+
+/** The statement that completes the key with its response, fenced by the claim's token. */
+function completion(db: Sql | Transaction, claim: Claim, response: StoredResponse) {
+  return db`select complete_idempotency_key(${claim.rowId}, ${claim.token}, ${response.status}, ${db.json(response.headers)}, ${response.body})`
 }
 
 /** The error of a completion whose claim another request took over (complete_idempotency_key, migration 0003). */

@@ -31,6 +31,7 @@ export interface IdempotencyOptions {
 }
 
 interface HeldClaim extends Claim {
+  endpoint: string
   recoverable: boolean
 }
 
@@ -95,7 +96,7 @@ export default fp(
           case 'fingerprint-mismatch':
             throw new Problem('idempotency-key-reused', 'This Idempotency-Key was already used with a different request body or path; use a new key for a new operation.')
           case 'claimed':
-            request.idempotencyClaim = { ...result.claim, recoverable }
+            request.idempotencyClaim = { ...result.claim, endpoint: scope.endpoint, recoverable }
         }
         try {
           return await handler.call(this, request, reply)
@@ -111,7 +112,7 @@ export default fp(
       const claim = request.idempotencyClaim
       if (!claim) return
       request.idempotencyClaim = null
-      idempotencyOutcomes.inc({ endpoint: `${request.method} ${request.routeOptions.url}`, outcome: request.operationSentDownstream ? 'lease_ended' : 'released' })
+      idempotencyOutcomes.inc({ endpoint: claim.endpoint, outcome: request.operationSentDownstream ? 'lease_ended' : 'released' })
       const released = request.operationSentDownstream
         ? endLease(sql, claim, claim.recoverable ? timing.recoveryGraceSeconds : undefined)
         : releaseClaim(sql, claim)

@@ -75,8 +75,6 @@ export interface PaymentProcessor {
  * What the processor did under `operationId`, if that was an operation of `kind`; undefined if it never saw it.
  * An operation of another kind under the id means the books and the processor disagree: that is thrown.
  */
-export type OperationKind = keyof OutcomeOf
-
 export async function lookupOutcome<Kind extends keyof OutcomeOf>(
   processor: PaymentProcessor,
   operationId: string,

@@ -4,6 +4,7 @@
 //   3. record: the attempt, and the delivery delivered, failed, or due again, in one transaction
 // webhook-id is the event id on every attempt and redelivery, so a receiver can apply each event once.
 import type { Logger } from 'pino'
+import { parseRetryAfter } from '../client/retry.js'
 import type { Sql } from '../db/connect.js'
 import { claimDelivery, failUnsendable, recordAttempt, wake, type AttemptResult, type ClaimedDelivery } from './deliveries.js'
 import { disableGoneEndpoint } from './endpoints.js'
@@ -68,7 +69,7 @@ async function attempt(delivery: ClaimedDelivery, settings: DeliverySettings): P
     const excerpt = await readExcerpt(response)
     return {
       result: { status_code: response.status, duration_ms: elapsed(), response_excerpt: excerpt, error: null },
-      retryAfterMs: response.status === 429 || response.status === 503 ? retryAfter(response.headers.get('retry-after')) : undefined,
+      retryAfterMs: response.status === 429 || response.status === 503 ? parseRetryAfter(response.headers.get('retry-after')) : undefined,
     }
   } catch (error) {
     const timedOut = (error as Error).name === 'TimeoutError'
@@ -100,12 +101,4 @@ async function readExcerpt(response: Response): Promise<string | null> {
   }
   await reader.cancel().catch(() => {})
   return text.slice(0, EXCERPT_CHARS) || null
-}
-
-/** Retry-After in ms: delta-seconds or an HTTP date. */
-function retryAfter(header: string | null): number | undefined {
-  if (!header) return undefined
-  if (/^\d+$/.test(header)) return Number(header) * 1000
-  const date = Date.parse(header)
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now())
 }
