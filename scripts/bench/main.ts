@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { createAccount } from '../../src/accounts/api-keys.js'
 import { connect } from '../../src/db/connect.js'
+import { createDatabaseIfMissing } from '../../src/db/embedded.js'
 import { LocalCluster } from '../../src/db/local-cluster.js'
 import { migrate } from '../../src/db/migrate.js'
 import { burst, CHARGE_BODY, measure, type LoadOptions, type Measurement } from './load.js'
@@ -45,9 +46,7 @@ const cluster = new LocalCluster({
 })
 await cluster.initialise()
 await cluster.start()
-const admin = connect(`postgres://postgres:postgres@127.0.0.1:${pgPort}/postgres`, { max: 1, statementTimeoutMs: 0 })
-await admin`create database bench`
-await admin.end()
+await createDatabaseIfMissing(`postgres://postgres:postgres@127.0.0.1:${pgPort}/postgres`, 'bench')
 const databaseUrl = `postgres://postgres:postgres@127.0.0.1:${pgPort}/bench`
 const sql = connect(databaseUrl, { max: 4, statementTimeoutMs: 0 })
 await migrate(sql, databaseUrl)

@@ -103,7 +103,8 @@ async function directoryServedAt(url: string): Promise<string | undefined> {
   }
 }
 
-async function createDatabaseIfMissing(serverUrl: string, database: string): Promise<void> {
+/** Creates `database` on the server at `serverUrl` unless it exists (a race with another creator is fine). */
+export async function createDatabaseIfMissing(serverUrl: string, database: string): Promise<void> {
   const sql = postgres(serverUrl, { max: 1, onnotice: () => {} })
   try {
     const [existing] = await sql`select 1 from pg_database where datname = ${database}`

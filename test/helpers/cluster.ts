@@ -2,6 +2,7 @@
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { connect } from '../../src/db/connect.js'
+import { createDatabaseIfMissing } from '../../src/db/embedded.js'
 import { LocalCluster } from '../../src/db/local-cluster.js'
 import { migrate } from '../../src/db/migrate.js'
 import { freePort, scratchDir } from './system.js'
@@ -23,9 +24,7 @@ export async function startPrivateCluster(): Promise<PrivateCluster> {
   const cluster = new LocalCluster({ directory: join(dir, 'pg'), port, user: 'postgres', password: 'postgres', settings: { fsync: 'off' } })
   await cluster.initialise()
   await cluster.start()
-  const admin = connect(`postgres://postgres:postgres@127.0.0.1:${port}/postgres`, { max: 1, statementTimeoutMs: 0 })
-  await admin`create database payments`
-  await admin.end()
+  await createDatabaseIfMissing(`postgres://postgres:postgres@127.0.0.1:${port}/postgres`, 'payments')
   const url = `postgres://postgres:postgres@127.0.0.1:${port}/payments`
   const migrator = connect(url, { max: 1 })
   await migrate(migrator, url)
