@@ -12,9 +12,7 @@ import { run } from 'graphile-worker'
 import { createClient } from 'payments-api/client'
 import { main } from '../../src/cli/main.js'
 import { SUPPORTED_CURRENCIES } from '../../src/schemas/common.js'
-import { loadConfig } from '../../src/config.js'
-import { connect } from '../../src/db/connect.js'
-import { openDatabase } from '../../src/db/database.js'
+import { exampleDatabase } from '../example-database.js'
 import { poolLiveness } from './liveness.js'
 import { addInvoice, COLLECT_TASK, collectInvoiceTask, COLLECTOR_WORKER_SCHEMA, prepareCollector, retryInvoice, type Invoice } from './collector.js'
 
@@ -31,9 +29,7 @@ await main('example:invoices', async () => {
     process.exitCode = 2
     return
   }
-  const database = process.env.COLLECTOR_DATABASE_URL
-    ? { url: process.env.COLLECTOR_DATABASE_URL, sql: connect(process.env.COLLECTOR_DATABASE_URL, { statementTimeoutMs: 0 }) }
-    : await openDatabase(loadConfig())
+  const database = await exampleDatabase('COLLECTOR_DATABASE_URL', { statementTimeoutMs: 0 })
   const { sql, url } = database
   await prepareCollector(sql, url)
 
@@ -61,7 +57,7 @@ await main('example:invoices', async () => {
     console.log(`invoice collector ready: charging through ${process.env.PAYMENTS_URL ?? 'http://127.0.0.1:3000'}`)
     await runner.promise.finally(() => liveness.stop())
   }
-  await ('close' in database ? database.close() : sql.end({ timeout: 5 }))
+  await database.close()
 })
 
 function isCurrency(currency: string): currency is Invoice['currency'] {

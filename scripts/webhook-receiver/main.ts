@@ -4,9 +4,7 @@
 import { createServer } from 'node:http'
 import { parseArgs } from 'node:util'
 import { main } from '../../src/cli/main.js'
-import { loadConfig } from '../../src/config.js'
-import { connect } from '../../src/db/connect.js'
-import { openDatabase } from '../../src/db/database.js'
+import { exampleDatabase } from '../example-database.js'
 import { createReceiver, prepareReceiverTables } from './receiver.js'
 
 const { values } = parseArgs({ options: { secret: { type: 'string' }, port: { type: 'string', default: '4000' } } })
@@ -16,7 +14,7 @@ if (!values.secret?.startsWith('whsec_')) {
 }
 
 await main('webhook:receiver', async () => {
-  const sql = process.env.RECEIVER_DATABASE_URL ? connect(process.env.RECEIVER_DATABASE_URL) : (await openDatabase(loadConfig())).sql
+  const { sql } = await exampleDatabase('RECEIVER_DATABASE_URL')
   await prepareReceiverTables(sql)
   const receive = createReceiver({ sql, secret: values.secret! })
   const server = createServer((request, response) => {
