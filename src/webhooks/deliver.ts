@@ -11,8 +11,6 @@ import { disableGoneEndpoint } from './endpoints.js'
 import { signatureHeader } from './signature.js'
 import { webhookUrlProblem } from './urls.js'
 
-export const DELIVER_TASK = 'deliver_webhook'
-
 export interface DeliverySettings {
   timeoutMs: number
   /** The wait after each failed attempt; after the last, the delivery fails. */

@@ -2,6 +2,9 @@
 import type { Sql, Transaction } from '../db/connect.js'
 import type { DeliveryAttempt, WebhookDelivery } from '../schemas/webhook.js'
 
+/** The graphile-worker task that sends a delivery (src/webhooks/deliver.ts); the events_fan_out trigger names it too. */
+export const DELIVER_TASK = 'deliver_webhook'
+
 /** What the sender needs for one attempt, claimed so that no other sender attempts it meanwhile. */
 export interface ClaimedDelivery {
   id: string
@@ -56,7 +59,7 @@ export async function claimDelivery(sql: Sql, id: string, leaseSeconds: number):
 
 /** Wakes the sender for `deliveryId` at `runAt` (now when omitted). */
 export function wake(sql: Sql | Transaction, deliveryId: string, runAt?: Date) {
-  return sql`select graphile_worker.add_job('deliver_webhook', json_build_object('delivery_id', ${deliveryId}::text), run_at => ${runAt ?? null}::timestamptz)`
+  return sql`select graphile_worker.add_job(${DELIVER_TASK}, json_build_object('delivery_id', ${deliveryId}::text), run_at => ${runAt ?? null}::timestamptz)`
 }
 
 export type AttemptResult = Omit<DeliveryAttempt, 'attempted_at'>

@@ -2,7 +2,7 @@
 // mid-attempt (its lease has run out), or any other gap. The delivery row is the truth; a duplicate wake-up
 // finds the delivery claimed or done, and ends.
 import type { Sql } from '../db/connect.js'
-import { DELIVER_TASK } from './deliver.js'
+import { DELIVER_TASK } from './deliveries.js'
 
 export const SWEEP_TASK = 'sweep_webhook_deliveries'
 
