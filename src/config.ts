@@ -50,6 +50,8 @@ const ConfigSchema = Type.Object({
   AUTH_FAILURE_LIMIT: Type.Integer({ minimum: 1, default: 20 }),
   /** How long a completed response is replayed for; after that the key names a new request. */
   IDEMPOTENCY_TTL_SECONDS: Seconds(86_400),
+  /** Completed keys each instance remembers once they have been replayed, so that repeated replays skip the database. 0: none. */
+  IDEMPOTENCY_REPLAY_CACHE_SIZE: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 10_000 }),
   /** How long a claim may stay in flight before another request may take it over (the holder is presumed dead). */
   IDEMPOTENCY_LEASE_SECONDS: Seconds(30),
   /** Rows the reaper deletes per statement; small batches keep locks and WAL bursts short. */

@@ -16,7 +16,7 @@ import { migrate } from '../../src/db/migrate.js'
 import { burst, CHARGE_BODY, measure, type LoadOptions, type Measurement } from './load.js'
 import { freePort, startServer, type ServerUnderTest } from './processes.js'
 import { reaperUnderLoad } from './reaper.js'
-import { report, type Sample } from './report.js'
+import { report, UNCACHED, type Sample } from './report.js'
 import { soak } from './soak.js'
 import { statementCosts } from './statements.js'
 
@@ -68,7 +68,10 @@ try {
   const service = await startServer('this service', 'src/server.ts', env)
   const seed = await startServer('seed middleware', 'scripts/bench/seed-middleware.ts', env)
   const none = await startServer('no idempotency', 'scripts/bench/no-idempotency.ts', env)
-  servers.push(service, seed, none)
+  // This service again with its replay cache off: every replay then reads the database, as a replay of a key that
+  // this instance has not replayed before does.
+  const uncached = await startServer(UNCACHED, 'src/server.ts', { ...env, IDEMPOTENCY_REPLAY_CACHE_SIZE: '0' })
+  servers.push(service, seed, none, uncached)
   const load: LoadOptions = { apiKey, seconds, connections: 20, postmasterPid: cluster.pid! }
 
   // A completed key per implementation to replay, and a warm-up for each.
@@ -91,6 +94,7 @@ try {
     { scenario: 'new charge', server: none },
     { scenario: 'replay', server: service, key: replayKeys.get(service)! },
     { scenario: 'replay', server: seed, key: replayKeys.get(seed)! },
+    { scenario: 'replay', server: uncached, key: replayKeys.get(uncached)! },
   ]
   const samples: Sample[] = []
   for (let round = 0; round < rounds; round++) {

@@ -18,6 +18,8 @@ export interface Run {
 }
 
 const SERVICE = 'this service'
+/** This service with IDEMPOTENCY_REPLAY_CACHE_SIZE=0: each replay reads the database. */
+export const UNCACHED = 'no replay cache'
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b)
   const middle = Math.floor(sorted.length / 2)
@@ -33,6 +35,7 @@ export function report(run: Run): string {
     newVsSeed: perRound((r) => find(r, 'new charge', SERVICE) / find(r, 'new charge', 'seed middleware')),
     newVsNone: perRound((r) => find(r, 'new charge', SERVICE) / find(r, 'new charge', 'no idempotency')),
     replayVsSeed: perRound((r) => find(r, 'replay', SERVICE) / find(r, 'replay', 'seed middleware')),
+    uncachedReplayVsSeed: perRound((r) => find(r, 'replay', UNCACHED) / find(r, 'replay', 'seed middleware')),
     replayVsOwnNew: perRound((r) => find(r, 'replay', SERVICE) / find(r, 'new charge', SERVICE)),
   }
   const burstRatio = median(run.bursts.map((b) => b.duplicates)) / median(run.bursts.map((b) => b.distinct))
@@ -44,7 +47,7 @@ export function report(run: Run): string {
     'scenario     implementation     req/s   p50 ms  p99 ms  node ms/req  pg ms/req  RSS MB  unexpected',
   ]
   for (const scenario of ['new charge', 'replay'] as const) {
-    for (const implementation of [SERVICE, 'seed middleware', 'no idempotency']) {
+    for (const implementation of [SERVICE, UNCACHED, 'seed middleware', 'no idempotency']) {
       const rows = run.samples.filter((sample) => sample.scenario === scenario && sample.implementation === implementation)
       if (!rows.length) continue
       const m = (pick: (sample: Sample) => number) => median(rows.map(pick))
@@ -64,6 +67,7 @@ export function report(run: Run): string {
     goal('new charge, this service / no idempotency', ratios.newVsNone, 0.75),
     goal('replay, this service / seed middleware', ratios.replayVsSeed, 1.1),
     goal('replay / new charge, this service', ratios.replayVsOwnNew, 2),
+    `  info ${'replay, no replay cache / seed middleware'.padEnd(58)} ${spread(ratios.uncachedReplayVsSeed)}`,
     `  ${burstRatio <= 1 ? 'ok  ' : 'MISS'} ${'20 concurrent duplicates of one key / 20 distinct keys (time)'.padEnd(58)} ${burstRatio.toFixed(2)}x         goal <= 1x` +
       `   (${(conflictShare * 100).toFixed(0)}% of the duplicates answered 409)`,
   )

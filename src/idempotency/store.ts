@@ -24,7 +24,8 @@ export interface Claim {
 
 export type ClaimResult =
   | { outcome: 'claimed'; claim: Claim; takenOver: boolean }
-  | { outcome: 'completed'; response: StoredResponse }
+  /** `expiresInMs`: how long the key has left, as PostgreSQL counts it (set when read from the database). */
+  | { outcome: 'completed'; response: StoredResponse; expiresInMs?: number }
   | { outcome: 'in-flight' }
   | { outcome: 'fingerprint-mismatch' }
 
@@ -48,6 +49,7 @@ interface KeyRow {
   fingerprint: Buffer | null
   claim_token: string | null
   expired: boolean
+  expires_in_ms: number | null
   lease_over: boolean
   completed_at: Date | null
   response_status: number | null
@@ -78,6 +80,7 @@ export async function claimKey(
     const [row] = await sql<KeyRow[]>`
       with existing as (
         select id, operation_id, fingerprint, claim_token, expires_at <= now() as expired,
+               extract(epoch from expires_at - now())::float8 * 1000 as expires_in_ms,
                coalesce(locked_until <= now(), false) as lease_over, completed_at, response_status, response_headers, response_body
         from idempotency_keys
         where account_id = ${scope.accountId} and endpoint = ${scope.endpoint} and key = ${scope.key}
@@ -93,11 +96,11 @@ export async function claimKey(
         returning id, operation_id
       )
       select true as inserted, id, operation_id, null::bytea as fingerprint, null::uuid as claim_token,
-             false as expired, false as lease_over, null::timestamptz as completed_at,
+             false as expired, null::float8 as expires_in_ms, false as lease_over, null::timestamptz as completed_at,
              null::smallint as response_status, null::jsonb as response_headers, null::bytea as response_body
       from inserted
       union all
-      select false, id, operation_id, fingerprint, claim_token, expired, lease_over, completed_at,
+      select false, id, operation_id, fingerprint, claim_token, expired, expires_in_ms, lease_over, completed_at,
              response_status, response_headers, response_body
       from existing`
     // The key was inserted by a transaction that committed after this statement's snapshot: look again.
@@ -118,7 +121,8 @@ export async function claimKey(
     if (!row.expired) {
       if (!sameRequest) return { outcome: 'fingerprint-mismatch' }
       if (row.completed_at) {
-        return { outcome: 'completed', response: { status: row.response_status!, headers: row.response_headers!, body: row.response_body! } }
+        const response = { status: row.response_status!, headers: row.response_headers!, body: row.response_body! }
+        return { outcome: 'completed', response, expiresInMs: row.expires_in_ms! }
       }
     }
     const operationId = await takeOver(sql, row, fingerprint, token, timing, request)
@@ -131,6 +135,7 @@ export async function claimKey(
  * Takes over an expired key (a new request: new operation, new expiry, old response dropped) or a claim whose
  * holder's lease ran out with the same request (a crash: same operation id, so the processor dedupes). The WHERE
  * repeats both conditions and the token that was read, so of two racing takeovers exactly one wins.
+ * A completed key is never changed before it expires: the replay cache (replay-cache.ts) relies on that.
  */
 async function takeOver(sql: Sql, row: KeyRow, fingerprint: Buffer, token: string, timing: Timing, request: unknown): Promise<string | undefined> {
   const [taken] = await sql<{ operation_id: string }[]>`

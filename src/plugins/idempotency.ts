@@ -12,7 +12,8 @@ import { pipelinedTransaction } from '../db/pipeline.js'
 import { requestFingerprint } from '../idempotency/fingerprint.js'
 import { idempotencyKeyFromRawHeaders } from '../idempotency/key.js'
 import { toStoredResponse, type Recorded, type RouteResponse, type StoredResponse } from '../idempotency/response.js'
-import { claimKey, commitWithCompletion, completeClaim, endLease, isTakenOver, releaseClaim, type Claim, type Timing } from '../idempotency/store.js'
+import { ReplayCache } from '../idempotency/replay-cache.js'
+import { claimKey, commitWithCompletion, completeClaim, endLease, isTakenOver, releaseClaim, type Claim, type ClaimResult, type KeyScope, type Timing } from '../idempotency/store.js'
 import { idempotencyOutcomes, type IdempotencyOutcome } from '../observability/metrics.js'
 import { Problem } from '../problems.js'
 import type { Recovery } from '../recovery/recovery.js'
@@ -28,6 +29,8 @@ export interface IdempotencyOptions {
    * the processor call wakes the recovery worker, which runs the same Recovery.
    */
   recoveries?: readonly Recovery[]
+  /** Completed keys remembered per instance once replayed (IDEMPOTENCY_REPLAY_CACHE_SIZE); 0 turns it off. */
+  replayCacheSize?: number
 }
 
 interface HeldClaim extends Claim {
@@ -65,6 +68,7 @@ export default fp(
   async function idempotency(app: FastifyInstance, options: IdempotencyOptions) {
     const { sql, timing } = options
     const recoverableEndpoints = new Set((options.recoveries ?? []).map((recovery) => recovery.endpoint))
+    const replays = new ReplayCache(options.replayCacheSize ?? 0)
     app.decorateRequest('idempotencyClaim', null)
     app.decorateRequest('keylessOperationId', null)
     app.decorateRequest('operationSentDownstream', false)
@@ -83,7 +87,9 @@ export default fp(
         }
         const scope = scopeOf(request, key)
         const recoverable = recoverableEndpoints.has(scope.endpoint)
-        const result = await claimKey(sql, scope, fingerprintOf(request), timing, recoverable ? { params: request.params ?? {}, body: request.body ?? null } : null)
+        const fingerprint = fingerprintOf(request)
+        const result = remembered(replays, scope, fingerprint) ?? (await claimKey(sql, scope, fingerprint, timing, recoverable ? { params: request.params ?? {}, body: request.body ?? null } : null))
+        if (result.outcome === 'completed' && result.expiresInMs !== undefined) replays.set(scope, { fingerprint, response: result.response }, result.expiresInMs)
         request.log[result.outcome === 'claimed' ? 'debug' : 'info']({ idempotency_key: key, outcome: result.outcome }, 'idempotency key checked')
         idempotencyOutcomes.inc({ endpoint: scope.endpoint, outcome: result.outcome === 'claimed' ? (result.takenOver ? 'taken_over' : 'claimed') : OUTCOME[result.outcome] })
         switch (result.outcome) {
@@ -175,7 +181,14 @@ export function operationIdOf(request: FastifyRequest): string {
   return request.keylessOperationId
 }
 
-function scopeOf(request: FastifyRequest, key: string) {
+/** A replay answered from memory: the stored response, or a 422 when the request differs from the one stored. */
+function remembered(replays: ReplayCache, scope: KeyScope, fingerprint: Buffer): ClaimResult | undefined {
+  const completed = replays.get(scope)
+  if (!completed) return undefined
+  return completed.fingerprint.equals(fingerprint) ? { outcome: 'completed', response: completed.response } : { outcome: 'fingerprint-mismatch' }
+}
+
+function scopeOf(request: FastifyRequest, key: string): KeyScope {
   if (!request.account) throw new Error(`${request.routeOptions.url}: idempotency needs an authenticated account to scope keys`)
   return { accountId: request.account.id, endpoint: `${request.method} ${request.routeOptions.url}`, key }
 }

@@ -68,6 +68,72 @@ describe('replay', () => {
   })
 })
 
+describe('replays remembered by the instance', () => {
+  // Once a completed key has been replayed, this instance answers its replays from memory. The tests below take
+  // the row away behind the service's back to show where an answer came from; the service never does that itself
+  // (a completed key only changes once it has expired).
+  it('when a replayed key is replayed again, then the same bytes come back without reading the database', async () => {
+    const user = await suite.context.newAccount()
+    const first = await user.post('/v1/charges', chargeBody(), { key: 'remembered' })
+    const fromDatabase = await user.post('/v1/charges', chargeBody(), { key: 'remembered' })
+    await suite.context.sql`delete from idempotency_keys where account_id = ${user.id} and key = 'remembered'`
+
+    const fromMemory = await user.post('/v1/charges', chargeBody(), { key: 'remembered' })
+
+    for (const replay of [fromDatabase, fromMemory]) {
+      expect(replay.statusCode).toBe(201)
+      expect(replay.rawPayload.equals(first.rawPayload)).toBe(true)
+      expect(replay.headers['idempotent-replayed']).toBe('true')
+      expect(replay.headers.location).toBe(first.headers.location)
+    }
+    expect(await countCharges(suite.context.sql, user.id)).toBe(1)
+  })
+
+  it('when a remembered key comes with a different body, then 422, and nothing is charged', async () => {
+    const user = await suite.context.newAccount()
+    await user.post('/v1/charges', chargeBody(), { key: 'remembered-422' })
+    await user.post('/v1/charges', chargeBody(), { key: 'remembered-422' })
+    await suite.context.sql`delete from idempotency_keys where account_id = ${user.id} and key = 'remembered-422'`
+    const callsBefore = processorCalls.length
+
+    const edited = await user.post('/v1/charges', chargeBody({ amount_cents: 4321 }), { key: 'remembered-422' })
+
+    expect(edited.statusCode).toBe(422)
+    expect(edited.json().type).toMatch(/\/idempotency-key-reused$/)
+    expect(processorCalls.length).toBe(callsBefore)
+    expect(await countCharges(suite.context.sql, user.id)).toBe(1)
+  })
+
+  it('when another account replays the same key, then it never gets the remembered response', async () => {
+    const [owner, other] = [await suite.context.newAccount(), await suite.context.newAccount()]
+    const owners = await owner.post('/v1/charges', chargeBody(), { key: 'remembered-shared' })
+    await owner.post('/v1/charges', chargeBody(), { key: 'remembered-shared' })
+
+    const others = await other.post('/v1/charges', chargeBody(), { key: 'remembered-shared' })
+
+    expect(others.statusCode).toBe(201)
+    expect(others.headers['idempotent-replayed']).toBeUndefined()
+    expect(others.json().id).not.toBe(owners.json().id)
+    expect(await countCharges(suite.context.sql, other.id)).toBe(1)
+  })
+
+  it('when a key is within a minute of expiring, then it is not remembered, so its expiry frees it on time', async () => {
+    const user = await suite.context.newAccount()
+    await user.post('/v1/charges', chargeBody(), { key: 'remembered-expiring' })
+    await suite.context.sql`update idempotency_keys set expires_at = now() + interval '30 seconds' where account_id = ${user.id} and key = 'remembered-expiring'`
+    const replay = await user.post('/v1/charges', chargeBody(), { key: 'remembered-expiring' })
+    expect(replay.headers['idempotent-replayed']).toBe('true')
+    // The key expires (here at once, standing in for the 30 seconds passing).
+    await suite.context.sql`update idempotency_keys set expires_at = now() - interval '1 second' where account_id = ${user.id} and key = 'remembered-expiring'`
+
+    const reused = await user.post('/v1/charges', chargeBody({ amount_cents: 999 }), { key: 'remembered-expiring' })
+
+    expect(reused.statusCode).toBe(201)
+    expect(reused.headers['idempotent-replayed']).toBeUndefined()
+    expect(await countCharges(suite.context.sql, user.id)).toBe(2)
+  })
+})
+
 describe('conflicts', () => {
   it('when the same key comes with a different body, then 422 idempotency-key-reused and nothing new is charged', async () => {
     const spender = await suite.context.newAccount('Spender')

@@ -1,0 +1,47 @@
+// Completed keys that were replayed, remembered in this process, so that the next replays of them (a client
+// retrying in a loop, a retry storm after an outage) cost no round trip and no database time at all.
+//
+// Safe because a completed key never changes before it expires: its fingerprint and response are written once,
+// and only an expired key can be taken over (takeOver in store.ts) or reaped. So what is found here is what the
+// database would answer, on every instance alike. An entry is dropped EXPIRY_MARGIN_MS before its key expires,
+// timed on this process's monotonic clock from the remaining lifetime PostgreSQL reported, so clock skew between
+// hosts cannot make it outlive the key.
+import type { StoredResponse } from './response.js'
+import type { KeyScope } from './store.js'
+
+export interface CompletedKey {
+  fingerprint: Buffer
+  response: StoredResponse
+}
+
+const EXPIRY_MARGIN_MS = 60_000
+
+export class ReplayCache {
+  private readonly entries = new Map<string, CompletedKey & { dropAt: number }>()
+
+  /** At most `maxEntries` keys (oldest first out); 0 remembers nothing. */
+  constructor(private readonly maxEntries: number) {}
+
+  get(scope: KeyScope): CompletedKey | undefined {
+    const name = entryName(scope)
+    const entry = this.entries.get(name)
+    if (!entry) return undefined
+    if (entry.dropAt > performance.now()) return entry
+    this.entries.delete(name)
+    return undefined
+  }
+
+  /** Remembers a completed key that expires in `expiresInMs`, as PostgreSQL counted it. */
+  set(scope: KeyScope, completed: CompletedKey, expiresInMs: number): void {
+    if (this.maxEntries <= 0 || expiresInMs <= EXPIRY_MARGIN_MS) return
+    const name = entryName(scope)
+    // Map iterates in insertion order: the first entry is the oldest.
+    if (!this.entries.has(name) && this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!)
+    this.entries.set(name, { fingerprint: completed.fingerprint, response: completed.response, dropAt: performance.now() + expiresInMs - EXPIRY_MARGIN_MS })
+  }
+}
+
+// Keys never cross tenants or endpoints: the name holds all three parts, each unambiguous (NUL never occurs in them).
+function entryName(scope: KeyScope): string {
+  return `${scope.accountId}\0${scope.endpoint}\0${scope.key}`
+}
