@@ -9,11 +9,16 @@
 alter table idempotency_keys drop constraint idempotency_keys_account_id_fkey;
 alter table events drop constraint events_account_id_fkey;
 
--- The fan-out in one statement instead of two (the second looked up the deliveries the first had just written).
+-- The fan-out in one statement instead of two (the second looked up the deliveries the first had just written),
+-- after a plain look for an enabled endpoint: most accounts have none, and an INSERT ... SELECT that inserts
+-- nothing still sets up its insert (0.049 -> 0.027 ms per event, measured with track_functions).
 create or replace function fan_out_event() returns trigger language plpgsql as $$
 declare
   woken bigint;
 begin
+  if not exists (select from webhook_endpoints e where e.account_id = new.account_id and e.status = 'enabled') then
+    return null;
+  end if;
   with deliveries as (
     insert into webhook_deliveries (id, event_id, endpoint_id, account_id)
     select 'wd_' || substr(md5(gen_random_uuid()::text), 1, 24), new.id, e.id, e.account_id
