@@ -4,8 +4,9 @@
 // Safe because a completed key never changes before it expires: its fingerprint and response are written once,
 // and only an expired key can be taken over (takeOver in store.ts) or reaped. So what is found here is what the
 // database would answer, on every instance alike. An entry is dropped EXPIRY_MARGIN_MS before its key expires,
-// timed on this process's monotonic clock from the remaining lifetime PostgreSQL reported, so clock skew between
-// hosts cannot make it outlive the key.
+// timed from the remaining lifetime PostgreSQL reported, so clock skew between hosts cannot make it outlive the
+// key; and on two local clocks, whichever runs out first: the monotonic one does not move while the host is
+// suspended, the wall clock may be set back.
 import type { StoredResponse } from './response.js'
 import type { KeyScope } from './store.js'
 
@@ -17,7 +18,7 @@ export interface CompletedKey {
 const EXPIRY_MARGIN_MS = 60_000
 
 export class ReplayCache {
-  private readonly entries = new Map<string, CompletedKey & { dropAt: number }>()
+  private readonly entries = new Map<string, CompletedKey & { dropAt: { monotonic: number; wall: number } }>()
 
   /** At most `maxEntries` keys (oldest first out); 0 remembers nothing. */
   constructor(private readonly maxEntries: number) {}
@@ -26,7 +27,7 @@ export class ReplayCache {
     const name = entryName(scope)
     const entry = this.entries.get(name)
     if (!entry) return undefined
-    if (entry.dropAt > performance.now()) return entry
+    if (entry.dropAt.monotonic > performance.now() && entry.dropAt.wall > Date.now()) return entry
     this.entries.delete(name)
     return undefined
   }
@@ -37,7 +38,8 @@ export class ReplayCache {
     const name = entryName(scope)
     // Map iterates in insertion order: the first entry is the oldest.
     if (!this.entries.has(name) && this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!)
-    this.entries.set(name, { fingerprint: completed.fingerprint, response: completed.response, dropAt: performance.now() + expiresInMs - EXPIRY_MARGIN_MS })
+    const keep = expiresInMs - EXPIRY_MARGIN_MS
+    this.entries.set(name, { fingerprint: completed.fingerprint, response: completed.response, dropAt: { monotonic: performance.now() + keep, wall: Date.now() + keep } })
   }
 }
 

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { ReplayCache } from '../../src/idempotency/replay-cache.js'
 
 const response = (text: string) => ({ status: 201, headers: { 'content-type': 'application/json' }, body: Buffer.from(text) })
@@ -34,5 +34,18 @@ describe('ReplayCache', () => {
     const off = new ReplayCache(0)
     off.set(scope('a'), { fingerprint: Buffer.alloc(32), response: response('a') }, DAY_MS)
     expect(off.get(scope('a'))).toBeUndefined()
+  })
+})
+
+describe('ReplayCache clocks', () => {
+  afterEach(() => vi.useRealTimers())
+
+  it('when the wall clock passes the key’s lifetime (a host that slept), then the entry is gone even though the monotonic clock stood still', () => {
+    vi.useFakeTimers({ toFake: ['Date'] })
+    const cache = new ReplayCache(10)
+    cache.set(scope('slept'), { fingerprint: Buffer.alloc(32), response: response('slept') }, 120_000)
+    expect(cache.get(scope('slept'))).toBeDefined()
+    vi.setSystemTime(Date.now() + 61_000)
+    expect(cache.get(scope('slept'))).toBeUndefined()
   })
 })
