@@ -4,6 +4,7 @@
 import { readdir, readFile } from 'node:fs/promises'
 import { Logger, runMigrations } from 'graphile-worker'
 import type { Sql } from './connect.js'
+import { graphilePool } from './graphile-pool.js'
 
 const MIGRATIONS_DIR = new URL('../../db/migrations/', import.meta.url)
 const MIGRATION_LOCK_ID = 727_001
@@ -28,6 +29,11 @@ export async function migrate(sql: Sql, connectionString: string): Promise<strin
     }
     return names
   })
-  await runMigrations({ connectionString, logger: silent })
+  const pgPool = graphilePool(connectionString, { applicationName: 'payments-api migrate', max: 1 })
+  try {
+    await runMigrations({ pgPool, logger: silent })
+  } finally {
+    await pgPool.end()
+  }
   return applied
 }

@@ -5,6 +5,7 @@ import { Logger, parseCronItems, run, type Runner } from 'graphile-worker'
 import type { Logger as Pino } from 'pino'
 import { retryScheduleMs, type Config } from '../config.js'
 import type { Sql } from '../db/connect.js'
+import { graphilePool, WORKER_APPLICATION_NAME } from '../db/graphile-pool.js'
 import { EXPIRE_TASK, expireAuthorizations } from '../charges/expire-authorizations.js'
 import { REAP_EVENTS_TASK, reapOldEvents } from '../events/reap-events.js'
 import { reaperDeletedKeys, recoveryClaims, workerJobFailures } from '../observability/metrics.js'
@@ -58,11 +59,16 @@ export function workerOptions(config: Config, database: { url: string; sql: Sql 
 export async function startWorker(options: WorkerOptions): Promise<Runner> {
   const { sql, log, reaper, recovery } = options
   const settle = recoveries(options.processor, options.charges)
+  // Its own pool, ended once the runner has stopped, before the database may stop (src/db/graphile-pool.ts).
+  const pgPool = graphilePool(options.connectionString, {
+    applicationName: WORKER_APPLICATION_NAME,
+    max: (options.concurrency ?? 10) + 2,
+    onError: (error) => log.warn({ component: 'worker', err: error }, `worker connection failed: ${error.message}`),
+  })
   const runner = await run({
-    connectionString: options.connectionString,
+    pgPool,
     // Deliveries of one endpoint share a queue (one at a time), so a hanging endpoint holds one slot at most.
     concurrency: options.concurrency ?? 10,
-    maxPoolSize: (options.concurrency ?? 10) + 2,
     // The server owns SIGTERM: it drains HTTP first, then stops the worker.
     noHandleSignals: true,
     logger: pinoLogger(log),
@@ -106,12 +112,23 @@ export async function startWorker(options: WorkerOptions): Promise<Runner> {
       { task: EXPIRE_TASK, match: '* * * * *', identifier: EXPIRE_TASK, options: { queueName: EXPIRE_TASK } },
       { task: REAP_EVENTS_TASK, match: '17 * * * *', identifier: REAP_EVENTS_TASK, options: { queueName: REAP_EVENTS_TASK } },
     ]),
+  }).catch(async (error: unknown) => {
+    await pgPool.end()
+    throw error
   })
   runner.events.on('job:failed', ({ job }) => workerJobFailures.inc({ task: job.task_identifier }))
   // A restarted service first settles what its predecessor left behind (a crash between a processor call and
   // its commit leaves a claim no request will end), rather than waiting for the next scheduled run.
   await runner.addJob(RECOVER_TASK, {}, { jobKey: RECOVER_TASK, queueName: RECOVER_TASK })
   await runner.addJob(SWEEP_TASK, {}, { jobKey: SWEEP_TASK, queueName: SWEEP_TASK })
+  const stopRunner = runner.stop
+  runner.stop = async (reason) => {
+    try {
+      await stopRunner(reason)
+    } finally {
+      await pgPool.end()
+    }
+  }
   return runner
 }
 
