@@ -6,6 +6,7 @@
 import { runMigrations, type Task } from 'graphile-worker'
 import { type CreateChargeBody, idempotencyKey, ProblemError, type PaymentsClient } from 'payments-api/client'
 import type { Sql } from '../../src/db/connect.js'
+import { withGraphilePool } from '../../src/db/graphile-pool.js'
 import { prepareLivenessTable } from './liveness.js'
 
 export const COLLECT_TASK = 'collect_invoice'
@@ -25,7 +26,7 @@ export interface Invoice {
 }
 
 export async function prepareCollector(sql: Sql, connectionString: string): Promise<void> {
-  await runMigrations({ connectionString, schema: COLLECTOR_WORKER_SCHEMA })
+  await withGraphilePool(connectionString, 'invoice collector migrate', (pgPool) => runMigrations({ pgPool, schema: COLLECTOR_WORKER_SCHEMA }))
   await sql`create schema if not exists invoice_collector`
   await sql`create table if not exists invoice_collector.invoices (
     id text primary key check (char_length(id) <= 64),

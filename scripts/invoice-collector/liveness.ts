@@ -3,6 +3,7 @@
 // the jobs of pools whose lease has run out: a killed collector's job runs again within seconds, not hours.
 import { EventEmitter } from 'node:events'
 import { makeWorkerUtils, type WorkerEvents } from 'graphile-worker'
+import type { Pool } from 'pg'
 import type { Sql } from '../../src/db/connect.js'
 
 export async function prepareLivenessTable(sql: Sql): Promise<void> {
@@ -15,7 +16,7 @@ export async function prepareLivenessTable(sql: Sql): Promise<void> {
  * Events to pass to graphile-worker's run(), and a start() to call once it runs: it renews this pool's lease
  * every third of `leaseSeconds` and unlocks the jobs of dead pools, until stop().
  */
-export function poolLiveness(options: { sql: Sql; connectionString: string; schema: string; leaseSeconds: number; log: (message: string) => void }) {
+export function poolLiveness(options: { sql: Sql; pgPool: Pool; schema: string; leaseSeconds: number; log: (message: string) => void }) {
   const { sql, leaseSeconds } = options
   const events: WorkerEvents = new EventEmitter()
   let poolId: string | undefined
@@ -35,7 +36,7 @@ export function poolLiveness(options: { sql: Sql; connectionString: string; sche
       where locked_by is not null and locked_at < now() - ${leaseSeconds} * interval '1 second'
         and not exists (select 1 from invoice_collector.worker_pools p where p.pool_id = j.locked_by and p.alive_until > now())`
     if (dead.length > 0) {
-      const utils = await makeWorkerUtils({ connectionString: options.connectionString, schema: options.schema })
+      const utils = await makeWorkerUtils({ pgPool: options.pgPool, schema: options.schema })
       await utils.forceUnlockWorkers(dead.map((row) => row.locked_by)).finally(() => utils.release())
       options.log(`unlocked the jobs of dead worker pools: ${dead.map((row) => row.locked_by).join(', ')}`)
     }

@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util'
 import { run } from 'graphile-worker'
 import { createClient } from 'payments-api/client'
 import { main } from '../../src/cli/main.js'
+import { graphilePool } from '../../src/db/graphile-pool.js'
 import { SUPPORTED_CURRENCIES } from '../../src/schemas/common.js'
 import { exampleDatabase } from '../example-database.js'
 import { poolLiveness } from './liveness.js'
@@ -44,9 +45,11 @@ await main('example:invoices', async () => {
   } else {
     if (!process.env.PAYMENTS_API_KEY) throw new Error('set PAYMENTS_API_KEY (npm run --silent account:create -- --name Shop)')
     const client = createClient({ baseUrl: process.env.PAYMENTS_URL ?? 'http://127.0.0.1:3000', apiKey: process.env.PAYMENTS_API_KEY })
-    const liveness = poolLiveness({ sql, connectionString: url, schema: COLLECTOR_WORKER_SCHEMA, leaseSeconds: Number(process.env.COLLECTOR_LEASE_SECONDS ?? 30), log: console.log })
+    // The worker's pool is ours to end, after the worker and before the database (src/db/graphile-pool.ts says why).
+    const pgPool = graphilePool(url, { applicationName: 'invoice collector', max: 7, onError: (error) => console.log(`worker connection: ${error.message}`) })
+    const liveness = poolLiveness({ sql, pgPool, schema: COLLECTOR_WORKER_SCHEMA, leaseSeconds: Number(process.env.COLLECTOR_LEASE_SECONDS ?? 30), log: console.log })
     const runner = await run({
-      connectionString: url,
+      pgPool,
       schema: COLLECTOR_WORKER_SCHEMA,
       concurrency: 5,
       crontab: '', // no scheduled tasks
@@ -56,6 +59,7 @@ await main('example:invoices', async () => {
     await liveness.start()
     console.log(`invoice collector ready: charging through ${process.env.PAYMENTS_URL ?? 'http://127.0.0.1:3000'}`)
     await runner.promise.finally(() => liveness.stop())
+    await pgPool.end()
   }
   await database.close()
 })

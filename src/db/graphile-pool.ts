@@ -20,3 +20,13 @@ export function graphilePool(
   pool.on('connect', (client) => client.on('error', onError))
   return pool
 }
+
+/** Runs `work` (graphile-worker's migrations, say) on a one-connection pool of its own, ended before it returns. */
+export async function withGraphilePool<T>(connectionString: string, applicationName: string, work: (pool: pg.Pool) => Promise<T>): Promise<T> {
+  const pool = graphilePool(connectionString, { applicationName, max: 1 })
+  try {
+    return await work(pool)
+  } finally {
+    await pool.end()
+  }
+}

@@ -4,7 +4,7 @@
 import { readdir, readFile } from 'node:fs/promises'
 import { Logger, runMigrations } from 'graphile-worker'
 import type { Sql } from './connect.js'
-import { graphilePool } from './graphile-pool.js'
+import { withGraphilePool } from './graphile-pool.js'
 
 const MIGRATIONS_DIR = new URL('../../db/migrations/', import.meta.url)
 const MIGRATION_LOCK_ID = 727_001
@@ -29,11 +29,6 @@ export async function migrate(sql: Sql, connectionString: string): Promise<strin
     }
     return names
   })
-  const pgPool = graphilePool(connectionString, { applicationName: 'payments-api migrate', max: 1 })
-  try {
-    await runMigrations({ pgPool, logger: silent })
-  } finally {
-    await pgPool.end()
-  }
+  await withGraphilePool(connectionString, 'payments-api migrate', (pgPool) => runMigrations({ pgPool, logger: silent }))
   return applied
 }
