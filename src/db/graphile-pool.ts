@@ -5,8 +5,6 @@
 // This pool keeps its handlers for its whole life, and its owner awaits pool.end() before the database stops.
 import pg from 'pg'
 
-export const WORKER_APPLICATION_NAME = 'payments-api worker'
-
 /** `applicationName` names its connections in pg_stat_activity. */
 export function graphilePool(
   connectionString: string,

@@ -5,7 +5,7 @@ import { Logger, parseCronItems, run, type Runner } from 'graphile-worker'
 import type { Logger as Pino } from 'pino'
 import { retryScheduleMs, type Config } from '../config.js'
 import type { Sql } from '../db/connect.js'
-import { graphilePool, WORKER_APPLICATION_NAME } from '../db/graphile-pool.js'
+import { graphilePool } from '../db/graphile-pool.js'
 import { EXPIRE_TASK, expireAuthorizations } from '../charges/expire-authorizations.js'
 import { REAP_EVENTS_TASK, reapOldEvents } from '../events/reap-events.js'
 import { reaperDeletedKeys, recoveryClaims, workerJobFailures } from '../observability/metrics.js'
@@ -61,7 +61,7 @@ export async function startWorker(options: WorkerOptions): Promise<Runner> {
   const settle = recoveries(options.processor, options.charges)
   // Its own pool, ended once the runner has stopped, before the database may stop (src/db/graphile-pool.ts).
   const pgPool = graphilePool(options.connectionString, {
-    applicationName: WORKER_APPLICATION_NAME,
+    applicationName: 'payments-api worker',
     max: (options.concurrency ?? 10) + 2,
     onError: (error) => log.warn({ component: 'worker', err: error }, `worker connection failed: ${error.message}`),
   })
