@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --statements] [-- --soak[=minutes]] [-- --reaper[=rows]]
+// npm run bench [-- --quick] [-- --statements] [-- --soak[=minutes]] [-- --reaper[=rows]] [-- --large[=rows]]
 // The project's performance report: this service against two baselines built from the same charges table, the
 // same PostgreSQL, pool size, API-key lookup and simulated processor (scripts/bench/*.ts), driven over HTTP by
 // autocannon. Rounds are interleaved and rotated, so the machine's drift hits every implementation alike, and
@@ -14,6 +14,7 @@ import { createDatabaseIfMissing } from '../../src/db/embedded.js'
 import { LocalCluster } from '../../src/db/local-cluster.js'
 import { migrate } from '../../src/db/migrate.js'
 import { burst, CHARGE_BODY, measure, type LoadOptions, type Measurement } from './load.js'
+import { largeTable } from './large-table.js'
 import { freePort, startServer, type ServerUnderTest } from './processes.js'
 import { reaperUnderLoad } from './reaper.js'
 import { report, UNCACHED, type Sample } from './report.js'
@@ -25,6 +26,7 @@ const { values: args } = parseArgs({
     quick: { type: 'boolean', default: false },
     soak: { type: 'string' },
     reaper: { type: 'string' },
+    large: { type: 'string' },
     rounds: { type: 'string' },
     seconds: { type: 'string' },
     statements: { type: 'boolean', default: false },
@@ -120,6 +122,15 @@ try {
 
   if (args.soak !== undefined) console.log(await soak(service, load, Number(args.soak || 5)))
   if (args.reaper !== undefined) console.log(await reaperUnderLoad({ sql, server: service, load, rows: Number(args.reaper || 1_000_000) }))
+  if (args.large !== undefined) {
+    const start = async (name: string, url: string) => {
+      const server = await startServer(name, 'src/server.ts', { ...env, DATABASE_URL: url })
+      servers.push(server)
+      return server
+    }
+    const clusterUrl = `postgres://postgres:postgres@127.0.0.1:${pgPort}/`
+    console.log(await largeTable({ sql, server: service, load, clusterUrl, rows: Number(args.large || 10_000_000), rounds: Math.max(rounds, 3), start }))
+  }
 } finally {
   await cleanUp()
 }

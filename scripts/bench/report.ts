@@ -20,12 +20,13 @@ export interface Run {
 const SERVICE = 'this service'
 /** This service with IDEMPOTENCY_REPLAY_CACHE_SIZE=0: each replay reads the database. */
 export const UNCACHED = 'no replay cache'
-const median = (values: number[]) => {
+export const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b)
   const middle = Math.floor(sorted.length / 2)
   return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
 }
-const spread = (values: number[]) => `${median(values).toFixed(2)}x [${Math.min(...values).toFixed(2)}-${Math.max(...values).toFixed(2)}]`
+/** A ratio's median and range over rounds: 0.85x [0.81-0.91]. */
+export const spread = (values: number[]) => `${median(values).toFixed(2)}x [${Math.min(...values).toFixed(2)}-${Math.max(...values).toFixed(2)}]`
 
 export function report(run: Run): string {
   const find = (round: number, scenario: Sample['scenario'], implementation: string) =>
