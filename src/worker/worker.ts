@@ -63,7 +63,8 @@ export async function startWorker(options: WorkerOptions): Promise<Runner> {
   const pgPool = graphilePool(options.connectionString, {
     applicationName: 'payments-api worker',
     max: (options.concurrency ?? 10) + 2,
-    onError: (error) => log.warn({ component: 'worker', err: error }, `worker connection failed: ${error.message}`),
+    // The message and code say it all; the error also carries pg's whole client object, which pino would print.
+    onError: (error) => log.warn({ code: (error as { code?: string }).code }, `worker connection failed: ${error.message}`),
   })
   const runner = await run({
     pgPool,

@@ -1,4 +1,5 @@
 // The embedded graphile-worker: the reaper is scheduled under a stable identifier and runs as a real job.
+import { Writable } from 'node:stream'
 import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Runner } from 'graphile-worker'
@@ -45,5 +46,41 @@ describe('the worker', () => {
     await until(async () => (await database.sql`select 1 from idempotency_keys where account_id = ${accountId}`).length === 2)
     const left = await database.sql`select key from idempotency_keys where account_id = ${accountId} order by key`
     expect(left.map((row) => row.key)).toEqual(['key-6', 'key-7'])
+  })
+
+  it('when its connections are terminated while it completes jobs, then it logs one-line warnings, does not crash, and goes on working', async () => {
+    const lines: Record<string, unknown>[] = []
+    const capture = new Writable({ write: (chunk, _encoding, done) => (lines.push(JSON.parse(String(chunk))), done()) })
+    const watched = await startWorker(workerOptions(loadConfig({}), database, createSimulatedProcessor({ sql: database.sql }), pino({ level: 'warn' }, capture)))
+    const terminate = () => database.sql`select pg_terminate_backend(pid) from pg_stat_activity
+                                        where datname = current_database() and application_name = 'payments-api worker'`
+    try {
+      // Jobs completing all the time while the worker's connections are cut again and again: a completion whose
+      // connection is lost is retried on a new one, and one that still fails is logged rather than left as an
+      // unhandled rejection that would end the process (patches/graphile-worker+0.17.3.patch; Vitest fails the
+      // run on an unhandled rejection).
+      await database.sql`select graphile_worker.add_job(${REAP_TASK}) from generate_series(1, 300)`
+      const stopAt = Date.now() + 2000
+      while (Date.now() < stopAt) {
+        await terminate()
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      }
+      const failures = lines.filter((line) => String(line.msg).startsWith('worker connection failed'))
+      // Warnings, with PostgreSQL's code when there is one (57P01: terminated by an administrator), never pg's client.
+      expect(failures.map((line) => line.code)).toContain('57P01')
+      for (const line of failures) {
+        expect(line).toMatchObject({ level: 40, component: 'worker' })
+        expect(JSON.stringify(line)).not.toContain('connectionParameters')
+      }
+      // Every job is recorded as done: none is left locked, to run again only when its lock expires hours later.
+      const reapJobs = () => database.sql`select 1 from graphile_worker._private_jobs
+                                          where task_id = (select id from graphile_worker._private_tasks where identifier = ${REAP_TASK})`
+      await until(async () => (await reapJobs()).length === 0)
+      // Still working: a job added now runs to completion.
+      const [{ id }] = (await database.sql<{ id: string }[]>`select (graphile_worker.add_job(${REAP_TASK}, '{}'::json, max_attempts => 1)).id`) as unknown as [{ id: string }]
+      await until(async () => (await database.sql`select 1 from graphile_worker._private_jobs where id = ${id}`).length === 0)
+    } finally {
+      await watched.stop()
+    }
   })
 })
