@@ -167,6 +167,74 @@ describe('when PostgreSQL restarts under load', () => {
   }, 60_000)
 })
 
+describe('when PostgreSQL terminates the server’s connections again and again under load', () => {
+  it('then the process (API and worker) stays up, answers no 500, and every operation settles exactly once', async () => {
+    // The real server process: an unhandled rejection in a driver (postgres.js fetching array types on a new
+    // connection, graphile-worker completing a job) would end it, which a Fastify instance in this process hides.
+    const server = await startServer({ DATABASE_URL: cluster.url, REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS), IDEMPOTENCY_LEASE_SECONDS: '2' })
+    let exitCode: number | null | undefined
+    void server.exited.then((code) => (exitCode = code))
+    const post = (key: string) =>
+      fetch(`${server.url}/v1/charges`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'idempotency-key': key, 'content-type': 'application/json' },
+        body: JSON.stringify(chargeBody({ amount_cents: 4321, metadata: { key } })),
+        signal: AbortSignal.timeout(15_000),
+      }).then(async (response) => (await response.arrayBuffer(), response.status))
+    const statuses: number[] = []
+    const keys: string[] = []
+    let running = true
+    const client = async () => {
+      while (running) {
+        const key = randomUUID()
+        keys.push(key)
+        // Each key retried, as a client following Retry-After does, until it settles or the cuts stop.
+        for (let status = 0; running && status !== 201; await new Promise((resolve) => setTimeout(resolve, 50))) {
+          status = await post(key)
+          statuses.push(status)
+        }
+      }
+    }
+    let terminated = 0
+    const cutter = async () => {
+      while (running) {
+        const cut = await observer`select pg_terminate_backend(pid) from pg_stat_activity
+                                   where datname = current_database() and pid <> pg_backend_pid() and backend_type = 'client backend'`
+        terminated += cut.length
+        await new Promise((resolve) => setTimeout(resolve, 30 + Math.random() * 70))
+      }
+    }
+    try {
+      const load = [...Array.from({ length: 6 }, client), cutter()]
+      await new Promise((resolve) => setTimeout(resolve, 3000))
+      running = false
+      await Promise.all(load)
+
+      expect(terminated).toBeGreaterThan(20)
+      expect(exitCode, server.output()).toBeUndefined()
+      expect(new Set(statuses)).toEqual(new Set(statuses.filter((status) => [201, 409, 503].includes(status))))
+      expect(statuses).toContain(201)
+      await until(async () => (await fetch(`${server.url}/readyz`)).status === 200, 5000)
+      for (const key of keys) {
+        for (let attempt = 0; (await post(key)) !== 201; attempt++) {
+          expect(attempt, `key ${key} never settled`).toBeLessThan(60)
+          await new Promise((resolve) => setTimeout(resolve, 250))
+        }
+        expect(await chargesFor(key), key).toBe(1)
+      }
+      // One processor operation per key: none was charged twice at the processor either.
+      const [{ operations }] = (await observer<{ operations: number }[]>`
+        select count(*)::int as operations from simulated_processor.operations where kind = 'charge' and parameters->>'amount_cents' = '4321'`) as unknown as [{ operations: number }]
+      expect(operations).toBe(keys.length)
+      expect(exitCode, server.output()).toBeUndefined()
+    } finally {
+      running = false
+      server.child.kill('SIGTERM')
+      await server.exited
+    }
+  }, 90_000)
+})
+
 describe('shutdown', () => {
   it('when the database is frozen and the server gets SIGTERM, then it still exits, and logs what did not stop', async () => {
     const server = await startServer({ DATABASE_URL: cluster.url, SHUTDOWN_GRACE_SECONDS: '6', REQUEST_TIMEOUT_MS: '1000' })
