@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Sql, Transaction } from '../db/connect.js'
+import { isDatabaseUnavailable } from '../db/errors.js'
 import { pipelinedTransaction } from '../db/pipeline.js'
 import { requestFingerprint } from '../idempotency/fingerprint.js'
 import { idempotencyKeyFromRawHeaders } from '../idempotency/key.js'
@@ -62,6 +63,7 @@ declare module 'fastify' {
 }
 
 const RETRY_AFTER_SECONDS = '1'
+const RELEASE_RETRY_MS = 250
 const OUTCOME = { completed: 'replayed', 'in-flight': 'in_flight', 'fingerprint-mismatch': 'key_reused' } as const satisfies Record<string, IdempotencyOutcome>
 
 export default fp(
@@ -119,11 +121,15 @@ export default fp(
       if (!claim) return
       request.idempotencyClaim = null
       idempotencyOutcomes.inc({ endpoint: claim.endpoint, outcome: request.operationSentDownstream ? 'lease_ended' : 'released' })
-      const released = request.operationSentDownstream
-        ? endLease(sql, claim, claim.recoverable ? timing.recoveryGraceSeconds : undefined)
-        : releaseClaim(sql, claim)
-      await released.catch((error: unknown) => {
-        request.log.error({ err: error }, 'could not release idempotency claim; it frees itself when its lease ends')
+      const release = () =>
+        request.operationSentDownstream ? endLease(sql, claim, claim.recoverable ? timing.recoveryGraceSeconds : undefined) : releaseClaim(sql, claim)
+      const failed = (error: unknown) => request.log.error({ err: error }, 'could not release idempotency claim; it frees itself when its lease ends')
+      await release().catch((error: unknown) => {
+        failed(error)
+        if (!isDatabaseUnavailable(error)) return
+        // The connection was lost under the statement (a failover, a terminated backend); another one usually
+        // answers. Once more, in the background, so that a retry is not refused with 409 until the lease ends.
+        setTimeout(() => void release().then(() => request.log.info('idempotency claim released on the second attempt'), failed), RELEASE_RETRY_MS).unref()
       })
     }
 

@@ -2,13 +2,13 @@
 // connection can crash the process and a busy pool slows down over time; see the README.
 import { execFile } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
-import { connect as tcpConnect, createServer, type AddressInfo } from 'node:net'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { connect } from '../../src/db/connect.js'
 import { withTimeout } from '../../src/db/errors.js'
+import { startCuttingProxy } from '../helpers/cutting-proxy.js'
 import { createTestDatabase } from '../helpers/database.js'
 
 // The package's main entry is cjs/src/index.js; its root is two levels up.
@@ -87,40 +87,21 @@ describe('the postgres.js patch', () => {
 
   it('when a new connection is terminated while it fetches array types, then the waiting query runs on the next one', async () => {
     const database = await createTestDatabase()
-    const target = new URL(database.url)
-    // A proxy that answers the first array-types query it sees as pg_terminate_backend would (a FATAL 57P01,
-    // then the socket closes) and passes everything else through.
-    let terminated = 0
-    const proxy = createServer((client) => {
-      const upstream = tcpConnect(Number(target.port), target.hostname)
-      client.on('data', (chunk: Buffer) => {
-        if (terminated === 0 && chunk.includes('pg_type')) {
-          terminated++
-          client.end(fatalTermination())
-          upstream.destroy()
-          return
-        }
-        upstream.write(chunk)
-      })
-      upstream.on('data', (chunk: Buffer) => client.writable && client.write(chunk))
-      for (const socket of [client, upstream]) socket.on('error', () => {}).on('close', () => (client.destroy(), upstream.destroy()))
-    })
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
-    const proxied = new URL(database.url)
-    proxied.port = String((proxy.address() as AddressInfo).port)
-    const pool = connect(proxied.toString(), { max: 1 })
+    // The first array-types query is answered as pg_terminate_backend would (a FATAL 57P01, then the socket closes).
+    const proxy = await startCuttingProxy(database.url, (chunk) => chunk.includes('pg_type'))
+    const pool = connect(proxy.url, { max: 1 })
     try {
       // Unpatched, this query failed with the dead connection's 57P01, and the array-types query's own failure
       // was an unhandled rejection (Vitest fails the run on one).
       const [row] = await withTimeout(pool<{ one: number }[]>`select 1 as one`.execute(), 5000, 'the query after a terminated start-up')
       expect(row!.one).toBe(1)
-      expect(terminated).toBe(1)
+      expect(proxy.cuts()).toBe(1)
       // And array types were fetched on the new connection: an array parameter round-trips.
       const [array] = await pool<{ ids: number[] }[]>`select ${pool.array([1, 2])}::int[] as ids`
       expect(array!.ids).toEqual([1, 2])
     } finally {
       await withTimeout(pool.end(), 5000, 'closing the pool')
-      proxy.close()
+      await proxy.close()
       await database.drop()
     }
   })
@@ -180,12 +161,3 @@ describe('a reserved connection', () => {
   })
 })
 
-/** The ErrorResponse a backend sends when pg_terminate_backend ends it. */
-function fatalTermination(): Buffer {
-  const fields = ['SFATAL', 'VFATAL', 'C57P01', 'Mterminating connection due to administrator command'].map((field) => Buffer.from(`${field}\0`))
-  const body = Buffer.concat([...fields, Buffer.from([0])])
-  const header = Buffer.alloc(5)
-  header.write('E', 0)
-  header.writeInt32BE(body.length + 4, 1)
-  return Buffer.concat([header, body])
-}
