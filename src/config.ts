@@ -58,8 +58,13 @@ const ConfigSchema = Type.Object({
   REAPER_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 100_000, default: 1000 }),
   /** When the recovery worker looks for abandoned claims (it is also woken when a request ends its lease after the processor call). */
   RECOVERY_SCHEDULE: Type.String({ minLength: 9, default: '* * * * *' }),
-  /** How long after its lease ended an abandoned claim is left to its client's own retry before the worker settles it. */
-  RECOVERY_GRACE_SECONDS: Type.Integer({ minimum: 0, default: 60 }),
+  /**
+   * How long after its lease ended an abandoned claim is left to its client's own retry before the worker settles
+   * it. Longer than PROCESSOR_TIMEOUT_MS: only then is "the processor never saw it" final when the worker asks.
+   */
+  RECOVERY_GRACE_SECONDS: Type.Integer({ minimum: 1, default: 60 }),
+  /** How long a processor call may take before it is given up as an unknown outcome (503; settled later). */
+  PROCESSOR_TIMEOUT_MS: Milliseconds(10_000, { maximum: 600_000 }),
   RECOVERY_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 10_000, default: 100 }),
   /** Jobs a worker process runs at once (webhook deliveries, reaper, recovery). */
   WORKER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
@@ -105,17 +110,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 /** Settings that are each valid but cannot hold together. */
 function contradictionsIn(config: Config): string[] {
   const found: string[] = []
-  // A key must outlive every request that can hold it and the recovery of its outcome, with room to replay the
-  // response afterwards: a TTL near the lease would let an expired key be taken over while its request runs.
+  // Room to replay a response after every request that can hold the key and the recovery of its outcome. Not a
+  // safety bound (an unsettled key never expires, src/idempotency/store.ts), but a TTL shorter than this would
+  // expire responses before a client could reasonably have retried.
   const minimumTtl = 2 * config.IDEMPOTENCY_LEASE_SECONDS + config.RECOVERY_GRACE_SECONDS + 60
   if (config.IDEMPOTENCY_TTL_SECONDS < minimumTtl) {
     found.push(
       `IDEMPOTENCY_TTL_SECONDS (${config.IDEMPOTENCY_TTL_SECONDS}) must be at least twice IDEMPOTENCY_LEASE_SECONDS plus RECOVERY_GRACE_SECONDS plus 60, here ${minimumTtl}`,
     )
   }
-  // A lease shorter than a request's own deadline would hand a key to a retry while its first request runs.
+  // A request hands its operation to the processor only before its deadline, and that must come before its lease
+  // can end: once the lease has ended (and a grace period passed) the recovery worker may conclude that the
+  // processor never saw the operation and forget it, and a call still to come would then charge unrecorded.
   if (config.IDEMPOTENCY_LEASE_SECONDS * 1000 < config.REQUEST_TIMEOUT_MS) {
     found.push(`IDEMPOTENCY_LEASE_SECONDS (${config.IDEMPOTENCY_LEASE_SECONDS} s) must not be shorter than REQUEST_TIMEOUT_MS (${config.REQUEST_TIMEOUT_MS} ms)`)
+  }
+  // The worker asks the processor what it did only once no call under the operation id can still reach it.
+  if (config.RECOVERY_GRACE_SECONDS * 1000 <= config.PROCESSOR_TIMEOUT_MS) {
+    found.push(`RECOVERY_GRACE_SECONDS (${config.RECOVERY_GRACE_SECONDS} s) must be longer than PROCESSOR_TIMEOUT_MS (${config.PROCESSOR_TIMEOUT_MS} ms)`)
   }
   if (config.HTTP_BODY_TIMEOUT_MS < config.HTTP_HEADERS_TIMEOUT_MS) {
     found.push('HTTP_BODY_TIMEOUT_MS covers the headers too, so it must not be shorter than HTTP_HEADERS_TIMEOUT_MS')

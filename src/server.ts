@@ -32,7 +32,7 @@ async function start() {
     onNotice: (message) => log.info({ component: 'embedded-postgres' }, message),
   })
   log.info({ database: database.description, migrations_applied: database.migrationsApplied }, `database: ${database.description}`)
-  const processor = instrumented(createSimulatedProcessor({ sql: database.sql, slowDelayMs: config.SIMULATED_SLOW_MS }))
+  const processor = instrumented(createSimulatedProcessor({ sql: database.sql, slowDelayMs: config.SIMULATED_SLOW_MS }), { timeoutMs: config.PROCESSOR_TIMEOUT_MS })
   const serveApi = config.ROLE !== 'worker'
   // A worker still answers /healthz and /readyz, for orchestrators.
   const app = serveApi ? await buildApp({ sql: database.sql, processor, config, log }) : await buildHealthApp({ sql: database.sql, config, log })

@@ -38,6 +38,12 @@ describe('loadConfig', () => {
     expect(refusal({ IDEMPOTENCY_LEASE_SECONDS: '2', REQUEST_TIMEOUT_MS: '5000' })).toContain('must not be shorter than REQUEST_TIMEOUT_MS')
   })
 
+  it('when the recovery grace is not longer than a processor call may take, then it is refused', () => {
+    expect(refusal({ RECOVERY_GRACE_SECONDS: '0' })).toContain('RECOVERY_GRACE_SECONDS')
+    expect(refusal({ RECOVERY_GRACE_SECONDS: '10', PROCESSOR_TIMEOUT_MS: '10000' })).toContain('must be longer than PROCESSOR_TIMEOUT_MS (10000 ms)')
+    expect(loadConfig({ RECOVERY_GRACE_SECONDS: '11', PROCESSOR_TIMEOUT_MS: '10000' }).RECOVERY_GRACE_SECONDS).toBe(11)
+  })
+
   it('when several values are wrong, then each is named', () => {
     const message = refusal({ PORT: 'http', DATABASE_URL: 'mysql://x' })
     expect(message).toContain('PORT')

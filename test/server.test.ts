@@ -26,7 +26,8 @@ async function server(env: Record<string, string> = {}): Promise<ServerProcess> 
     IDEMPOTENCY_LEASE_SECONDS: '1',
     REQUEST_TIMEOUT_MS: '1000',
     SIMULATED_SLOW_MS: '600',
-    RECOVERY_GRACE_SECONDS: '0',
+    RECOVERY_GRACE_SECONDS: '1',
+    PROCESSOR_TIMEOUT_MS: '900',
     ...env,
   })
   running.push(started)

@@ -3,7 +3,7 @@
 // have recorded it, or, when the processor never saw it, the reservation is given back.
 import { sendAll } from '../db/pipeline.js'
 import { type ChargeOutcome, lookupOutcome, type PaymentProcessor, type SettlementOutcome } from '../processor/processor.js'
-import type { Recovery } from '../recovery/recovery.js'
+import type { Recovery } from '../idempotency/recovery.js'
 import type { CreateChargeBody } from '../schemas/charge.js'
 import { authorizationExpiry, recordCharge } from './record-charge.js'
 import type { ChargeRow } from './repository.js'

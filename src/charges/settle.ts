@@ -1,6 +1,7 @@
 // Capturing and voiding an authorization, in brandur's phases, so that a retry or a race can never move money twice:
-//   1. reserve: under the charge's row lock (a short transaction), check that it awaits capture and that nothing
-//      else is under way, and write this operation as its pending one (with the operation id the processor gets)
+//   1. reserve: under the charge's row lock (a short transaction, fenced by the key's token: reply.reserve), check
+//      that it awaits capture and that nothing else is under way, and write this operation as its pending one
+//      (with the operation id the processor gets)
 //   2. call out: the processor, outside any transaction
 //   3. record: the charge captured (or voided, or expired) and its event, where the pending operation is still
 //      this one, in the transaction that completes the key
@@ -25,36 +26,34 @@ export interface Reserved {
 
 /** Phase 1. Refuses with a problem the client can act on; never with an idempotency error. */
 export async function reserveSettlement(
-  sql: Sql,
+  tx: Transaction,
   request: { accountId: string; chargeId: string; kind: Settlement; amountCents?: number | undefined; operationId: string },
 ): Promise<Reserved> {
-  return sql.begin(async (tx) => {
-    const charge = await lockCharge(tx, request.accountId, request.chargeId)
-    if (!charge) throw new Problem('resource-not-found', `No charge ${request.chargeId}.`)
-    if (charge.pending_operation_id === request.operationId) return { charge, amountCents: charge.pending_amount_cents ?? 0 }
-    if (charge.pending_operation) {
-      throw new Problem('charge-operation-in-progress', `A ${charge.pending_operation} of charge ${charge.id} is under way; its outcome decides this one.`, {
-        headers: { 'retry-after': '1' },
-      })
-    }
-    if (charge.status !== 'requires_capture') {
-      const state = charge.status === 'succeeded' ? 'already captured' : charge.status === 'failed' ? 'declined' : charge.status
-      throw new Problem('charge-not-capturable', `Charge ${charge.id} is ${state}: there is no authorization to ${request.kind}.`, {
-        extensions: { charge_status: charge.status },
-      })
-    }
-    const amountCents = request.kind === 'capture' ? (request.amountCents ?? charge.amount_cents) : 0
-    if (amountCents > charge.amount_cents) {
-      throw new Problem('capture-exceeds-authorization', `A capture of ${amountCents} exceeds the ${charge.amount_cents} authorized on charge ${charge.id}.`, {
-        extensions: { amount_capturable_cents: charge.amount_cents },
-      })
-    }
-    const [reserved] = await tx<ChargeRow[]>`
-      update charges set pending_operation = ${request.kind}, pending_operation_id = ${request.operationId},
-                         pending_amount_cents = ${amountCents || null}, pending_until = null
-      where id = ${charge.id} returning *`
-    return { charge: reserved!, amountCents }
-  })
+  const charge = await lockCharge(tx, request.accountId, request.chargeId)
+  if (!charge) throw new Problem('resource-not-found', `No charge ${request.chargeId}.`)
+  if (charge.pending_operation_id === request.operationId) return { charge, amountCents: charge.pending_amount_cents ?? 0 }
+  if (charge.pending_operation) {
+    throw new Problem('charge-operation-in-progress', `A ${charge.pending_operation} of charge ${charge.id} is under way; its outcome decides this one.`, {
+      headers: { 'retry-after': '1' },
+    })
+  }
+  if (charge.status !== 'requires_capture') {
+    const state = charge.status === 'succeeded' ? 'already captured' : charge.status === 'failed' ? 'declined' : charge.status
+    throw new Problem('charge-not-capturable', `Charge ${charge.id} is ${state}: there is no authorization to ${request.kind}.`, {
+      extensions: { charge_status: charge.status },
+    })
+  }
+  const amountCents = request.kind === 'capture' ? (request.amountCents ?? charge.amount_cents) : 0
+  if (amountCents > charge.amount_cents) {
+    throw new Problem('capture-exceeds-authorization', `A capture of ${amountCents} exceeds the ${charge.amount_cents} authorized on charge ${charge.id}.`, {
+      extensions: { amount_capturable_cents: charge.amount_cents },
+    })
+  }
+  const [reserved] = await tx<ChargeRow[]>`
+    update charges set pending_operation = ${request.kind}, pending_operation_id = ${request.operationId},
+                       pending_amount_cents = ${amountCents || null}, pending_until = null
+    where id = ${charge.id} returning *`
+  return { charge: reserved!, amountCents }
 }
 
 /** Phase 3 of a capture: what was captured, and the rest of the authorization released. */

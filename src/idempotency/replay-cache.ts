@@ -4,7 +4,7 @@
 // Safe because a completed key never changes before it expires: its fingerprint and response are written once,
 // and only an expired key can be taken over (takeOver in store.ts) or reaped. So what is found here is what the
 // database would answer, on every instance alike. An entry is dropped EXPIRY_MARGIN_MS before its key expires,
-// timed from the remaining lifetime PostgreSQL reported, so clock skew between hosts cannot make it outlive the
+// timed from the remaining lifetime PostgreSQL reported (counted from before the question was sent), so clock skew between hosts cannot make it outlive the
 // key; and on two local clocks, whichever runs out first: the monotonic one does not move while the host is
 // suspended, the wall clock may be set back.
 import type { StoredResponse } from './response.js'
@@ -32,14 +32,18 @@ export class ReplayCache {
     return undefined
   }
 
-  /** Remembers a completed key that expires in `expiresInMs`, as PostgreSQL counted it. */
-  set(scope: KeyScope, completed: CompletedKey, expiresInMs: number): void {
+  /**
+   * Remembers a completed key that had `expiresInMs` left, as PostgreSQL counted it at the latest at `askedAt`
+   * (the clocks read before the statement was sent). Timed from then, not from now: a process that stalled after
+   * the answer came back must not keep the entry past the key's expiry.
+   */
+  set(scope: KeyScope, completed: CompletedKey, expiresInMs: number, askedAt = { monotonic: performance.now(), wall: Date.now() }): void {
     if (this.maxEntries <= 0 || expiresInMs <= EXPIRY_MARGIN_MS) return
     const name = entryName(scope)
     // Map iterates in insertion order: the first entry is the oldest.
     if (!this.entries.has(name) && this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!)
     const keep = expiresInMs - EXPIRY_MARGIN_MS
-    this.entries.set(name, { fingerprint: completed.fingerprint, response: completed.response, dropAt: { monotonic: performance.now() + keep, wall: Date.now() + keep } })
+    this.entries.set(name, { fingerprint: completed.fingerprint, response: completed.response, dropAt: { monotonic: askedAt.monotonic + keep, wall: askedAt.wall + keep } })
   }
 }
 

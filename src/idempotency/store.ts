@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { PendingQuery, Row } from 'postgres'
 import type { Sql, Transaction } from '../db/connect.js'
 import { send } from '../db/pipeline.js'
-import { RECOVER_TASK } from '../recovery/recovery.js'
+import { RECOVER_TASK } from './recovery.js'
 import type { StoredResponse } from './response.js'
 
 export interface KeyScope {
@@ -23,9 +23,17 @@ export interface Claim {
 }
 
 export type ClaimResult =
-  | { outcome: 'claimed'; claim: Claim; takenOver: boolean }
-  /** `expiresInMs`: how long the key has left, as PostgreSQL counts it (set when read from the database). */
-  | { outcome: 'completed'; response: StoredResponse; expiresInMs?: number }
+  /**
+   * `inherited`: the claim took over an unsettled key, keeping its operation id, so the operation may already be
+   * downstream (its earlier holder may have called out before it crashed or timed out): whatever this request
+   * does, it must not forget the operation as if it had never been sent.
+   */
+  | { outcome: 'claimed'; claim: Claim; takenOver: boolean; inherited: boolean }
+  /**
+   * `expiresInMs`: how long the key had left, as PostgreSQL counted it, at the latest at `askedAt` (both clocks,
+   * read before the statement was sent: a process that stalls after the answer cannot stretch the lifetime).
+   */
+  | { outcome: 'completed'; response: StoredResponse; expiresInMs?: number; askedAt?: { monotonic: number; wall: number } }
   | { outcome: 'in-flight' }
   | { outcome: 'fingerprint-mismatch' }
 
@@ -60,8 +68,9 @@ interface KeyRow {
 /**
  * Claims the key for this request, or says why not. One statement finds out: it inserts a new claim, or, when
  * the key exists, reads it without writing (no lock, no transaction id), so replays, 409s and 422s cost a read.
- * Only an expired key or a claim abandoned by its holder is taken over, by a second, conditional UPDATE; a claim
- * whose lease is still running is never taken, whatever its expiry.
+ * Only an expired completed key or a claim abandoned by its holder is taken over, by a second, conditional
+ * UPDATE; a claim whose lease is still running is never taken. An unsettled key never expires: its operation may
+ * be downstream, so it stays bound to its request until a retry or the recovery worker settles it.
  */
 export async function claimKey(
   sql: Sql,
@@ -74,6 +83,7 @@ export async function claimKey(
   const waits = [...IN_FLIGHT_WAITS_MS]
   for (let round = 0; round < CLAIM_ROUNDS; round++) {
     const token = randomUUID()
+    const askedAt = { monotonic: performance.now(), wall: Date.now() }
     // Read first: when the key exists (a replay, a 409, a 422) the INSERT has no row to try, so the statement is a
     // plain index read. Against inserting with ON CONFLICT DO NOTHING first, measured with npm run bench: a
     // replay's database time per request 0.28 -> 0.16 ms, new claims unchanged.
@@ -105,37 +115,38 @@ export async function claimKey(
       from existing`
     // The key was inserted by a transaction that committed after this statement's snapshot: look again.
     if (!row) continue
-    if (row.inserted) return { outcome: 'claimed', claim: { rowId: row.id, token, operationId: row.operation_id }, takenOver: false }
+    if (row.inserted) return { outcome: 'claimed', claim: { rowId: row.id, token, operationId: row.operation_id }, takenOver: false, inherited: false }
 
     const sameRequest = row.fingerprint!.equals(fingerprint)
-    const leaseRunning = row.completed_at === null && !row.lease_over
-    // A running claim is never taken over, even once expired: the key is busy until its holder lets go.
-    if (leaseRunning) {
-      if (!sameRequest && !row.expired) return { outcome: 'fingerprint-mismatch' }
-      const wait = sameRequest ? waits.shift() : undefined
-      if (wait === undefined) return { outcome: 'in-flight' }
-      await sleep(wait)
-      round--
-      continue
-    }
-    if (!row.expired) {
+    const unsettled = row.completed_at === null
+    if (unsettled) {
+      // Bound to its request, expired or not: another body would orphan an operation that may be downstream.
       if (!sameRequest) return { outcome: 'fingerprint-mismatch' }
-      if (row.completed_at) {
-        const response = { status: row.response_status!, headers: row.response_headers!, body: row.response_body! }
-        return { outcome: 'completed', response, expiresInMs: row.expires_in_ms! }
+      // A running claim is never taken over: the key is busy until its holder lets go or its lease ends.
+      if (!row.lease_over) {
+        const wait = waits.shift()
+        if (wait === undefined) return { outcome: 'in-flight' }
+        await sleep(wait)
+        round--
+        continue
       }
+    } else if (!row.expired) {
+      if (!sameRequest) return { outcome: 'fingerprint-mismatch' }
+      const response = { status: row.response_status!, headers: row.response_headers!, body: row.response_body! }
+      return { outcome: 'completed', response, expiresInMs: row.expires_in_ms!, askedAt }
     }
     const operationId = await takeOver(sql, row, fingerprint, token, timing, request)
-    if (operationId) return { outcome: 'claimed', claim: { rowId: row.id, token, operationId }, takenOver: true }
+    if (operationId) return { outcome: 'claimed', claim: { rowId: row.id, token, operationId }, takenOver: true, inherited: unsettled }
   }
   return { outcome: 'in-flight' }
 }
 
 /**
- * Takes over an expired key (a new request: new operation, new expiry, old response dropped) or a claim whose
- * holder's lease ran out with the same request (a crash: same operation id, so the processor dedupes). The WHERE
- * repeats both conditions and the token that was read, so of two racing takeovers exactly one wins.
- * A completed key is never changed before it expires: the replay cache (replay-cache.ts) relies on that.
+ * Takes over an expired completed key (a new request: new operation, new expiry, old response dropped) or an
+ * unsettled claim whose holder's lease ran out, with the same request (a crash, a lost answer: same operation id,
+ * so the processor dedupes). The WHERE repeats both conditions and the token that was read, so of two racing
+ * takeovers exactly one wins. A completed key is never changed before it expires: the replay cache
+ * (replay-cache.ts) relies on that.
  */
 async function takeOver(sql: Sql, row: KeyRow, fingerprint: Buffer, token: string, timing: Timing, request: unknown): Promise<string | undefined> {
   const [taken] = await sql<{ operation_id: string }[]>`
@@ -145,14 +156,14 @@ async function takeOver(sql: Sql, row: KeyRow, fingerprint: Buffer, token: strin
       recovery_attempts = 0,
       claim_token = ${token},
       locked_until = now() + ${timing.leaseSeconds} * interval '1 second',
-      operation_id = case when k.expires_at <= now() then gen_random_uuid() else k.operation_id end,
-      created_at = case when k.expires_at <= now() then now() else k.created_at end,
-      expires_at = case when k.expires_at <= now() then now() + ${timing.ttlSeconds} * interval '1 second' else k.expires_at end,
+      operation_id = case when k.completed_at is null then k.operation_id else gen_random_uuid() end,
+      created_at = case when k.completed_at is null then k.created_at else now() end,
+      expires_at = case when k.completed_at is null then k.expires_at else now() + ${timing.ttlSeconds} * interval '1 second' end,
       completed_at = null, response_status = null, response_headers = null, response_body = null
     where k.id = ${row.id}
       and k.claim_token is not distinct from ${row.claim_token}
-      and (k.completed_at is not null or k.locked_until <= now())
-      and (k.expires_at <= now() or (k.completed_at is null and k.fingerprint = ${fingerprint}))
+      and ((k.completed_at is not null and k.expires_at <= now())
+           or (k.completed_at is null and k.locked_until <= now() and k.fingerprint = ${fingerprint}))
     returning k.operation_id`
   return taken?.operation_id
 }
@@ -188,9 +199,24 @@ export function isTakenOver(error: unknown): boolean {
   return (error as { code?: string } | null)?.code === 'IK409'
 }
 
-/** Forgets a claim whose work rolled back before anything left this service: the key is free, even for another body. */
-export async function releaseClaim(sql: Sql | Transaction, claim: Claim): Promise<void> {
-  await sql`delete from idempotency_keys where id = ${claim.rowId} and claim_token = ${claim.token}`
+/**
+ * Forgets a claim whose operation never went downstream: the key is free, even for another body. Fenced: false
+ * when the claim is no longer this holder's (its lease ran out and it was taken over), and then nothing that
+ * depends on holding it (giving back a reservation) may be done either; call it first in that transaction.
+ */
+export async function releaseClaim(sql: Sql | Transaction, claim: Claim): Promise<boolean> {
+  const { count } = await sql`delete from idempotency_keys where id = ${claim.rowId} and claim_token = ${claim.token}`
+  return count === 1
+}
+
+/**
+ * Whether this holder still holds its claim, locking the key (FOR SHARE) until the transaction ends so that no
+ * takeover can come between: the fence for writes made before the call out (a reservation). Take it after the
+ * transaction's other locks: a completion locks the business rows first and the key last, and so must this.
+ */
+export async function holdsClaim(tx: Transaction, claim: Claim): Promise<boolean> {
+  const rows = await tx`select from idempotency_keys where id = ${claim.rowId} and claim_token = ${claim.token} for share`
+  return rows.length === 1
 }
 
 /**

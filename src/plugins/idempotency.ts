@@ -14,10 +14,22 @@ import { requestFingerprint } from '../idempotency/fingerprint.js'
 import { idempotencyKeyFromRawHeaders } from '../idempotency/key.js'
 import { toStoredResponse, type Recorded, type RouteResponse, type StoredResponse } from '../idempotency/response.js'
 import { ReplayCache } from '../idempotency/replay-cache.js'
-import { claimKey, commitWithCompletion, completeClaim, endLease, isTakenOver, releaseClaim, type Claim, type ClaimResult, type KeyScope, type Timing } from '../idempotency/store.js'
+import type { ClaimedOperation, Recovery } from '../idempotency/recovery.js'
+import {
+  claimKey,
+  commitWithCompletion,
+  completeClaim,
+  endLease,
+  holdsClaim,
+  isTakenOver,
+  releaseClaim,
+  type Claim,
+  type ClaimResult,
+  type KeyScope,
+  type Timing,
+} from '../idempotency/store.js'
 import { idempotencyOutcomes, type IdempotencyOutcome } from '../observability/metrics.js'
 import { Problem } from '../problems.js'
-import type { Recovery } from '../recovery/recovery.js'
 
 export type { Recorded, RouteResponse }
 
@@ -25,9 +37,10 @@ export interface IdempotencyOptions {
   sql: Sql
   timing: Timing
   /**
-   * How abandoned claims of an endpoint are settled (src/recovery/recovery.ts; the service's own are listed in
-   * src/recovery/registry.ts). Claims on these endpoints keep their validated request, and a lease ended after
-   * the processor call wakes the recovery worker, which runs the same Recovery.
+   * How abandoned claims of an endpoint are settled (src/idempotency/recovery.ts; the service's own are listed in
+   * src/recovery/registry.ts). Claims on these endpoints keep their validated request, a lease ended after the
+   * processor call wakes the recovery worker, which runs the same Recovery, and a request that lets go of its key
+   * before its operation went downstream gives back what it reserved through the Recovery's `release`.
    */
   recoveries?: readonly Recovery[]
   /** Completed keys remembered per instance once replayed (IDEMPOTENCY_REPLAY_CACHE_SIZE); 0 turns it off. */
@@ -36,7 +49,7 @@ export interface IdempotencyOptions {
 
 interface HeldClaim extends Claim {
   endpoint: string
-  recoverable: boolean
+  recovery: Recovery | undefined
 }
 
 declare module 'fastify' {
@@ -48,12 +61,22 @@ declare module 'fastify' {
     idempotencyClaim: HeldClaim | null
     /** The operation id of a request sent without a key (made on first use). */
     keylessOperationId: string | null
-    /** Set once the operation id went downstream: from then on a rollback must not forget the claim. */
-    operationSentDownstream: boolean
+    /**
+     * Set once the operation may be downstream: when this request hands its id out, or from the claim on when the
+     * claim was taken over from an earlier holder (which may have called out). From then on a rollback must not
+     * forget the key nor give back what was reserved: "was it sent?" belongs to the operation, not to one request.
+     */
+    operationMayBeDownstream: boolean
   }
   interface FastifyReply {
     /** Runs `work` in a transaction that also records its response against the request's key, then sends it. */
     transact(work: (tx: Transaction) => Promise<RouteResponse>): Promise<FastifyReply>
+    /**
+     * Runs `work` (a reservation made before calling out: a refund's amount, a pending capture) in a transaction
+     * that commits only if this request still holds its key; otherwise it rolls back with a 409. Every write that
+     * depends on holding the key is fenced by its token: its successor may be using the same reservation.
+     */
+    reserve<T>(work: (tx: Transaction) => Promise<T>): Promise<T>
     /**
      * Runs what the route recorded and completes the request's key in one statement (one round trip, no
      * transaction held open), then sends the response. For records that need no reads.
@@ -69,11 +92,11 @@ const OUTCOME = { completed: 'replayed', 'in-flight': 'in_flight', 'fingerprint-
 export default fp(
   async function idempotency(app: FastifyInstance, options: IdempotencyOptions) {
     const { sql, timing } = options
-    const recoverableEndpoints = new Set((options.recoveries ?? []).map((recovery) => recovery.endpoint))
+    const recoveryOf = new Map((options.recoveries ?? []).map((recovery) => [recovery.endpoint, recovery]))
     const replays = new ReplayCache(options.replayCacheSize ?? 0)
     app.decorateRequest('idempotencyClaim', null)
     app.decorateRequest('keylessOperationId', null)
-    app.decorateRequest('operationSentDownstream', false)
+    app.decorateRequest('operationMayBeDownstream', false)
 
     app.addHook('onRoute', (route: RouteOptions) => {
       const settings = route.config?.idempotency
@@ -81,17 +104,21 @@ export default fp(
       const handler = route.handler
       route.handler = async function idempotent(this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
         const key = idempotencyKeyFromRawHeaders(request.raw.rawHeaders)
+        const recovery = recoveryOf.get(`${request.method} ${request.routeOptions.url}`)
         if (key === undefined) {
           if (settings.required) {
             throw new Problem('idempotency-key-required', `${request.method} ${request.routeOptions.url} requires an Idempotency-Key header; send a new unique value for each logical operation and the same value on every retry of it.`)
           }
-          return handler.call(this, request, reply)
+          try {
+            return await handler.call(this, request, reply)
+          } finally {
+            await giveBackKeyless(request, recovery)
+          }
         }
         const scope = scopeOf(request, key)
-        const recoverable = recoverableEndpoints.has(scope.endpoint)
         const fingerprint = fingerprintOf(request)
-        const result = remembered(replays, scope, fingerprint) ?? (await claimKey(sql, scope, fingerprint, timing, recoverable ? { params: request.params ?? {}, body: request.body ?? null } : null))
-        if (result.outcome === 'completed' && result.expiresInMs !== undefined) replays.set(scope, { fingerprint, response: result.response }, result.expiresInMs)
+        const result = remembered(replays, scope, fingerprint) ?? (await claimKey(sql, scope, fingerprint, timing, recovery ? requestOf(request) : null))
+        if (result.outcome === 'completed' && result.expiresInMs !== undefined) replays.set(scope, { fingerprint, response: result.response }, result.expiresInMs, result.askedAt)
         request.log[result.outcome === 'claimed' ? 'debug' : 'info']({ idempotency_key: key, outcome: result.outcome }, 'idempotency key checked')
         idempotencyOutcomes.inc({ endpoint: scope.endpoint, outcome: result.outcome === 'claimed' ? (result.takenOver ? 'taken_over' : 'claimed') : OUTCOME[result.outcome] })
         switch (result.outcome) {
@@ -104,7 +131,8 @@ export default fp(
           case 'fingerprint-mismatch':
             throw new Problem('idempotency-key-reused', 'This Idempotency-Key was already used with a different request body or path; use a new key for a new operation.')
           case 'claimed':
-            request.idempotencyClaim = { ...result.claim, endpoint: scope.endpoint, recoverable }
+            request.idempotencyClaim = { ...result.claim, endpoint: scope.endpoint, recovery }
+            request.operationMayBeDownstream = result.inherited
         }
         try {
           return await handler.call(this, request, reply)
@@ -115,14 +143,21 @@ export default fp(
     })
 
     // A handler that ends without committing its response (an error, a rollback, a deadline) frees the key for a
-    // retry: for any request if nothing went downstream yet, otherwise for this same request only.
+    // retry: for any request if its operation cannot be downstream (the key is forgotten and what the request
+    // reserved is given back, in one transaction fenced by the claim's token), otherwise for this same request only.
     async function letGo(request: FastifyRequest) {
       const claim = request.idempotencyClaim
       if (!claim) return
       request.idempotencyClaim = null
-      idempotencyOutcomes.inc({ endpoint: claim.endpoint, outcome: request.operationSentDownstream ? 'lease_ended' : 'released' })
+      const downstream = request.operationMayBeDownstream
+      idempotencyOutcomes.inc({ endpoint: claim.endpoint, outcome: downstream ? 'lease_ended' : 'released' })
+      const operation = { operationId: claim.operationId, accountId: request.account.id, request: requestOf(request) }
       const release = () =>
-        request.operationSentDownstream ? endLease(sql, claim, claim.recoverable ? timing.recoveryGraceSeconds : undefined) : releaseClaim(sql, claim)
+        downstream
+          ? endLease(sql, claim, claim.recovery ? timing.recoveryGraceSeconds : undefined)
+          : sql.begin(async (tx) => {
+              if (await releaseClaim(tx, claim)) await claim.recovery?.release?.(tx, operation)
+            })
       const failed = (error: unknown) => request.log.error({ err: error }, 'could not release idempotency claim; it frees itself when its lease ends')
       await release().catch((error: unknown) => {
         failed(error)
@@ -132,6 +167,25 @@ export default fp(
         setTimeout(() => void release().then(() => request.log.info('idempotency claim released on the second attempt'), failed), RELEASE_RETRY_MS).unref()
       })
     }
+
+    // A request sent without a key has no claim to fence: its operation id is its own, so what it reserved is
+    // given back when the operation never went downstream.
+    async function giveBackKeyless(request: FastifyRequest, recovery: Recovery | undefined) {
+      const operationId = request.keylessOperationId
+      if (!recovery?.release || operationId === null || request.operationMayBeDownstream) return
+      const operation: ClaimedOperation = { operationId, accountId: request.account.id, request: requestOf(request) }
+      await sql.begin((tx) => recovery.release!(tx, operation)).catch((error: unknown) => request.log.error({ err: error }, 'could not give back a reservation'))
+    }
+
+    app.decorateReply('reserve', async function reserve<T>(this: FastifyReply, work: (tx: Transaction) => Promise<T>): Promise<T> {
+      const claim = this.request.idempotencyClaim
+      const reserved = await sql.begin(async (tx) => {
+        const result = await work(tx)
+        if (claim && !(await holdsClaim(tx, claim))) throw lostClaim()
+        return result
+      })
+      return reserved as T
+    })
 
     app.decorateReply('transact', async function transact(this: FastifyReply, work: (tx: Transaction) => Promise<RouteResponse>) {
       const claim = this.request.idempotencyClaim
@@ -155,7 +209,11 @@ export default fp(
 /** A completion refused because the claim was taken over (our lease ran out): the work rolled back. */
 function fencedOff(error: unknown): never {
   if (!isTakenOver(error)) throw error
-  throw new Problem('idempotency-request-in-flight', 'This request outlived its lease on the Idempotency-Key and another request took it over; its work was rolled back.', {
+  throw lostClaim()
+}
+
+function lostClaim(): Problem {
+  return new Problem('idempotency-request-in-flight', 'This request outlived its lease on the Idempotency-Key and another request took it over; its work was rolled back.', {
     headers: { 'retry-after': RETRY_AFTER_SECONDS },
   })
 }
@@ -176,7 +234,7 @@ function sendCommitted(reply: FastifyReply, stored: StoredResponse): FastifyRepl
  */
 export function downstreamIdempotencyKey(request: FastifyRequest): string {
   if (request.deadline?.aborted) throw new Problem('service-unavailable', 'The request ran out of time before the processor was called.')
-  request.operationSentDownstream = true
+  request.operationMayBeDownstream = true
   return operationIdOf(request)
 }
 
@@ -192,6 +250,11 @@ function remembered(replays: ReplayCache, scope: KeyScope, fingerprint: Buffer):
   const completed = replays.get(scope)
   if (!completed) return undefined
   return completed.fingerprint.equals(fingerprint) ? { outcome: 'completed', response: completed.response } : { outcome: 'fingerprint-mismatch' }
+}
+
+/** What a Recovery needs of a request: its validated path parameters and body. */
+function requestOf(request: FastifyRequest): ClaimedOperation['request'] {
+  return { params: request.params ?? {}, body: request.body ?? null }
 }
 
 function scopeOf(request: FastifyRequest, key: string): KeyScope {

@@ -5,13 +5,17 @@
 //      client can no longer complete it, and a second worker skips it)
 //   2. call out: ask downstream what happened under the operation id (outside any transaction)
 //   3. record and complete: write what happened and the response the request would have returned, and complete
-//      the key, in one transaction fenced by our token; or, if downstream never saw it, release the key
+//      the key, in one transaction fenced by our token; or, if downstream never saw it, release the key and give
+//      back what the request reserved, in one transaction fenced by our token too
+// "Downstream never saw it" is final only because no call under the operation id can still reach the processor:
+// every call is given up after PROCESSOR_TIMEOUT_MS, and the worker waits RECOVERY_GRACE_SECONDS (longer, as
+// src/config.ts enforces) after the last holder's lease ended, and that lease outlasts the holder's deadline.
 import type { Logger } from 'pino'
 import type { Sql } from '../db/connect.js'
 import { pipelinedTransaction } from '../db/pipeline.js'
 import { toStoredResponse } from '../idempotency/response.js'
 import { completeClaim, isTakenOver, releaseClaim } from '../idempotency/store.js'
-import type { AbandonedClaim, Recovery } from './recovery.js'
+import type { AbandonedClaim, Recovery } from '../idempotency/recovery.js'
 
 export interface RecoverySettings {
   /** How long after its lease ended a claim is left to its client's own retry before the worker steps in. */
@@ -40,10 +44,15 @@ export async function recoverAbandonedClaims(sql: Sql, recoveries: Recovery[], s
     try {
       const found = await recovery.lookup(claim)
       if (found === undefined) {
-        await sql.begin(async (tx) => {
+        // Fenced: the reservation is given back only with the key, and only while the worker still holds it. If
+        // its lease ran out during a slow lookup, a client's retry may have taken the key over and be using the
+        // reservation right now; its new holder settles it.
+        const released = await sql.begin(async (tx) => {
+          if (!(await releaseClaim(tx, claim))) return false
           await recovery.release?.(tx, claim)
-          await releaseClaim(tx, claim)
+          return true
         })
+        if (!released) continue
         run.released++
         log.info(context, 'recovery: downstream never saw the operation; key released')
       } else {

@@ -3,7 +3,7 @@
 import { chargeRecovery, settlementRecovery } from '../charges/recovery.js'
 import type { PaymentProcessor } from '../processor/processor.js'
 import { refundRecovery } from '../refunds/recovery.js'
-import type { Recovery } from './recovery.js'
+import type { Recovery } from '../idempotency/recovery.js'
 
 export function recoveries(processor: PaymentProcessor, settings = { authorizationExpiresDays: 7 }): Recovery[] {
   return [chargeRecovery(processor, settings), settlementRecovery(processor, 'capture'), settlementRecovery(processor, 'void'), refundRecovery(processor)]

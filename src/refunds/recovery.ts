@@ -1,7 +1,7 @@
 // Settles an abandoned POST /v1/charges/:id/refunds: its pending refund becomes succeeded if the processor
 // refunded under the claim's operation id, and is given back if it never saw it.
 import { lookupOutcome, type PaymentProcessor, type RefundOutcome } from '../processor/processor.js'
-import type { Recovery } from '../recovery/recovery.js'
+import type { Recovery } from '../idempotency/recovery.js'
 import { deletePendingRefund, findRefundByOperation } from './repository.js'
 import { recordRefund } from './refunds.js'
 

@@ -1,10 +1,11 @@
 // A refund in brandur's atomic phases, so that no lock or connection is held while the processor is asked:
-//   1. reserve: lock the charge briefly, check what is left, write the refund pending (its own transaction)
+//   1. reserve: lock the charge briefly, check what is left, write the refund pending (its own transaction,
+//      fenced by the key's token: reply.reserve)
 //   2. call out: the processor, with the claim's operation id as its idempotency key
 //   3. record and complete: mark it succeeded, in the transaction that stores the response (reply.transact)
-// A reservation whose processor call never happened is given back; one whose outcome is unknown stays until
-// a retry or the recovery worker (src/refunds/recovery.ts) settles it.
-import type { Sql, Transaction } from '../db/connect.js'
+// A reservation whose operation never went downstream is given back with the key (the Recovery's release, in
+// src/refunds/recovery.ts); one whose outcome is unknown stays until a retry or the recovery worker settles it.
+import type { Transaction } from '../db/connect.js'
 import { send } from '../db/pipeline.js'
 import { eventWrite } from '../events/events.js'
 import type { RouteResponse } from '../idempotency/response.js'
@@ -19,30 +20,28 @@ export interface RefundReservation {
 
 /** Phase 1. A retry of the same operation finds its pending refund again instead of reserving twice. */
 export async function reserveRefund(
-  sql: Sql,
+  tx: Transaction,
   request: { accountId: string; chargeId: string; amountCents: number | undefined; operationId: string },
 ): Promise<RefundReservation> {
-  return sql.begin(async (tx) => {
-    const charge = await lockCharge(tx, request.accountId, request.chargeId)
-    if (!charge) throw new Problem('resource-not-found', `No charge ${request.chargeId}.`)
-    const chargeReference = charge.processor_reference ?? charge.id
-    const existing = await findRefundByOperation(tx, request.operationId)
-    if (existing?.status === 'pending') return { refund: existing, chargeReference }
-    if (charge.status !== 'succeeded') {
-      throw new Problem('charge-not-refundable', `Charge ${charge.id} is ${charge.status}: only captured money can be refunded.`)
-    }
-    const remaining = charge.amount_captured_cents - charge.amount_refunded_cents - charge.amount_refund_pending_cents
-    if (remaining === 0) {
-      throw new Problem('charge-not-refundable', `Charge ${charge.id} is already fully refunded${charge.amount_refund_pending_cents ? ', counting refunds in progress' : ''}.`)
-    }
-    const amountCents = request.amountCents ?? remaining
-    if (amountCents > remaining) {
-      throw new Problem('refund-exceeds-charge', `A refund of ${amountCents} exceeds the ${remaining} left of charge ${charge.id}.`, {
-        extensions: { amount_refundable_cents: remaining },
-      })
-    }
-    return { refund: await insertPendingRefund(tx, charge, amountCents, request.operationId), chargeReference }
-  })
+  const charge = await lockCharge(tx, request.accountId, request.chargeId)
+  if (!charge) throw new Problem('resource-not-found', `No charge ${request.chargeId}.`)
+  const chargeReference = charge.processor_reference ?? charge.id
+  const existing = await findRefundByOperation(tx, request.operationId)
+  if (existing?.status === 'pending') return { refund: existing, chargeReference }
+  if (charge.status !== 'succeeded') {
+    throw new Problem('charge-not-refundable', `Charge ${charge.id} is ${charge.status}: only captured money can be refunded.`)
+  }
+  const remaining = charge.amount_captured_cents - charge.amount_refunded_cents - charge.amount_refund_pending_cents
+  if (remaining === 0) {
+    throw new Problem('charge-not-refundable', `Charge ${charge.id} is already fully refunded${charge.amount_refund_pending_cents ? ', counting refunds in progress' : ''}.`)
+  }
+  const amountCents = request.amountCents ?? remaining
+  if (amountCents > remaining) {
+    throw new Problem('refund-exceeds-charge', `A refund of ${amountCents} exceeds the ${remaining} left of charge ${charge.id}.`, {
+      extensions: { amount_refundable_cents: remaining },
+    })
+  }
+  return { refund: await insertPendingRefund(tx, charge, amountCents, request.operationId), chargeReference }
 }
 
 /** Phase 3: what the processor did becomes the refund, and the response a request for it returns. */

@@ -4,10 +4,9 @@ import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { authorizationExpiry, recordCharge } from '../charges/record-charge.js'
 import { findCharge, findChargeByIdempotencyKey, listCharges } from '../charges/repository.js'
-import { recordCapture, recordVoid, releaseSettlement, reserveSettlement, type Settlement } from '../charges/settle.js'
+import { recordCapture, recordVoid, reserveSettlement, type Settlement } from '../charges/settle.js'
 import type { Sql } from '../db/connect.js'
 import { downstreamIdempotencyKey, operationIdOf } from '../plugins/idempotency.js'
-import { callOut } from '../processor/call-out.js'
 import { type PaymentProcessor, rethrowUnavailable } from '../processor/processor.js'
 import { Problem } from '../problems.js'
 import { listBody } from './list-body.js'
@@ -30,7 +29,8 @@ export default async function chargeRoutes(base: FastifyInstance, options: { sql
     return reply.commit(recordCharge(sql, request.account.id, input, outcome, expiresAt))
   })
 
-  // Phases (src/charges/settle.ts): claim; reserve; call out; record and complete.
+  // Phases (src/charges/settle.ts): claim; reserve (fenced by the claim); call out; record and complete. If the
+  // request fails before the call, the plugin gives the reservation back with the key (settlementRecovery's release).
   for (const kind of ['capture', 'void'] as const satisfies Settlement[]) {
     app.post(
       `/charges/:id/${kind}`,
@@ -42,14 +42,11 @@ export default async function chargeRoutes(base: FastifyInstance, options: { sql
       },
       async (request, reply) => {
         if (kind === 'void' && request.body.amount_cents !== undefined) throw new Problem('validation-failed', 'A void releases the whole authorization; it takes no amount_cents.')
-        const operationId = operationIdOf(request)
-        const { charge, amountCents } = await reserveSettlement(sql, { accountId: request.account.id, chargeId: request.params.id, kind, amountCents: request.body.amount_cents, operationId })
-        const reference = charge.processor_reference!
-        await callOut(
-          request,
-          (idempotencyKey) => (kind === 'capture' ? processor.capture({ chargeReference: reference, amountCents, idempotencyKey }) : processor.void({ chargeReference: reference, idempotencyKey })),
-          () => releaseSettlement(sql, charge.id, operationId),
+        const { charge, amountCents } = await reply.reserve((tx) =>
+          reserveSettlement(tx, { accountId: request.account.id, chargeId: request.params.id, kind, amountCents: request.body.amount_cents, operationId: operationIdOf(request) }),
         )
+        const call = { chargeReference: charge.processor_reference!, amountCents, idempotencyKey: downstreamIdempotencyKey(request) }
+        await (kind === 'capture' ? processor.capture(call) : processor.void(call)).catch(rethrowUnavailable)
         return reply.transact((tx) => (kind === 'capture' ? recordCapture(tx, charge, amountCents) : recordVoid(tx, charge, 'voided')))
       },
     )

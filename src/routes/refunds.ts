@@ -3,13 +3,12 @@
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Sql } from '../db/connect.js'
-import { operationIdOf } from '../plugins/idempotency.js'
-import { callOut } from '../processor/call-out.js'
-import type { PaymentProcessor } from '../processor/processor.js'
+import { downstreamIdempotencyKey, operationIdOf } from '../plugins/idempotency.js'
+import { type PaymentProcessor, rethrowUnavailable } from '../processor/processor.js'
 import { Problem } from '../problems.js'
 import { listBody } from './list-body.js'
 import { recordRefund, reserveRefund } from '../refunds/refunds.js'
-import { deletePendingRefund, findRefund, listRefunds } from '../refunds/repository.js'
+import { findRefund, listRefunds } from '../refunds/repository.js'
 import { findCharge } from '../charges/repository.js'
 import { ChargeParams } from '../schemas/charge.js'
 import { pageRequest } from '../schemas/page.js'
@@ -19,23 +18,17 @@ export default async function refundRoutes(base: FastifyInstance, options: { sql
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
   const { sql, processor } = options
 
-  // Phases (src/refunds/refunds.ts): claim (the plugin); reserve; call out; record and complete.
+  // Phases (src/refunds/refunds.ts): claim (the plugin); reserve (fenced by the claim); call out; record and
+  // complete. If the request fails before the call, the plugin gives the reservation back with the key.
   app.post(
     '/charges/:id/refunds',
     { schema: { params: ChargeParams, body: CreateRefundBody }, config: { idempotency: { required: true } } },
     async (request, reply) => {
-      const operationId = operationIdOf(request)
-      const { refund, chargeReference } = await reserveRefund(sql, {
-        accountId: request.account.id,
-        chargeId: request.params.id,
-        amountCents: request.body.amount_cents,
-        operationId,
-      })
-      const outcome = await callOut(
-        request,
-        (idempotencyKey) => processor.refund({ chargeReference, amountCents: refund.amount_cents, idempotencyKey }),
-        () => sql.begin((tx) => deletePendingRefund(tx, operationId)),
+      const { refund, chargeReference } = await reply.reserve((tx) =>
+        reserveRefund(tx, { accountId: request.account.id, chargeId: request.params.id, amountCents: request.body.amount_cents, operationId: operationIdOf(request) }),
       )
+      const call = { chargeReference, amountCents: refund.amount_cents, idempotencyKey: downstreamIdempotencyKey(request) }
+      const outcome = await processor.refund(call).catch(rethrowUnavailable)
       return reply.transact((tx) => recordRefund(tx, refund, outcome.processorReference))
     },
   )

@@ -1,4 +1,4 @@
-// Deletes idempotency records past their expiry. Reads already ignore them; this only reclaims space, at a pace
+// Deletes completed idempotency records past their expiry. Reads already ignore them; this only reclaims space, at a pace
 // that keeps up with the peak write rate without crowding out the requests that share the database.
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Sql } from '../db/connect.js'
@@ -33,8 +33,10 @@ export async function reapExpiredKeys(sql: Sql, options: ReapOptions): Promise<n
       delete from idempotency_keys
       where id in (
         select id from idempotency_keys
-        -- Never a claim still held, nor an abandoned one the recovery worker has yet to settle (it has a request).
-        where expires_at <= now() and (completed_at is not null or (locked_until <= now() and request is null))
+        -- Completed keys only: an unsettled key never expires (its operation may be downstream), whether a holder
+        -- works on it, the recovery worker has yet to settle it, or (on an endpoint with no Recovery) it waits for
+        -- its own client's retry.
+        where expires_at <= now() and completed_at is not null
         order by expires_at
         limit ${options.batchSize}
         for update skip locked

@@ -14,7 +14,7 @@ import { DELIVER_TASK } from '../webhooks/deliveries.js'
 import { SWEEP_TASK, sweepDeliveries } from '../webhooks/sweep.js'
 import type { PaymentProcessor } from '../processor/processor.js'
 import { recoverAbandonedClaims, type RecoverySettings } from '../recovery/recover-abandoned-claims.js'
-import { RECOVER_TASK } from '../recovery/recovery.js'
+import { RECOVER_TASK } from '../idempotency/recovery.js'
 import { recoveries } from '../recovery/registry.js'
 import { REAP_TASK, reapExpiredKeys } from './reap-expired-keys.js'
 

@@ -1,7 +1,7 @@
 // Builds the app against a fresh database, with small factories for the accounts and requests tests need.
 import { randomUUID } from 'node:crypto'
 import { afterAll, afterEach, beforeAll } from 'vitest'
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { pino } from 'pino'
 import { createAccount } from '../../src/accounts/api-keys.js'
 import { buildApp } from '../../src/app.js'
@@ -36,14 +36,14 @@ export interface TestAccount {
   get(url: string): Promise<LightMyRequestResponse>
 }
 
-export async function setupTestApp(options: { processor?: ProcessorFactory; config?: Partial<Config> } = {}): Promise<TestContext> {
+export async function setupTestApp(options: { processor?: ProcessorFactory; config?: Partial<Config>; log?: FastifyBaseLogger } = {}): Promise<TestContext> {
   const database = await createTestDatabase()
   const processor = (options.processor ?? simulatedProcessor)(database.sql)
   const app = await buildApp({
     sql: database.sql,
     processor,
     config: options.config ?? {},
-    log: pino({ level: process.env.LOG_LEVEL ?? 'silent' }),
+    log: options.log ?? pino({ level: process.env.LOG_LEVEL ?? 'silent' }),
   })
   const contractViolations = watchContract(app)
   await app.ready()
@@ -115,6 +115,7 @@ export function controllableProcessor(inner: ProcessorFactory = simulatedProcess
   type Operation = 'charge' | 'authorize' | 'capture' | 'void' | 'refund'
   const calls: { operation: Operation; idempotencyKey: string }[] = []
   let gate: Promise<void> | undefined
+  let lookupGate: { reached: () => void; opened: Promise<void> } | undefined
   let timeOutNext = false
   let loseNextAnswer = false
   async function around<T>(operation: Operation, idempotencyKey: string, call: () => Promise<T>): Promise<T> {
@@ -143,7 +144,14 @@ export function controllableProcessor(inner: ProcessorFactory = simulatedProcess
         capture: (request) => around('capture', request.idempotencyKey, () => processor.capture(request)),
         void: (request) => around('void', request.idempotencyKey, () => processor.void(request)),
         refund: (request) => around('refund', request.idempotencyKey, () => processor.refund(request)),
-        lookup: (key) => processor.lookup(key),
+        async lookup(key) {
+          const found = await processor.lookup(key)
+          const held = lookupGate
+          lookupGate = undefined
+          held?.reached()
+          await held?.opened
+          return found
+        },
       }
     }) satisfies ProcessorFactory,
     /** Holds the next call until the returned function is called. */
@@ -151,6 +159,18 @@ export function controllableProcessor(inner: ProcessorFactory = simulatedProcess
       let open!: () => void
       gate = new Promise((resolve) => (open = resolve))
       return open
+    },
+    /**
+     * Holds the answer of the next lookup, once the processor has answered it: `reached` resolves then, and the
+     * answer (stale by the time it is let go) goes to the caller when `open` is called.
+     */
+    holdNextLookupAnswer(): { reached: Promise<void>; open: () => void } {
+      let open!: () => void
+      let reached!: () => void
+      const opened = new Promise<void>((resolve) => (open = resolve))
+      const reachedPromise = new Promise<void>((resolve) => (reached = resolve))
+      lookupGate = { reached, opened }
+      return { reached: reachedPromise, open }
     },
     timeOutNext: () => void (timeOutNext = true),
     loseNextAnswer: () => void (loseNextAnswer = true),

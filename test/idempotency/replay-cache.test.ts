@@ -49,3 +49,15 @@ describe('ReplayCache clocks', () => {
     expect(cache.get(scope('slept'))).toBeUndefined()
   })
 })
+
+describe('ReplayCache timing', () => {
+  it('when the process stalled between asking PostgreSQL and storing the answer, then the entry is timed from the question, not from now', () => {
+    const cache = new ReplayCache(10)
+    // Asked two minutes ago with 150 s left: the key expires in 30 s, so with a minute's margin it is not kept.
+    const askedAt = { monotonic: performance.now() - 120_000, wall: Date.now() - 120_000 }
+    cache.set(scope('stalled'), { fingerprint: Buffer.alloc(32), response: response('stalled') }, 150_000, askedAt)
+    expect(cache.get(scope('stalled'))).toBeUndefined()
+    cache.set(scope('prompt'), { fingerprint: Buffer.alloc(32), response: response('prompt') }, 150_000, { monotonic: performance.now(), wall: Date.now() })
+    expect(cache.get(scope('prompt'))).toBeDefined()
+  })
+})

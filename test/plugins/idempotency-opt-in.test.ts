@@ -9,7 +9,7 @@ import auth from '../../src/plugins/auth.js'
 import errorHandler from '../../src/plugins/error-handler.js'
 import idempotency, { downstreamIdempotencyKey, type RouteResponse } from '../../src/plugins/idempotency.js'
 import { recoverAbandonedClaims } from '../../src/recovery/recover-abandoned-claims.js'
-import type { Recovery } from '../../src/recovery/recovery.js'
+import type { Recovery } from '../../src/idempotency/recovery.js'
 import { Problem } from '../../src/problems.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js'
 

@@ -346,7 +346,7 @@ describe('crash recovery and expiry', () => {
     expect(replay.json().id).toBe(takeover.json().id)
   })
 
-  it('when a key expires while its first request still runs, then another request is told 409, never handed the key', async () => {
+  it('when a key expires while its first request still runs, then the same request is told 409 and another 422, never handed the key', async () => {
     const user = await suite.context.newAccount()
     const openGate = processor.holdNext()
     const first = user.post('/v1/charges', chargeBody(), { key: 'expires-in-flight' })
@@ -358,7 +358,7 @@ describe('crash recovery and expiry', () => {
     const same = await user.post('/v1/charges', chargeBody(), { key: 'expires-in-flight' })
     openGate()
 
-    expect(other.statusCode).toBe(409)
+    expect(other.statusCode).toBe(422)
     expect(same.statusCode).toBe(409)
     expect(processorCalls.length).toBe(callsBefore)
     expect((await first).statusCode).toBe(201)

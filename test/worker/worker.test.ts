@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Runner } from 'graphile-worker'
 import { createAccount } from '../../src/accounts/api-keys.js'
 import { createSimulatedProcessor } from '../../src/processor/simulated.js'
-import { RECOVER_TASK } from '../../src/recovery/recovery.js'
+import { RECOVER_TASK } from '../../src/idempotency/recovery.js'
 import { REAP_TASK } from '../../src/worker/reap-expired-keys.js'
 import { startWorker, workerOptions } from '../../src/worker/worker.js'
 import { loadConfig } from '../../src/config.js'
@@ -33,19 +33,23 @@ describe('the worker', () => {
     }
   })
 
-  it('when a reaper job runs, then expired keys are deleted and live ones kept', async () => {
+  it('when a reaper job runs, then expired completed keys are deleted, and live and unsettled ones kept', async () => {
     const { account_id: accountId } = await createAccount(database.sql, 'Worker')
     await database.sql`
-      insert into idempotency_keys (account_id, endpoint, key, fingerprint, operation_id, claim_token, locked_until, expires_at)
-      select ${accountId}, 'POST /v1/charges', 'key-' || n, decode(repeat('00', 32), 'hex'), gen_random_uuid(), gen_random_uuid(), now(),
+      insert into idempotency_keys (account_id, endpoint, key, fingerprint, operation_id, completed_at, response_status, response_headers, response_body, expires_at)
+      select ${accountId}, 'POST /v1/charges', 'key-' || n, decode(repeat('00', 32), 'hex'), gen_random_uuid(), now(), 201, '{}', '\\x7b7d',
              case when n <= 5 then now() - interval '1 minute' else now() + interval '1 day' end
       from generate_series(1, 7) n`
+    // Expired but unsettled (its lease ended after a processor call nobody has settled): it never expires.
+    await database.sql`
+      insert into idempotency_keys (account_id, endpoint, key, fingerprint, operation_id, claim_token, locked_until, expires_at)
+      values (${accountId}, 'POST /v1/charges', 'key-8', decode(repeat('00', 32), 'hex'), gen_random_uuid(), gen_random_uuid(), now(), now() - interval '1 minute')`
 
     await database.sql`select graphile_worker.add_job(${REAP_TASK})`
 
-    await until(async () => (await database.sql`select 1 from idempotency_keys where account_id = ${accountId}`).length === 2)
+    await until(async () => (await database.sql`select 1 from idempotency_keys where account_id = ${accountId}`).length === 3)
     const left = await database.sql`select key from idempotency_keys where account_id = ${accountId} order by key`
-    expect(left.map((row) => row.key)).toEqual(['key-6', 'key-7'])
+    expect(left.map((row) => row.key)).toEqual(['key-6', 'key-7', 'key-8'])
   })
 
   it('when its connections are terminated while it completes jobs, then it logs one-line warnings, does not crash, and goes on working', async () => {

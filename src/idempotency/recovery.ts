@@ -1,0 +1,42 @@
+// The extension point for settling unknown outcomes. A route whose work calls something outside the service
+// (a processor, a bank) registers a Recovery for its endpoint (src/recovery/registry.ts lists the service's own).
+// Then, when a request on it is abandoned (its holder crashed, or its lease ended after the call), the recovery
+// worker asks downstream what happened under the claim's operation id and records it exactly as a live request
+// would have. The idempotency plugin uses the same Recovery to give back what a request reserved when it lets go
+// of its key before anything went downstream.
+import type { Transaction } from '../db/connect.js'
+import type { RouteResponse } from './response.js'
+
+/** The graphile-worker task that settles abandoned claims (src/recovery/recover-abandoned-claims.ts). */
+export const RECOVER_TASK = 'recover_abandoned_claims'
+
+/** One request's operation: what it reserved before calling out is found by these. */
+export interface ClaimedOperation {
+  operationId: string
+  accountId: string
+  /** The validated path parameters and body the request was claimed with. */
+  request: { params: unknown; body: unknown }
+}
+
+/** An abandoned claim, as the recovery worker holds it: fenced by its own token. */
+export interface AbandonedClaim extends ClaimedOperation {
+  rowId: string
+  token: string
+  endpoint: string
+  key: string
+}
+
+export interface Recovery<Found = unknown> {
+  /** The endpoint whose abandoned claims this settles, as the idempotency plugin names it: "POST /v1/charges". */
+  endpoint: string
+  /** Asks downstream what it did under the claim's operation id: its record, or undefined if it never saw it. */
+  lookup(claim: AbandonedClaim): Promise<Found | undefined>
+  /** Records what downstream did, in the transaction that completes the key; returns the request's response. */
+  record(tx: Transaction, claim: AbandonedClaim, found: Found): Promise<RouteResponse>
+  /**
+   * Gives back what the request reserved before calling out, when downstream never saw the operation. It runs in
+   * the transaction that deletes the key, and only if that delete found the key still held by the caller's token:
+   * a holder that lost its claim must not give back what its successor is using.
+   */
+  release?(tx: Transaction, operation: ClaimedOperation): Promise<void>
+}

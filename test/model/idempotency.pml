@@ -1,0 +1,336 @@
+/*
+ * The Idempotency-Key protocol as src/ implements it, for the SPIN model checker (test/model/check.sh runs it).
+ *
+ * One key row; three requests for it (R1 and its retry R2 with one body, R3 with another); the recovery worker;
+ * the reaper; the processor with its ledger keyed by operation id; the network between the service and the
+ * processor; a clock. Every process may stall for any time (the clock moves between any two steps), crash at any
+ * step (a request simply stops), lose the processor's answer, run past its deadline, or meet a database error.
+ * Each SQL statement or transaction is one atomic step. Times are ticks, at the smallest ratios src/config.ts
+ * accepts: deadline = lease, processor timeout < grace.
+ *
+ * Properties, the same sentences as the README's "Guarantees":
+ *   (a) at most one processor operation per key lifetime (a lifetime ends when a completed key expires);
+ *   (b) never two completions in one lifetime;
+ *   (c) at quiescence the books equal the processor's ledger: every operation it performed is recorded once,
+ *       nothing it did not perform is recorded, and no reservation is left pending;
+ *   (d) a replay returns the stored response, which is the outcome of an operation of that body;
+ *   (e) another body never gets the first body's outcome, nor a processor call;
+ *   (f) no expiry removes a key that a holder may still call out for.
+ *
+ * Step                          Code (src/)
+ * claim (insert/read/takeover)  idempotency/store.ts claimKey + takeOver (the read and the conditional UPDATE are
+ *                               one compare-and-swap on the token that was read, so one atomic step)
+ * reserve (REFUND)              refunds/refunds.ts reserveRefund, charges/settle.ts reserveSettlement, run by
+ *                               plugins/idempotency.ts reply.reserve (fenced: holdsClaim ... for share)
+ * send                          plugins/idempotency.ts downstreamIdempotencyKey (refuses past the deadline) and
+ *                               the processor call in routes/charges.ts, routes/refunds.ts
+ * network deliver / drop        the processor receives the call, or never does; processor/instrumented.ts gives a
+ *                               call up after PROCESSOR_TIMEOUT_MS, and the clock may not pass that while it flies
+ * record and complete           reply.commit / reply.transact + store.ts completeClaim (complete_idempotency_key,
+ *                               db/migrations/0008: fenced by the token; raises IK409 otherwise)
+ * letGo: endLease / release     plugins/idempotency.ts letGo: endLease (fenced) when the operation may be
+ *                               downstream (sent, or inherited by a takeover), else releaseClaim (fenced) and the
+ *                               Recovery's release (give-back) in the same transaction, only if the delete hit
+ * worker claim                  recovery/recover-abandoned-claims.ts claimAbandoned (lease end + grace * 2^attempts)
+ * worker lookup                 Recovery.lookup (charges/recovery.ts, refunds/recovery.ts)
+ * worker record / release       the same fenced completion; releaseClaim then Recovery.release, one transaction
+ * worker give-back on failure   recover-abandoned-claims.ts giveBack (fenced), attempts + 1
+ * reaper                        worker/reap-expired-keys.ts: completed keys past expires_at only
+ *
+ * Guards, each with a mutation that must fail (test/model/check.sh):
+ *   MUT_COMPLETE_UNFENCED   completion without the token     MUT_RELEASE_UNFENCED   key release without the token
+ *   MUT_GIVEBACK_UNFENCED   give-back without the token      MUT_RESERVE_UNFENCED   reservation without the token
+ *   MUT_TAKEOVER_NOT_SENT   a takeover counts as not sent    MUT_DEADLINE_PAST_LEASE deadline longer than the lease
+ *   MUT_EXPIRE_UNSETTLED    an expired unsettled key is new  MUT_GRACE_NOT_LONGER   grace not longer than the timeout
+ */
+
+#define L   2           /* IDEMPOTENCY_LEASE_SECONDS */
+#ifdef MUT_DEADLINE_PAST_LEASE
+#define D   (L + G)     /* REQUEST_TIMEOUT_MS longer than the lease */
+#else
+#define D   L           /* REQUEST_TIMEOUT_MS: at most the lease */
+#endif
+#define P   1           /* PROCESSOR_TIMEOUT_MS */
+#ifdef MUT_GRACE_NOT_LONGER
+#define G   (P - 1)     /* shorter than the timeout (in ticks a send is strictly before the deadline, so G = P holds) */
+#else
+#define G   (P + 1)     /* RECOVERY_GRACE_SECONDS: longer than the processor timeout */
+#endif
+#define LW  2           /* the worker's own lease */
+#define TTL 3           /* IDEMPOTENCY_TTL_SECONDS: short, so that expiry happens within the horizon */
+#ifndef MAXT
+#define MAXT 8          /* the clock's horizon */
+#endif
+#define MAXFAIL 1       /* worker failures (lookup errors) */
+#define NREQ 3
+#define MAXOP 6
+#define MAXLIFE 4
+
+byte now;
+
+/* The key row (idempotency_keys). */
+bool exists; byte fp; byte op; byte token; byte locked_until; bool completed; byte resp_op; byte expires; byte attempts;
+byte life;              /* which lifetime of the key this is */
+
+/* Operations: the body they were made for, their lifetime; reservations, processor ledger, books. */
+byte nextop = 1; byte nexttoken = 1;
+byte opBody[MAXOP]; byte opLife[MAXOP];
+bool reserved[MAXOP];   /* a pending refund or capture under the operation id */
+bool performed[MAXOP];  /* the processor's ledger */
+byte recorded[MAXOP];   /* the books: charges or refunds recorded for the operation */
+byte performedInLife[MAXLIFE]; byte completionsInLife[MAXLIFE];
+
+/* Calls in flight, one slot per request. */
+bool callPending[NREQ + 1]; byte callOp[NREQ + 1]; byte callSentAt[NREQ + 1];
+
+/* Who may still call out, for (f): a request's operation and deadline while it has not passed its send step. */
+byte holdsOp[NREQ + 1]; byte holdsDeadline[NREQ + 1];
+byte finished; bool workerIdle = 1;
+
+#define NEWOP(b) op = nextop; nextop++; opBody[op] = b; opLife[op] = life
+#define NEWTOKEN token = nexttoken; nexttoken++
+#define NOBODYCALLS(x) (!(holdsOp[1] == x && now < holdsDeadline[1]) && !(holdsOp[2] == x && now < holdsDeadline[2]) && !(holdsOp[3] == x && now < holdsDeadline[3]))
+#define INFLIGHT(i) (callPending[i] && callSentAt[i] + P <= now)
+
+#define WAKE (locked_until + G * (1 << attempts))
+#ifdef REFUND
+#define RESERVED(o) reserved[o]
+#else
+#define RESERVED(o) true
+#endif
+
+/* The clock moves at any time, but not past a call's timeout while the call still flies: the assumption that a
+   call given up never reaches the processor later (processor/instrumented.ts). Up to a horizon; past it, once
+   every request has ended, straight to the moment the worker may step in, so that settling always can happen. */
+active proctype Clock() {
+end: do
+  :: atomic { now < MAXT && !INFLIGHT(1) && !INFLIGHT(2) && !INFLIGHT(3) -> now++ }
+  :: atomic { finished == NREQ && exists && !completed && now < WAKE && !callPending[1] && !callPending[2] && !callPending[3] -> now = WAKE }
+  od
+}
+
+inline deliver(i) {
+  if
+  :: !performed[callOp[i]] ->
+       assert(performedInLife[opLife[callOp[i]]] == 0);          /* (a) */
+       performedInLife[opLife[callOp[i]]]++;
+       performed[callOp[i]] = 1
+  :: else -> skip                                                /* the processor dedupes by operation id */
+  fi;
+  callPending[i] = 0
+}
+
+active proctype Network() {
+end: do
+  :: atomic { callPending[1] -> deliver(1) }
+  :: atomic { callPending[2] -> deliver(2) }
+  :: atomic { callPending[3] -> deliver(3) }
+  :: atomic { callPending[1] -> callPending[1] = 0 }             /* never arrives */
+  :: atomic { callPending[2] -> callPending[2] = 0 }
+  :: atomic { callPending[3] -> callPending[3] = 0 }
+  od
+}
+
+/* A key past its lifetime goes; what it held must be settled and nobody may still call out for it. */
+inline expire() {
+  assert(completed);                                             /* (f): an unsettled key never expires */
+  assert(NOBODYCALLS(op));                                       /* (f) */
+  life++
+}
+
+proctype Request(byte me; byte body) {
+  byte t0, mytok, myop;
+  bool inherited, sent;
+  t0 = now;
+  /* claim */
+  atomic {
+    if
+    :: !exists ->
+         exists = 1; fp = body; NEWOP(body); NEWTOKEN; locked_until = now + L; completed = 0; expires = now + TTL;
+         attempts = 0; mytok = token; myop = op; inherited = 0
+    :: exists && completed && now < expires && fp == body ->
+         assert(recorded[resp_op] == 1 && opBody[resp_op] == body);   /* (d), (e): the stored response replayed */
+         goto done
+    :: exists && completed && now < expires && fp != body -> goto done          /* 422 */
+    :: exists && completed && now >= expires ->                  /* a new request: new lifetime, new operation */
+         expire(); fp = body; NEWOP(body); NEWTOKEN; locked_until = now + L; completed = 0; expires = now + TTL;
+         attempts = 0; mytok = token; myop = op; inherited = 0
+#ifdef MUT_EXPIRE_UNSETTLED
+    :: exists && !completed && now >= expires && locked_until <= now ->
+         expire(); fp = body; NEWOP(body); NEWTOKEN; locked_until = now + L; expires = now + TTL;
+         attempts = 0; mytok = token; myop = op; inherited = 0
+    :: exists && !completed && now < expires && fp != body -> goto done          /* 422 */
+    :: exists && !completed && now < expires && fp == body && locked_until > now -> goto done   /* 409 */
+    :: exists && !completed && now < expires && fp == body && locked_until <= now ->
+#else
+    :: exists && !completed && fp != body -> goto done           /* 422, expired or not */
+    :: exists && !completed && fp == body && locked_until > now -> goto done    /* 409 */
+    :: exists && !completed && fp == body && locked_until <= now ->
+#endif
+         NEWTOKEN; locked_until = now + L; attempts = 0; mytok = token; myop = op;   /* takeover: same operation */
+#ifdef MUT_TAKEOVER_NOT_SENT
+         inherited = 0
+#else
+         inherited = 1
+#endif
+    :: goto done                                                 /* crash, or a database error */
+    fi;
+    holdsOp[me] = myop; holdsDeadline[me] = t0 + D
+  }
+#ifdef REFUND
+  /* reserve: one transaction, fenced by the token */
+  atomic {
+    if
+#ifdef MUT_RESERVE_UNFENCED
+    :: !recorded[myop] -> reserved[myop] = 1
+#else
+    :: exists && token == mytok && !recorded[myop] -> reserved[myop] = 1
+#endif
+    :: goto letgo                                                /* fenced off, a rule refused it, a database error */
+    fi
+  }
+#endif
+  /* send: refused past the deadline; from here on the operation may be downstream */
+  atomic {
+    if
+    :: now < t0 + D ->
+         assert(opBody[myop] == body);                            /* (e) */
+         sent = 1; callPending[me] = 1; callOp[me] = myop; callSentAt[me] = now; holdsOp[me] = 0
+    :: else -> holdsOp[me] = 0; goto letgo                       /* past the deadline (a crash here is letGo's skip) */
+    fi
+  }
+  /* the answer: given, or lost (a timeout), once the call has arrived or is given up */
+  if
+  :: !callPending[me] && performed[myop] -> skip
+  :: !callPending[me] -> goto letgo
+  :: goto crash
+  fi;
+  /* record and complete: one transaction, fenced by the token */
+  atomic {
+    if
+#ifdef MUT_COMPLETE_UNFENCED
+    :: exists ->
+#else
+    :: exists && token == mytok ->
+#endif
+#ifdef REFUND
+         if
+         :: reserved[myop] -> reserved[myop] = 0
+         :: else -> goto letgo                                   /* "no longer pending": rolled back */
+         fi;
+#endif
+         recorded[myop]++;
+         assert(completionsInLife[life] == 0);                   /* (b) */
+         completionsInLife[life]++;
+         completed = 1; resp_op = myop; token = 0;
+         if :: expires < now + TTL -> expires = now + TTL :: else -> skip fi;   /* settled late: a full TTL */
+         goto done
+    :: goto letgo                                                /* fenced off (IK409), or a database error */
+    fi
+  }
+letgo:
+  atomic {
+    holdsOp[me] = 0;
+    if
+    :: sent || inherited ->                                      /* endLease */
+         if :: exists && token == mytok -> NEWTOKEN; locked_until = now :: else -> skip fi
+    :: !sent && !inherited ->                                    /* release, with the give-back */
+#ifdef MUT_GIVEBACK_UNFENCED
+         reserved[myop] = 0;
+#endif
+#ifdef MUT_RELEASE_UNFENCED
+         if :: exists && op == myop -> exists = 0; reserved[myop] = 0 :: else -> skip fi
+#else
+         if :: exists && token == mytok -> exists = 0; reserved[myop] = 0 :: else -> skip fi
+#endif
+    :: skip                                                      /* the statement failed: the lease runs out */
+    fi
+  }
+  goto done;
+crash:
+  holdsOp[me] = 0;
+done:
+  /* An ended request is no longer part of the state: forget its locals so that equal states meet. */
+  atomic { finished++; t0 = 0; mytok = 0; myop = 0; inherited = 0; sent = 0; holdsDeadline[me] = 0 }
+}
+
+active proctype Worker() {
+  byte wtok, wop, fails;
+end: do
+  :: atomic {
+       exists && !completed && WAKE <= now ->
+         NEWTOKEN; wtok = token; wop = op; locked_until = now + LW; workerIdle = 0
+     }
+     if
+     :: fails < MAXFAIL ->                                       /* the lookup failed: give the claim back */
+          fails++;
+          atomic { if :: exists && token == wtok -> NEWTOKEN; locked_until = now; attempts++ :: else -> skip fi; workerIdle = 1 }
+     :: performed[wop] ->                                        /* downstream did it: record and complete */
+          atomic {
+            if
+#ifdef MUT_COMPLETE_UNFENCED
+            :: exists && RESERVED(wop) ->
+#else
+            :: exists && token == wtok && RESERVED(wop) ->
+#endif
+               reserved[wop] = 0;
+               recorded[wop]++;
+               assert(completionsInLife[life] == 0);             /* (b) */
+               completionsInLife[life]++;
+               completed = 1; resp_op = wop; token = 0;
+               if :: expires < now + TTL -> expires = now + TTL :: else -> skip fi
+            :: else -> skip                     /* fenced off (its new holder settles it), or "no pending refund" */
+            fi;
+            workerIdle = 1
+          }
+     :: !performed[wop] ->                                       /* downstream never saw it: release */
+          atomic {
+#ifdef MUT_GIVEBACK_UNFENCED
+            reserved[wop] = 0;
+#endif
+            if :: exists && token == wtok -> exists = 0; reserved[wop] = 0 :: else -> skip fi;
+            workerIdle = 1
+          }
+     fi
+  od
+}
+
+active proctype Reaper() {
+end: do
+  :: atomic { exists && completed && now >= expires -> expire(); exists = 0 }
+  od
+}
+
+/* (c), whenever every request has ended, nothing flies and the worker is between claims: each operation is recorded
+   at most once and only if the processor performed it, and one the processor performed but the books do not
+   record yet is the key's unsettled operation (with its reservation, for refunds), which the worker will settle;
+   so once the key is settled, the books equal the processor's ledger and nothing is left pending. The books
+   (recorded + pending) never fall short of the processor. */
+#define UNSETTLED(o) (exists && !completed && op == o)
+#define BOOKS_OK(o) (recorded[o] <= performed[o] && \
+                     (!performed[o] || recorded[o] == 1 || (UNSETTLED(o) && RESERVED(o))) && \
+                     (!reserved[o] || UNSETTLED(o)))
+#define QUIET (finished == NREQ && workerIdle && !callPending[1] && !callPending[2] && !callPending[3])
+active proctype Quiescence() {
+end: do
+  :: atomic { QUIET -> assert(BOOKS_OK(1) && BOOKS_OK(2) && BOOKS_OK(3) && BOOKS_OK(4) && BOOKS_OK(5)) }
+  od
+}
+
+/* And it settles: the worker (its failures bounded here) leaves no key unsettled once the requests have ended. */
+active proctype Settled() {
+  atomic { QUIET && (!exists || completed) }
+}
+
+/* R1 and its retry R2; with THIRD, R3 with another body. */
+init {
+  atomic {
+    run Request(1, 1);
+    run Request(2, 1);
+#ifdef THIRD
+    run Request(3, 2)
+#else
+    finished++
+#endif
+  }
+}

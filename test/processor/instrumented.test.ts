@@ -1,0 +1,22 @@
+// Every processor call is given up after PROCESSOR_TIMEOUT_MS as an unknown outcome: the recovery worker's
+// "the processor never saw it" rests on no call outliving that (src/processor/instrumented.ts).
+import { describe, expect, it } from 'vitest'
+import { instrumented } from '../../src/processor/instrumented.js'
+import { type PaymentProcessor, ProcessorUnavailableError } from '../../src/processor/processor.js'
+
+const never = () => new Promise<never>(() => {})
+const silentProcessor: PaymentProcessor = { charge: never, authorize: never, capture: never, void: never, refund: never, lookup: never }
+
+describe('instrumented', () => {
+  it('when the processor does not answer within the timeout, then the call fails as an unknown outcome', async () => {
+    const processor = instrumented(silentProcessor, { timeoutMs: 50 })
+    const call = { amountCents: 100, currency: 'usd', source: 'pm_card_visa', idempotencyKey: 'k' }
+    await expect(processor.charge(call)).rejects.toBeInstanceOf(ProcessorUnavailableError)
+    await expect(processor.lookup('k')).rejects.toThrow(/did not answer lookup within 50 ms/)
+  })
+
+  it('when the processor answers in time, then its answer is passed on', async () => {
+    const processor = instrumented({ ...silentProcessor, lookup: async () => undefined }, { timeoutMs: 5000 })
+    await expect(processor.lookup('k')).resolves.toBeUndefined()
+  })
+})
