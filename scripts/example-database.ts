@@ -1,12 +1,31 @@
 // Where an example app (the webhook receiver, the invoice collector) keeps its own records: the database its
-// own variable names, as a merchant's app would have; else the service's (DATABASE_URL, or the embedded one).
+// own variable names, as a merchant's app would have; else a database of its own beside the service's, on the
+// same server (DATABASE_URL's, or the embedded one), named after the service's: payments_invoice_collector.
+// Never the service's own database: graphile-worker announces a schema migration to every worker listening on
+// the database, whatever its schema, and the service's worker shuts down on a breaking one.
 import { loadConfig } from '../src/config.js'
 import { connect, type PoolOptions, type Sql } from '../src/db/connect.js'
 import { openDatabase } from '../src/db/database.js'
+import { createDatabaseIfMissing } from '../src/db/embedded.js'
 
-export async function exampleDatabase(urlVariable: string, pool: PoolOptions = {}): Promise<{ url: string; sql: Sql; close(): Promise<void> }> {
-  const url = process.env[urlVariable]
-  if (!url) return openDatabase(loadConfig())
-  const sql = connect(url, pool)
-  return { url, sql, close: () => sql.end({ timeout: 5 }) }
+export async function exampleDatabase(urlVariable: string, name: string, pool: PoolOptions = {}): Promise<{ url: string; sql: Sql; close(): Promise<void> }> {
+  const given = process.env[urlVariable]
+  // The service's database only to find its server (and keep the embedded one running while we use it).
+  const service = given ? undefined : await openDatabase(loadConfig(), {}, { migrate: false })
+  let url = given
+  if (service) {
+    const own = new URL(service.url)
+    own.pathname = `/${decodeURIComponent(own.pathname.slice(1))}_${name}`
+    await createDatabaseIfMissing(service.url, decodeURIComponent(own.pathname.slice(1)))
+    url = own.toString()
+  }
+  const sql = connect(url!, pool)
+  return {
+    url: url!,
+    sql,
+    close: async () => {
+      await sql.end({ timeout: 5 })
+      await service?.close()
+    },
+  }
 }

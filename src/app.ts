@@ -17,7 +17,7 @@ import metrics from './plugins/metrics.js'
 import rateLimit from './plugins/rate-limit.js'
 import responseHeaders from './plugins/response-headers.js'
 import chargeRoutes from './routes/charges.js'
-import healthRoutes from './routes/health.js'
+import healthRoutes, { type NotReady } from './routes/health.js'
 import openapiRoutes from './routes/openapi.js'
 import eventRoutes from './routes/events.js'
 import refundRoutes from './routes/refunds.js'
@@ -31,6 +31,8 @@ export interface AppOptions {
   config?: Partial<Config>
   /** A pino logger; defaults to one at the configured level. */
   log?: FastifyBaseLogger
+  /** Why the process is not ready apart from its database (src/routes/health.ts), e.g. its worker stopped. */
+  notReady?: NotReady
 }
 
 /** The server around the app: logging, request ids, body limit, and the HTTP timeouts. */
@@ -50,21 +52,21 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     http: { requireHostHeader: false, headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
     schemaErrorFormatter: (errors, dataVar) => new Error(errors.map((error) => `${dataVar}${error.instancePath} ${error.message}`).join('; ')),
   })
-  await app.register(appPlugin, { sql: options.sql, processor: options.processor, config })
+  await app.register(appPlugin, { sql: options.sql, processor: options.processor, config, notReady: options.notReady })
   return app
 }
 
 /** A process that serves no API (the worker role) answers its health checks only. */
-export async function buildHealthApp(options: { sql: Sql; config?: Partial<Config>; log?: FastifyBaseLogger }): Promise<FastifyInstance> {
+export async function buildHealthApp(options: { sql: Sql; config?: Partial<Config>; log?: FastifyBaseLogger; notReady?: NotReady }): Promise<FastifyInstance> {
   const app = Fastify({ loggerInstance: options.log ?? pino(loggerOptions('info')), ...requestIdOptions, clientErrorHandler, frameworkErrors })
   await app.register(errorHandler)
   await app.register(responseHeaders, { hstsMaxAgeSeconds: options.config?.HSTS_MAX_AGE_SECONDS })
-  await app.register(healthRoutes, { sql: options.sql })
+  await app.register(healthRoutes, { sql: options.sql, notReady: options.notReady })
   return app
 }
 
 /** Every route, hook and plugin of the API, as one plugin. */
-export async function appPlugin(app: FastifyInstance, options: { sql: Sql; processor: PaymentProcessor; config: Config }) {
+export async function appPlugin(app: FastifyInstance, options: { sql: Sql; processor: PaymentProcessor; config: Config; notReady?: NotReady | undefined }) {
   const { sql, processor, config } = options
   app.setValidatorCompiler(validatorCompiler)
 
@@ -89,7 +91,7 @@ export async function appPlugin(app: FastifyInstance, options: { sql: Sql; proce
   // After idempotency: both wrap route handlers, and the deadline's wrapper must be the outer one.
   await app.register(deadline, { timeoutMs: config.REQUEST_TIMEOUT_MS })
 
-  await app.register(healthRoutes, { sql })
+  await app.register(healthRoutes, { sql, notReady: options.notReady })
   await app.register(openapiRoutes)
   await app.register(
     async (v1) => {

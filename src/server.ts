@@ -14,6 +14,7 @@ import { startWorker, workerOptions } from './worker/worker.js'
 
 const config = loadConfigOrExit()
 const log = pino(loggerOptions(config.LOG_LEVEL))
+let stopping = false
 
 function loadConfigOrExit(): Config {
   try {
@@ -34,9 +35,25 @@ async function start() {
   log.info({ database: database.description, migrations_applied: database.migrationsApplied }, `database: ${database.description}`)
   const processor = instrumented(createSimulatedProcessor({ sql: database.sql, slowDelayMs: config.SIMULATED_SLOW_MS }), { timeoutMs: config.PROCESSOR_TIMEOUT_MS })
   const serveApi = config.ROLE !== 'worker'
+  // Set once the worker has stopped by itself: /readyz says so until the process, which exits, is replaced.
+  let workerStopped: string | undefined
+  const notReady = () => workerStopped
   // A worker still answers /healthz and /readyz, for orchestrators.
-  const app = serveApi ? await buildApp({ sql: database.sql, processor, config, log }) : await buildHealthApp({ sql: database.sql, config, log })
+  const app = serveApi ? await buildApp({ sql: database.sql, processor, config, log, notReady }) : await buildHealthApp({ sql: database.sql, config, log, notReady })
   const worker = config.ROLE === 'api' ? undefined : await startWorker(workerOptions(config, database, processor, log))
+  // No process keeps running with its worker stopped (a graphile-worker that shut itself down, say on another
+  // schema's breaking-migration notice, or whose runner failed): webhooks, recovery and expiry would stop while
+  // the API looked healthy. It says why, and exits 1 so that its supervisor starts a new one.
+  worker?.promise.then(
+    () => stoppedByItself(undefined),
+    (error: unknown) => stoppedByItself(error),
+  )
+  function stoppedByItself(error: unknown) {
+    if (stopping) return
+    workerStopped = 'The background worker is not running; this process is exiting.'
+    log.fatal({ err: error }, 'the background worker stopped by itself; exiting with status 1 so that the process is restarted')
+    void shutdown('worker stopped', 1)
+  }
   const address = await app.listen({ port: config.PORT, host: config.HOST })
   const metricsServer = config.METRICS_PORT === undefined ? undefined : await startMetricsServer(config.METRICS_PORT, config.HOST)
   if (metricsServer) log.info({ url: `${listeningAt(metricsServer)}/metrics` }, 'metrics served')
@@ -53,7 +70,7 @@ async function start() {
     const stepMs = Math.min(10_000, (config.SHUTDOWN_GRACE_SECONDS * 1000) / 3)
     const clean = [await step('http server', () => app.close(), stepMs)]
     if (metricsServer) clean.push(await step('metrics server', () => metricsServer.close(), stepMs))
-    if (worker) clean.push(await step('worker', () => worker.stop(), stepMs))
+    if (worker && !workerStopped) clean.push(await step('worker', () => worker.stop(), stepMs))
     clean.push(await step('database', () => database.close(), stepMs))
     return clean.every(Boolean)
   }
@@ -86,8 +103,7 @@ const stop = await start().catch((error: unknown) => {
   process.exit(1)
 })
 
-let stopping = false
-async function shutdown(signal: string) {
+async function shutdown(signal: string, exitCode = 0) {
   if (stopping) return
   stopping = true
   log.info({ signal }, 'shutting down')
@@ -97,7 +113,7 @@ async function shutdown(signal: string) {
   }, config.SHUTDOWN_GRACE_SECONDS * 1000).unref()
   if (await stop()) {
     log.info('stopped')
-    process.exit(0)
+    process.exit(exitCode)
   }
   log.error('stopped, not cleanly (see above)')
   process.exit(1)

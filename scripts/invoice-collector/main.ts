@@ -4,7 +4,8 @@
 //   retry <invoice> [--source pm_card_visa]          after a decline: attempt n + 1, and its job
 //   list                                             the invoices
 // PAYMENTS_URL (default http://127.0.0.1:3000) and PAYMENTS_API_KEY say which API and account to charge. The
-// invoices and the collector's jobs live in COLLECTOR_DATABASE_URL, or else in the service's own database.
+// invoices and the collector's jobs live in COLLECTOR_DATABASE_URL, or else in a database of their own beside the
+// service's (scripts/example-database.ts).
 // Run as many collectors as you like: a job a dead one held runs again once its lease of COLLECTOR_LEASE_SECONDS
 // (default 30) has run out (see liveness.ts).
 import { parseArgs } from 'node:util'
@@ -30,7 +31,7 @@ await main('example:invoices', async () => {
     process.exitCode = 2
     return
   }
-  const database = await exampleDatabase('COLLECTOR_DATABASE_URL', { statementTimeoutMs: 0 })
+  const database = await exampleDatabase('COLLECTOR_DATABASE_URL', 'invoice_collector', { statementTimeoutMs: 0 })
   const { sql, url } = database
   await prepareCollector(sql, url)
 

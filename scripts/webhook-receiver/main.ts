@@ -1,6 +1,6 @@
 // npm run webhook:receiver -- --secret whsec_... [--port 4000]
 // Listens for this service's webhooks, verifies them, and applies each event once (see receiver.ts). It keeps
-// its records in RECEIVER_DATABASE_URL, or in the service's own database (DATABASE_URL, or the embedded one).
+// its records in RECEIVER_DATABASE_URL, or in a database of its own beside the service's (scripts/example-database.ts).
 import { createServer } from 'node:http'
 import { parseArgs } from 'node:util'
 import { main } from '../../src/cli/main.js'
@@ -14,7 +14,7 @@ if (!values.secret?.startsWith('whsec_')) {
 }
 
 await main('webhook:receiver', async () => {
-  const { sql } = await exampleDatabase('RECEIVER_DATABASE_URL')
+  const { sql } = await exampleDatabase('RECEIVER_DATABASE_URL', 'webhook_receiver')
   await prepareReceiverTables(sql)
   const receive = createReceiver({ sql, secret: values.secret! })
   const server = createServer((request, response) => {

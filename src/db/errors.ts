@@ -10,6 +10,12 @@ const NETWORK_CODES = new Set([
 // cancellation (57: statement_timeout is 57014), lock timeouts (55P03), and serialization failures (40).
 const TRANSIENT_SQLSTATE = /^(08|53|57|40)...$|^55P03$/
 
+/** A deadlock or serialization failure: the database is fine, another transaction won; a retry goes through. */
+export function isConcurrentUpdate(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  return code === '40P01' || code === '40001'
+}
+
 export function isDatabaseUnavailable(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code
   if (typeof code !== 'string') return error instanceof DatabaseTimeoutError

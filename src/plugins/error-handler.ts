@@ -3,7 +3,7 @@ import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { isDatabaseUnavailable } from '../db/errors.js'
+import { isConcurrentUpdate, isDatabaseUnavailable } from '../db/errors.js'
 import { genericProblem, Problem, PROBLEM_CONTENT_TYPE, problemBody, type ProblemBody } from '../problems.js'
 import { RETRY_AFTER_SECONDS } from './deadline.js'
 
@@ -16,14 +16,22 @@ export default fp(
       const body = clientErrorBody(error)
       if (body) return reply.code(body.status).type(PROBLEM_CONTENT_TYPE).send(body)
 
-      // The transaction rolled back; the client may retry with the same key once the database is back.
+      // The transaction rolled back; the client may retry (with the same key, if it sent one).
+      if (isConcurrentUpdate(error)) {
+        request.log.warn({ err: error }, 'transaction lost a race with another one')
+        return reply
+          .code(503)
+          .header('retry-after', '1')
+          .type(PROBLEM_CONTENT_TYPE)
+          .send(problemBody('concurrent-update', 'Another request was changing the same data at the same moment; nothing was recorded. Retry it (with the same Idempotency-Key, if it had one).'))
+      }
       if (isDatabaseUnavailable(error)) {
         request.log.warn({ err: error }, 'database unavailable')
         return reply
           .code(503)
           .header('retry-after', RETRY_AFTER_SECONDS)
           .type(PROBLEM_CONTENT_TYPE)
-          .send(problemBody('service-unavailable', 'The database is unavailable; nothing was recorded. Retry with the same Idempotency-Key.'))
+          .send(problemBody('service-unavailable', 'The database is unavailable; nothing was recorded. Retry it (with the same Idempotency-Key, if it had one) once the database is back.'))
       }
       request.log.error({ err: error }, 'request failed')
       return reply.code(500).type(PROBLEM_CONTENT_TYPE).send(genericProblem(500, 'An unexpected error occurred; the request can be retried.'))

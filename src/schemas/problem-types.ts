@@ -20,6 +20,7 @@ export const PROBLEM_TYPES = {
   'rate-limited': { status: 429, title: 'Too many requests' },
   'processor-unavailable': { status: 503, title: 'The payment processor is unavailable' },
   'service-unavailable': { status: 503, title: 'The service is temporarily unavailable' },
+  'concurrent-update': { status: 503, title: 'Another request was changing the same data' },
 } as const
 
 export type ProblemType = keyof typeof PROBLEM_TYPES

@@ -36,10 +36,15 @@ export async function deliverWebhook(sql: Sql, deliveryId: string, settings: Del
   }
   const { result, retryAfterMs } = await attempt(delivery, settings)
   const next = nextStep(result, retryAfterMs, delivery.attempt, settings)
-  await sql.begin(async (tx) => {
-    await recordAttempt(tx, delivery, result, next)
+  const recorded = await sql.begin(async (tx) => {
+    if (!(await recordAttempt(tx, delivery, result, next))) return false
     if (result.status_code === 410) await disableGoneEndpoint(tx, delivery.endpointId)
+    return true
   })
+  if (!recorded) {
+    log.info({ delivery: delivery.id, event: delivery.eventId, attempt: delivery.attempt }, 'webhook attempt not recorded: its endpoint was deleted meanwhile')
+    return 'skipped'
+  }
   log.info({ delivery: delivery.id, event: delivery.eventId, attempt: delivery.attempt, status_code: result.status_code, error: result.error, next: next.status }, 'webhook attempt')
   return next.status === 'pending' ? 'retrying' : next.status
 }

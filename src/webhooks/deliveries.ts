@@ -64,13 +64,27 @@ export function wake(sql: Sql | Transaction, deliveryId: string, runAt?: Date) {
 
 export type AttemptResult = Omit<DeliveryAttempt, 'attempted_at'>
 
-/** Phase 3: the attempt is recorded; the delivery is done, failed, or due again at `retryAt`. */
+/**
+ * Locks the delivery's endpoint before anything of the delivery, the order in which deleting the endpoint locks
+ * them (the endpoint, then its deliveries by cascade), so that the two can only wait for each other, never
+ * deadlock. False when the endpoint is gone: its deliveries went with it, and there is nothing left to record.
+ */
+async function lockEndpoint(tx: Sql | Transaction, delivery: ClaimedDelivery): Promise<boolean> {
+  const rows = await tx`select from webhook_endpoints where id = ${delivery.endpointId} for no key update`
+  return rows.length === 1
+}
+
+/**
+ * Phase 3: the attempt is recorded; the delivery is done, failed, or due again at `retryAt`. Returns false when
+ * the endpoint was deleted during the attempt: the delivery is gone, which is done, not failed.
+ */
 export async function recordAttempt(
   tx: Transaction,
   delivery: ClaimedDelivery,
   result: AttemptResult,
   next: { status: 'delivered' } | { status: 'failed' } | { status: 'pending'; retryAt: Date },
-): Promise<void> {
+): Promise<boolean> {
+  if (!(await lockEndpoint(tx, delivery))) return false
   await tx`
     insert into webhook_attempts (delivery_id, status_code, duration_ms, response_excerpt, error)
     values (${delivery.id}, ${result.status_code}, ${result.duration_ms}, ${result.response_excerpt}, ${result.error})`
@@ -82,6 +96,7 @@ export async function recordAttempt(
     where id = ${delivery.id}`
   if (next.status === 'pending') await wake(tx, delivery.id, next.retryAt)
   await releaseEndpoint(tx, delivery)
+  return true
 }
 
 /** The endpoint is free for its next delivery; the oldest one due (if any) is woken now. */
@@ -97,6 +112,7 @@ async function releaseEndpoint(tx: Sql | Transaction, delivery: ClaimedDelivery)
 /** The endpoint is disabled: the delivery is not sent, and says why. */
 export async function failUnsendable(sql: Sql, delivery: ClaimedDelivery, reason: string): Promise<void> {
   await sql.begin(async (tx) => {
+    if (!(await lockEndpoint(tx, delivery))) return
     await tx`insert into webhook_attempts (delivery_id, duration_ms, error) values (${delivery.id}, 0, ${reason})`
     await tx`update webhook_deliveries set status = 'failed', locked_until = null where id = ${delivery.id}`
     await releaseEndpoint(tx as unknown as Sql, delivery)

@@ -1,7 +1,8 @@
-// The graphile-worker runner: webhook deliveries (woken by the events_fan_out trigger), and on crontab schedules
-// under stable identifiers the expired-key reaper, the recovery of abandoned claims, the sweep of overdue
-// deliveries and the reaping of old events.
-import { Logger, parseCronItems, run, type Runner } from 'graphile-worker'
+// The graphile-worker runners: one for webhook deliveries (woken by the events_fan_out trigger), one for the work
+// that settles money and keeps house, on crontab schedules under stable identifiers: the recovery of abandoned
+// claims, the expiry of authorizations, the expired-key reaper, the sweep of overdue deliveries and the reaping
+// of old events.
+import { Logger, parseCronItems, run, type Runner, type RunnerOptions } from 'graphile-worker'
 import type { Logger as Pino } from 'pino'
 import { retryScheduleMs, type Config } from '../config.js'
 import type { Sql } from '../db/connect.js'
@@ -56,23 +57,23 @@ export function workerOptions(config: Config, database: { url: string; sql: Sql 
   }
 }
 
-export async function startWorker(options: WorkerOptions): Promise<Runner> {
+/** The worker as the server holds it: two graphile-worker runners (see startWorker), stopped and watched as one. */
+export interface Worker {
+  /** Settles when either runner stops: by stop(), or by itself (a failure, another schema's breaking migration). */
+  promise: Promise<void>
+  addJob: Runner['addJob']
+  stop(): Promise<void>
+}
+
+// Money-settling and housekeeping jobs run on a runner of their own, with capacity nothing else can take: a
+// backlog of webhook deliveries to slow or dead endpoints must never delay the recovery of an unknown outcome
+// or the expiry of an authorization. A graphile-worker runner only takes jobs of the tasks it knows.
+const SETTLEMENT_CONCURRENCY = 3
+
+export async function startWorker(options: WorkerOptions): Promise<Worker> {
   const { sql, log, reaper, recovery } = options
   const settle = recoveries(options.processor, options.charges)
-  // Its own pool, ended once the runner has stopped, before the database may stop (src/db/graphile-pool.ts).
-  const pgPool = graphilePool(options.connectionString, {
-    applicationName: 'payments-api worker',
-    max: (options.concurrency ?? 10) + 2,
-    // The message and code say it all; the error also carries pg's whole client object, which pino would print.
-    onError: (error) => log.warn({ code: (error as { code?: string }).code }, `worker connection failed: ${error.message}`),
-  })
-  const runner = await run({
-    pgPool,
-    // Deliveries of one endpoint share a queue (one at a time), so a hanging endpoint holds one slot at most.
-    concurrency: options.concurrency ?? 10,
-    // The server owns SIGTERM: it drains HTTP first, then stops the worker.
-    noHandleSignals: true,
-    logger: pinoLogger(log),
+  const settlement = await startRunner(options, 'payments-api worker', SETTLEMENT_CONCURRENCY, {
     taskList: {
       [REAP_TASK]: async (_payload, helpers) => {
         // Paced at a tenth of the time: measured (npm run bench -- --reaper) to keep pace with the peak write rate
@@ -86,11 +87,6 @@ export async function startWorker(options: WorkerOptions): Promise<Runner> {
         for (const result of ['settled', 'released', 'failed'] as const) recoveryClaims.inc({ result }, run[result])
         if (run.settled || run.released || run.failed) log.info({ task: RECOVER_TASK, ...run }, 'recovered abandoned claims')
         // A failure is retried on the claim's own backoff, not by failing the job.
-      },
-      [DELIVER_TASK]: async (payload) => {
-        const deliveryId = (payload as { delivery_id?: unknown } | null)?.delivery_id
-        if (typeof deliveryId !== 'string') throw new Error(`${DELIVER_TASK}: payload has no delivery_id`)
-        await deliverWebhook(sql, deliveryId, options.webhooks, log.child({ task: DELIVER_TASK }))
       },
       [SWEEP_TASK]: async () => {
         const woken = await sweepDeliveries(sql, { overdueSeconds: 10 })
@@ -113,15 +109,63 @@ export async function startWorker(options: WorkerOptions): Promise<Runner> {
       { task: EXPIRE_TASK, match: '* * * * *', identifier: EXPIRE_TASK, options: { queueName: EXPIRE_TASK } },
       { task: REAP_EVENTS_TASK, match: '17 * * * *', identifier: REAP_EVENTS_TASK, options: { queueName: REAP_EVENTS_TASK } },
     ]),
+  })
+  const deliveries = await startRunner(options, 'payments-api webhooks', options.concurrency ?? 10, {
+    // Deliveries of one endpoint share a queue (one at a time), so a hanging endpoint holds one slot at most.
+    taskList: {
+      [DELIVER_TASK]: async (payload) => {
+        const deliveryId = (payload as { delivery_id?: unknown } | null)?.delivery_id
+        if (typeof deliveryId !== 'string') throw new Error(`${DELIVER_TASK}: payload has no delivery_id`)
+        await deliverWebhook(sql, deliveryId, options.webhooks, log.child({ task: DELIVER_TASK }))
+      },
+    },
+  }).catch(async (error: unknown) => {
+    await settlement.stop()
+    throw error
+  })
+  // A restarted service first settles what its predecessor left behind (a crash between a processor call and
+  // its commit leaves a claim no request will end), rather than waiting for the next scheduled run.
+  await settlement.addJob(RECOVER_TASK, {}, { jobKey: RECOVER_TASK, queueName: RECOVER_TASK })
+  await settlement.addJob(SWEEP_TASK, {}, { jobKey: SWEEP_TASK, queueName: SWEEP_TASK })
+  return {
+    promise: Promise.race([settlement.promise, deliveries.promise]),
+    addJob: settlement.addJob,
+    stop: async () => {
+      await Promise.all([settlement.stop(), deliveries.stop()])
+    },
+  }
+}
+
+/** One graphile-worker runner on a pool of its own, ended once the runner has stopped (src/db/graphile-pool.ts). */
+async function startRunner(
+  options: WorkerOptions,
+  applicationName: string,
+  concurrency: number,
+  work: Pick<RunnerOptions, 'taskList' | 'parsedCronItems'>,
+): Promise<Runner> {
+  const { log } = options
+  const pgPool = graphilePool(options.connectionString, {
+    applicationName,
+    max: concurrency + 2,
+    // The message and code say it all; the error also carries pg's whole client object, which pino would print.
+    onError: (error) => log.warn({ code: (error as { code?: string }).code }, `worker connection failed: ${error.message}`),
+  })
+  const runner = await run({
+    pgPool,
+    concurrency,
+    // The server owns SIGTERM: it drains HTTP first, then stops the worker.
+    noHandleSignals: true,
+    logger: pinoLogger(log),
+    // Without cron items of its own, a runner must not read the crontab file either.
+    ...(work.parsedCronItems ? {} : { crontab: '' }),
+    ...work,
   }).catch(async (error: unknown) => {
     await pgPool.end()
     throw error
   })
-  runner.events.on('job:failed', ({ job }) => workerJobFailures.inc({ task: job.task_identifier }))
-  // A restarted service first settles what its predecessor left behind (a crash between a processor call and
-  // its commit leaves a claim no request will end), rather than waiting for the next scheduled run.
-  await runner.addJob(RECOVER_TASK, {}, { jobKey: RECOVER_TASK, queueName: RECOVER_TASK })
-  await runner.addJob(SWEEP_TASK, {}, { jobKey: SWEEP_TASK, queueName: SWEEP_TASK })
+  // Every failed attempt (job:error), not only the last one (job:failed, after max_attempts): a failure that is
+  // retried is still a failure an operator wants to see.
+  runner.events.on('job:error', ({ job }) => workerJobFailures.inc({ task: job.task_identifier }))
   const stopRunner = runner.stop
   runner.stop = async (reason) => {
     try {

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { addInvoice, prepareCollector, retryInvoice, type Invoice } from '../../scripts/invoice-collector/collector.js'
 import { controllableProcessor, useTestApp, type TestAccount } from '../helpers/app.js'
 import { startScript, type ServerProcess } from '../helpers/processes.js'
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js'
 import { until } from '../helpers/system.js'
 
 const processor = controllableProcessor()
@@ -12,24 +13,28 @@ const suite = useTestApp({ processor: processor.factory })
 let api: string
 let shop: TestAccount
 const collectors: ServerProcess[] = []
+// The collector's own database, as a merchant's app has: never the service's (scripts/example-database.ts says why).
+let collectorDb: TestDatabase
 
 beforeAll(async () => {
   api = await suite.context.app.listen({ port: 0, host: '127.0.0.1' })
   shop = await suite.context.newAccount('Shop')
-  await prepareCollector(suite.context.sql, suite.context.databaseUrl)
+  collectorDb = await createTestDatabase()
+  await prepareCollector(collectorDb.sql, collectorDb.url)
 })
-afterAll(() => {
+afterAll(async () => {
   for (const collector of collectors) collector.child.kill('SIGKILL')
+  await collectorDb?.drop()
 })
 
 async function startCollector(): Promise<ServerProcess> {
-  const env = { COLLECTOR_DATABASE_URL: suite.context.databaseUrl, PAYMENTS_URL: api, PAYMENTS_API_KEY: shop.apiKey, COLLECTOR_LEASE_SECONDS: '2' }
+  const env = { COLLECTOR_DATABASE_URL: collectorDb.url, PAYMENTS_URL: api, PAYMENTS_API_KEY: shop.apiKey, COLLECTOR_LEASE_SECONDS: '2' }
   const collector = await startScript('scripts/invoice-collector/main.ts', ['run'], env, /invoice collector ready/)
   collectors.push(collector)
   return collector
 }
 
-const invoice = async (id: string) => (await suite.context.sql<Invoice[]>`select * from invoice_collector.invoices where id = ${id}`)[0]!
+const invoice = async (id: string) => (await collectorDb.sql<Invoice[]>`select * from invoice_collector.invoices where id = ${id}`)[0]!
 const chargesOf = (invoiceId: string) =>
   suite.context.sql<{ id: string; status: string; key: string }[]>`
     select c.id, c.status, k.key from charges c
@@ -42,7 +47,7 @@ describe('the invoice collector', () => {
     const first = await startCollector()
     const callsBefore = processor.calls.length
     const release = processor.holdNext()
-    const added = await addInvoice(suite.context.sql, { amount_cents: 4200, currency: 'usd', source: 'pm_card_visa' })
+    const added = await addInvoice(collectorDb.sql, { amount_cents: 4200, currency: 'usd', source: 'pm_card_visa' })
     await until(async () => processor.calls.length > callsBefore, 15_000) // the charge reached the API and the processor
     first.child.kill('SIGKILL')
     await first.exited
@@ -63,11 +68,11 @@ describe('the invoice collector', () => {
 
   it('when a charge is declined, then the invoice waits, and a deliberate new attempt charges again under attempt 2', async () => {
     const collector = await startCollector()
-    const added = await addInvoice(suite.context.sql, { amount_cents: 1500, currency: 'usd', source: 'pm_card_chargeDeclined' })
+    const added = await addInvoice(collectorDb.sql, { amount_cents: 1500, currency: 'usd', source: 'pm_card_chargeDeclined' })
     await until(async () => (await invoice(added.id)).status === 'declined', 15_000)
     expect(await invoice(added.id)).toMatchObject({ attempt: 1, failure: expect.any(String) })
 
-    await retryInvoice(suite.context.sql, added.id, { source: 'pm_card_visa' })
+    await retryInvoice(collectorDb.sql, added.id, { source: 'pm_card_visa' })
     await until(async () => (await invoice(added.id)).status === 'paid', 15_000)
 
     const charges = await chargesOf(added.id)

@@ -2,17 +2,17 @@
 // public `standardwebhooks` package (an implementation that is not ours) verifying every signature.
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import { pino } from 'pino'
-import type { Runner } from 'graphile-worker'
 import { Webhook } from 'standardwebhooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
-import { startWorker, workerOptions } from '../../src/worker/worker.js'
+import { workerJobFailures } from '../../src/observability/metrics.js'
+import { startWorker, workerOptions, type Worker } from '../../src/worker/worker.js'
 import { chargeBody, useTestApp, type TestAccount } from '../helpers/app.js'
 import { until } from '../helpers/system.js'
 
 const config = { WEBHOOK_ALLOW_PRIVATE_URLS: true, WEBHOOK_RETRY_SCHEDULE: '0.2,0.2,0.2', WEBHOOK_TIMEOUT_MS: 1000 }
 const suite = useTestApp({ config })
-let worker: Runner
+let worker: Worker
 
 interface Delivery {
   headers: IncomingHttpHeaders
@@ -215,5 +215,57 @@ describe('webhook endpoints', () => {
     const [delivery] = hooks.received
     expect(String(delivery!.headers['webhook-signature']).split(' ')).toHaveLength(2)
     for (const secret of [endpoint.secret, rotated.secret]) new Webhook(secret).verify(delivery!.body, delivery!.headers as Record<string, string>)
+  })
+})
+
+describe('deleting an endpoint while its delivery is recorded', () => {
+  /** A receiver that holds each request until the test answers it. */
+  async function heldReceiver() {
+    const held: ((status: number) => void)[] = []
+    const server = createServer((request, response) => {
+      request.resume().on('end', () => held.push((status) => response.writeHead(status).end()))
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    receivers.push(server)
+    return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hooks`, held }
+  }
+  const deleteEndpoint = (user: TestAccount, id: string) =>
+    suite.context.app.inject({ method: 'DELETE', url: `/v1/webhook_endpoints/${id}`, headers: { authorization: `Bearer ${user.apiKey}` } })
+  // Failed delivery jobs, as the worker counts them (a failure is retried, so the queue alone would not show it).
+  const failedJobs = async () => (await workerJobFailures.get()).values.find((value) => value.labels.task === 'deliver_webhook')?.value ?? 0
+
+  it('when the endpoint is deleted during an attempt, then the delivery is done with it: no error, no retry', async () => {
+    const user = await suite.context.newAccount()
+    const hooks = await heldReceiver()
+    const endpoint = await endpointFor(user, hooks.url)
+    await user.post('/v1/charges', chargeBody())
+    await until(async () => hooks.held.length === 1)
+    const failuresBefore = await failedJobs()
+
+    expect((await deleteEndpoint(user, endpoint.id)).statusCode).toBe(200)
+    hooks.held[0]!(200)
+
+    await until(async () => (await suite.context.sql`select 1 from graphile_worker.jobs where task_identifier = 'deliver_webhook'`).length === 0)
+    expect(await failedJobs()).toBe(failuresBefore)
+    expect(await suite.context.sql`select 1 from webhook_deliveries where endpoint_id = ${endpoint.id}`).toHaveLength(0)
+  })
+
+  it('when deletes race the worker recording attempts, then every delete succeeds and no delivery fails', async () => {
+    const user = await suite.context.newAccount()
+    const hooks = await heldReceiver()
+    const endpoints = []
+    for (let n = 0; n < 12; n++) endpoints.push(await endpointFor(user, hooks.url))
+    await user.post('/v1/charges', chargeBody())
+    // One attempt per endpoint is at the receiver; each is answered at the moment its endpoint is deleted.
+    await until(async () => hooks.held.length === endpoints.length)
+    const failuresBefore = await failedJobs()
+    const deletes = endpoints.map((endpoint, n) => {
+      hooks.held[n]!(200)
+      return deleteEndpoint(user, endpoint.id)
+    })
+
+    expect((await Promise.all(deletes)).map((response) => response.statusCode)).toEqual(endpoints.map(() => 200))
+    await until(async () => (await suite.context.sql`select 1 from graphile_worker.jobs where task_identifier = 'deliver_webhook'`).length === 0)
+    expect(await failedJobs()).toBe(failuresBefore)
   })
 })

@@ -2,18 +2,17 @@
 import { Writable } from 'node:stream'
 import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Runner } from 'graphile-worker'
 import { createAccount } from '../../src/accounts/api-keys.js'
 import { createSimulatedProcessor } from '../../src/processor/simulated.js'
 import { RECOVER_TASK } from '../../src/idempotency/recovery.js'
 import { REAP_TASK } from '../../src/worker/reap-expired-keys.js'
-import { startWorker, workerOptions } from '../../src/worker/worker.js'
+import { startWorker, workerOptions, type Worker } from '../../src/worker/worker.js'
 import { loadConfig } from '../../src/config.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js'
 import { until } from '../helpers/system.js'
 
 let database: TestDatabase
-let worker: Runner
+let worker: Worker
 
 beforeAll(async () => {
   database = await createTestDatabase()
