@@ -76,7 +76,7 @@ export async function appPlugin(app: FastifyInstance, options: { sql: Sql; proce
   await app.register(responseHeaders, { hstsMaxAgeSeconds: config.HSTS_MAX_AGE_SECONDS })
   await app.register(httpEdge)
   await app.register(drain)
-  await app.register(auth, { sql, cacheSeconds: config.AUTH_CACHE_SECONDS })
+  await app.register(auth, { sql, cacheSeconds: config.AUTH_CACHE_SECONDS, beforeRefusing: (request) => app.refuseThrottledAddress(request) })
   await app.register(rateLimit, {
     maxPerAccount: config.RATE_LIMIT_MAX,
     maxAuthFailuresPerAddress: config.AUTH_FAILURE_LIMIT,
@@ -95,7 +95,6 @@ export async function appPlugin(app: FastifyInstance, options: { sql: Sql; proce
   await app.register(openapiRoutes)
   await app.register(
     async (v1) => {
-      v1.addHook('onRequest', v1.refuseThrottledAddress)
       v1.addHook('onRequest', v1.authenticate)
       v1.addHook('onRequest', v1.countAccountRequest)
       await v1.register(chargeRoutes, { sql, processor, authorizationExpiresDays: config.AUTHORIZATION_EXPIRES_DAYS })

@@ -20,14 +20,22 @@ declare module 'fastify' {
 // RFC 9110 section 11.1: the scheme is case-insensitive, and one or more spaces separate it from the token.
 const BEARER = /^Bearer +([\x21-\x7e]{1,200})$/i
 
+export interface AuthOptions {
+  sql: Sql
+  cacheSeconds?: number
+  /** Runs before a failed authentication is refused with 401: may refuse it otherwise (429, src/plugins/rate-limit.ts). */
+  beforeRefusing?: (request: FastifyRequest) => Promise<void>
+}
+
 export default fp(
-  async function auth(app: FastifyInstance, options: { sql: Sql; cacheSeconds?: number }) {
+  async function auth(app: FastifyInstance, options: AuthOptions) {
     const cache = new ApiKeyCache((options.cacheSeconds ?? 0) * 1000)
     app.decorateRequest('account', null as unknown as { id: string })
     app.decorate('authenticate', async function authenticate(request: FastifyRequest) {
       const match = BEARER.exec(request.headers.authorization ?? '')
       const account = match?.[1] ? await findAccountByApiKey(options.sql, match[1], cache) : undefined
       if (!account) {
+        await options.beforeRefusing?.(request)
         throw new Problem('unauthorized', match ? 'The API key is not valid or has been revoked.' : 'Send your API key as "Authorization: Bearer sk_test_...".', {
           headers: { 'www-authenticate': 'Bearer realm="payments"' },
         })

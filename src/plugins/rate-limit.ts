@@ -1,6 +1,12 @@
 // Rate limits, with @fastify/rate-limit's in-memory store (the limits hold per instance): each account may make
 // RATE_LIMIT_MAX requests per window, and each client address AUTH_FAILURE_LIMIT failed authentications.
 // Both run in onRequest, before the idempotency layer, so a 429 never touches or records a key.
+//
+// The address limit only ever refuses requests that fail authentication anyway: past the limit, a bad key gets
+// 429 instead of 401, while a valid key from the same address is served. Many clients share one address (behind
+// a NAT, or a proxy the service does not trust with TRUST_PROXY), and one of them guessing keys must not lock
+// the others out. What the limit buys is a slower, noisier brute force (hopeless anyway against 192-bit keys)
+// and a clear signal; a guess still costs one indexed lookup of the key's hash.
 // Headers follow draft-ietf-httpapi-ratelimit-headers: RateLimit-Policy and RateLimit, and Retry-After on a 429.
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -15,8 +21,8 @@ export interface RateLimitSettings {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** onRequest hook, before authentication: refuses an address that has failed authentication too often. */
-    refuseThrottledAddress(request: FastifyRequest, reply: FastifyReply): Promise<void>
+    /** For a request whose authentication failed: refuses it with 429 if its address failed too often. */
+    refuseThrottledAddress(request: FastifyRequest): Promise<void>
     /** onRequest hook, after authentication: counts the request against its account. */
     countAccountRequest(request: FastifyRequest, reply: FastifyReply): Promise<void>
   }
@@ -40,7 +46,8 @@ export default fp(
       }
     })
 
-    // Only failures count: a client with a valid key is never slowed by this limit. A callback hook, not an async
+    // Only failures count, and only failures are refused: a client with a valid key is never slowed by this limit,
+    // whoever shares its address. A callback hook, not an async
     // one: it runs on every response, and a promise per response is measurable.
     app.addHook('onResponse', (request, reply, done) => {
       if (reply.statusCode !== 401) return done()

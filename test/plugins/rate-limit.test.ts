@@ -1,6 +1,7 @@
 // Rate limits per account and, for failed authentication, per address; a 429 never touches an Idempotency-Key.
-import { describe, expect, it } from 'vitest'
-import { chargeBody, useTestApp } from '../helpers/app.js'
+import { afterAll, describe, expect, it } from 'vitest'
+import { chargeBody, setupTestApp, useTestApp } from '../helpers/app.js'
+import { forwardingProxy, getFrom } from '../helpers/forwarding-proxy.js'
 
 const suite = useTestApp({ config: { RATE_LIMIT_MAX: 3, AUTH_FAILURE_LIMIT: 2, RATE_LIMIT_WINDOW_SECONDS: 60 } })
 
@@ -40,7 +41,7 @@ describe('per account', () => {
 })
 
 describe('per address, for failed authentication', () => {
-  it('when an address fails authentication past the limit, then it gets 429 instead of 401, and other addresses are unaffected', async () => {
+  it('when an address fails authentication past the limit, then its failing requests get 429 instead of 401, its valid keys are still served, and other addresses are unaffected', async () => {
     const account = await suite.context.newAccount('Victim')
     expect((await suite.context.app.inject(withKey('sk_test_guess1'))).statusCode).toBe(401)
     expect((await suite.context.app.inject(withKey('sk_test_guess2'))).statusCode).toBe(401)
@@ -50,11 +51,11 @@ describe('per address, for failed authentication', () => {
     expect(throttled.json().type).toMatch(/\/rate-limited$/)
     expect(throttled.headers['retry-after']).toBeTruthy()
     expect(throttled.headers['ratelimit-policy']).toBe('"auth-failures";q=2;w=60')
-    // Even a right key from that address waits: the address is what is being throttled.
-    expect((await suite.context.app.inject(withKey(account.apiKey))).statusCode).toBe(429)
+    // A right key from that address is served: the clients sharing an address are not locked out by one of them.
+    expect((await suite.context.app.inject(withKey(account.apiKey))).statusCode).toBe(200)
 
-    const elsewhere = await suite.context.app.inject({ ...withKey(account.apiKey), remoteAddress: '10.0.0.10' })
-    expect(elsewhere.statusCode).toBe(200)
+    const elsewhere = await suite.context.app.inject({ ...withKey('sk_test_guess4'), remoteAddress: '10.0.0.10' })
+    expect(elsewhere.statusCode).toBe(401)
   })
 
   it('when requests authenticate, then they never count as failures', async () => {
@@ -63,5 +64,38 @@ describe('per address, for failed authentication', () => {
       const response = await suite.context.app.inject({ ...withKey(account.apiKey), remoteAddress: '10.0.0.11' })
       expect(response.statusCode).not.toBe(429)
     }
+  })
+})
+
+describe('behind a reverse proxy, over real sockets', () => {
+  const limits = { RATE_LIMIT_MAX: 1000, AUTH_FAILURE_LIMIT: 2, RATE_LIMIT_WINDOW_SECONDS: 60 }
+  const apps: Awaited<ReturnType<typeof setupTestApp>>[] = []
+  const proxies: Awaited<ReturnType<typeof forwardingProxy>>[] = []
+  async function behindProxy(config: Record<string, unknown>) {
+    const context = await setupTestApp({ config: { ...limits, ...config } })
+    apps.push(context)
+    const proxy = await forwardingProxy(await context.app.listen({ port: 0, host: '127.0.0.1' }))
+    proxies.push(proxy)
+    const account = await context.newAccount()
+    const get = (from: string, key: string) => getFrom(from, `${proxy.url}/v1/charges`, { authorization: `Bearer ${key}` })
+    return { get, apiKey: account.apiKey }
+  }
+  afterAll(async () => {
+    for (const proxy of proxies) await proxy.close()
+    for (const context of apps) await context.close()
+  })
+
+  it('when the proxy is not trusted, then every client shares its address, and one guessing keys locks nobody out', async () => {
+    const { get, apiKey } = await behindProxy({})
+    expect([await get('127.0.0.2', 'sk_test_bad1'), await get('127.0.0.2', 'sk_test_bad2')]).toEqual([401, 401])
+    expect(await get('127.0.0.3', 'sk_test_typo')).toBe(429) // the proxy's address is over its limit
+    expect(await get('127.0.0.3', apiKey)).toBe(200)
+  })
+
+  it('when the proxy is trusted (TRUST_PROXY, as docker-compose sets it), then each client is limited on its own', async () => {
+    const { get, apiKey } = await behindProxy({ TRUST_PROXY: '1' })
+    expect([await get('127.0.0.2', 'sk_test_bad1'), await get('127.0.0.2', 'sk_test_bad2'), await get('127.0.0.2', 'sk_test_bad3')]).toEqual([401, 401, 429])
+    expect(await get('127.0.0.3', 'sk_test_typo')).toBe(401)
+    expect(await get('127.0.0.2', apiKey)).toBe(200)
   })
 })
