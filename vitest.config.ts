@@ -7,7 +7,8 @@ export default defineConfig({
     reporters: ['default', './test/summary-reporter.ts'],
     // Each file gets its own database, cloned from a migrated template, so files run in parallel safely.
     fileParallelism: true,
-    testTimeout: 20_000,
+    // Generous: a test waits on events, and these bounds only decide how long a failing one takes on a loaded machine.
+    testTimeout: 60_000,
     hookTimeout: 60_000,
   },
 })

@@ -15,7 +15,7 @@ import type { Sql } from '../db/connect.js'
 import { pipelinedTransaction } from '../db/pipeline.js'
 import { toStoredResponse } from '../idempotency/response.js'
 import { completeClaim, isTakenOver, releaseClaim } from '../idempotency/store.js'
-import type { AbandonedClaim, Recovery } from '../idempotency/recovery.js'
+import { RECOVER_TASK, type AbandonedClaim, type Recovery } from '../idempotency/recovery.js'
 
 export interface RecoverySettings {
   /** How long after its lease ended a claim is left to its client's own retry before the worker steps in. */
@@ -72,7 +72,25 @@ export async function recoverAbandonedClaims(sql: Sql, recoveries: Recovery[], s
       await giveBack(sql, claim).catch(() => {})
     }
   }
+  await wakeWhenNextDue(sql, [...byEndpoint.keys()], settings)
   return run
+}
+
+/**
+ * Schedules the next run for the moment the next unsettled claim becomes due (its lease plus grace, with its
+ * backoff), rather than leaving it to the next scheduled run, up to a minute later: a holder that crashed wakes
+ * nobody, and a claim not yet past its grace at this run would otherwise wait for the schedule. One job key,
+ * replaced by every run, so there is at most one such wake-up.
+ */
+async function wakeWhenNextDue(sql: Sql, endpoints: string[], settings: RecoverySettings): Promise<void> {
+  if (endpoints.length === 0) return
+  await sql`
+    select graphile_worker.add_job(${RECOVER_TASK}, '{}'::json, queue_name => ${RECOVER_TASK}, run_at => due, job_key => ${`${RECOVER_TASK}:next`})
+    from (
+      select min(locked_until + ${settings.graceSeconds} * least(power(2, recovery_attempts), 64) * interval '1 second') as due
+      from idempotency_keys where completed_at is null and endpoint = any(${endpoints})
+    ) next
+    where due is not null`
 }
 
 /**

@@ -21,7 +21,7 @@ export async function scratchDir(prefix: string): Promise<string> {
 }
 
 /** Polls until `condition` holds; for states another process or request reaches on its own time. */
-export async function until(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+export async function until(condition: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`)
