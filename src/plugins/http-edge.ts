@@ -1,10 +1,14 @@
 // What Node and Fastify accept at the edge that a JSON payments API must not: a request without a Host header,
-// a JSON body in another charset or in broken UTF-8. Each is refused as problem+json before any route runs.
+// a JSON body in another charset or in broken UTF-8, or nested deeper than any request of this API is. Each is
+// refused as problem+json before any route runs.
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { genericProblem, Problem, PROBLEM_CONTENT_TYPE } from '../problems.js'
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true })
+// No body of this API nests more than a few levels. A limit keeps every walk over the parsed body (the schema
+// validator, the NUL check, the fingerprint) far from the stack's end: 30,000 nested arrays overflowed it (500).
+export const MAX_JSON_DEPTH = 32
 
 export default fp(
   async function httpEdge(app: FastifyInstance) {
@@ -32,8 +36,28 @@ export default fp(
       } catch {
         return done(new Problem('validation-failed', 'The body is not valid UTF-8.'), undefined)
       }
+      if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
+        return done(new Problem('validation-failed', `The body nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects.`), undefined)
+      }
       parseJson(request, text, done)
     })
   },
   { name: 'http-edge' },
 )
+
+/** Whether JSON text opens more than `max` arrays and objects inside each other (strings skipped): one pass, no parse. */
+export function nestsDeeperThan(text: string, max: number): boolean {
+  let depth = 0
+  let inString = false
+  for (let index = 0; index < text.length; index++) {
+    const char = text.charCodeAt(index)
+    if (inString) {
+      if (char === 0x5c) index++ // a backslash escapes the next character
+      else if (char === 0x22) inString = false
+    } else if (char === 0x22) inString = true
+    else if (char === 0x5b || char === 0x7b) {
+      if (++depth > max) return true
+    } else if (char === 0x5d || char === 0x7d) depth--
+  }
+  return false
+}

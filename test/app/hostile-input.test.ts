@@ -175,3 +175,23 @@ describe('the HTTP edge', () => {
     }
   })
 })
+
+describe('deeply nested JSON', () => {
+  const nested = (open: string, close: string, depth: number, inner = '1') => open.repeat(depth) + inner + close.repeat(depth)
+  const chargeWith = (field: string) => `{"amount_cents":100,"currency":"usd","source":"pm_card_visa",${field}}`
+  it.each([
+    ['an array 30,000 deep as the body', '/v1/charges', nested('[', ']', 30_000)],
+    ['an object 6,000 deep as the body', '/v1/charges', nested('{"a":', '}', 6_000)],
+    ['metadata 10,000 deep', '/v1/charges', chargeWith(`"metadata":${nested('{"a":', '}', 10_000, '"x"')}`)],
+    ['a refund body 20,000 deep', '/v1/charges/ch_000000000000000000000000/refunds', nested('[', ']', 20_000)],
+  ])('when %s is posted, then 400 validation-failed, never a 500', async (_case, url, body) => {
+    const response = await suite.account.post(url, body)
+    expectProblem(response, 400, /\/validation-failed$/)
+    expect(response.json().detail).toContain('nests deeper than 32')
+  })
+
+  it('when brackets sit inside strings, then they do not count as nesting', async () => {
+    const response = await suite.account.post('/v1/charges', chargeBody({ description: '['.repeat(100) + '\\"{'.repeat(50) }))
+    expect(response.statusCode).toBe(201)
+  })
+})

@@ -31,6 +31,30 @@ describe('the postgres.js patch', () => {
     }
   })
 
+  it('when loaded, then each patched file of both builds loads, by import and by require, with its species fix', async () => {
+    // In a fresh Node: a patch that breaks a build (a name the CommonJS file never binds) fails at load time.
+    const script = `
+      const { createRequire } = require('node:module')
+      const { pathToFileURL } = require('node:url')
+      const dir = ${JSON.stringify(postgresDir)}
+      ;(async () => {
+        const cjs = require('postgres')
+        if (typeof cjs !== 'function') throw new Error('require("postgres") is not the driver')
+        const esm = (await import(pathToFileURL(dir + '/src/index.js'))).default
+        if (typeof esm !== 'function') throw new Error('import of the ESM build is not the driver')
+        for (const file of ['connection.js', 'queue.js', 'query.js', 'result.js', 'index.js']) {
+          require(dir + '/cjs/src/' + file)
+          await import(pathToFileURL(dir + '/src/' + file))
+        }
+        const Result = require(dir + '/cjs/src/result.js')
+        const EsmResult = (await import(pathToFileURL(dir + '/src/result.js'))).default
+        for (const R of [Result, EsmResult]) if (new R().map((x) => x).constructor !== Array) throw new Error('species')
+        console.log('loaded')
+      })().catch((error) => { console.error(error); process.exit(1) })`
+    const { stdout } = await promisify(execFile)(process.execPath, ['-e', script])
+    expect(stdout.trim()).toBe('loaded')
+  })
+
   it('when a queue stays busy through many pushes, shifts and removes, then it keeps first-in-first-out order', () => {
     const queue = Queue()
     const expected: number[] = []
