@@ -1,6 +1,6 @@
 // RFC 9457 problem details: the one shape of every error this API returns.
 import { STATUS_CODES } from 'node:http'
-import { PROBLEM_TYPES, type ProblemBody, type ProblemType } from './schemas/problem-types.js'
+import { HTTP_STATUS_PROBLEMS, PROBLEM_TYPES, type ProblemBody, type ProblemType } from './schemas/problem-types.js'
 
 /** Forks point this at their own documentation; clients match on the last path segment. */
 export const PROBLEM_TYPE_BASE = 'https://payments.example.com/problems/'
@@ -31,7 +31,12 @@ export function problemBody(type: ProblemType, detail: string, extensions: Recor
   return { type: PROBLEM_TYPE_BASE + type, title, status, detail, ...extensions }
 }
 
-/** A problem with no semantics beyond its HTTP status (RFC 9457 section 4.2.1). */
+/**
+ * A refusal known only by its HTTP status (a route that does not exist, a body too large), with the documented
+ * type for that status; a status without one (none is sent today) gets `http-error` and the status's own title.
+ */
 export function genericProblem(status: number, detail: string): ProblemBody {
-  return { type: 'about:blank', title: STATUS_CODES[status] ?? 'Error', status, detail }
+  const type = HTTP_STATUS_PROBLEMS[status]
+  if (type) return problemBody(type, detail)
+  return { type: `${PROBLEM_TYPE_BASE}http-error`, title: STATUS_CODES[status] ?? 'Error', status, detail }
 }

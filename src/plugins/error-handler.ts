@@ -37,12 +37,35 @@ export default fp(
       return reply.code(500).type(PROBLEM_CONTENT_TYPE).send(genericProblem(500, 'An unexpected error occurred; the request can be retried.'))
     })
 
-    app.setNotFoundHandler((request, reply) =>
-      reply.code(404).type(PROBLEM_CONTENT_TYPE).send(genericProblem(404, `No route for ${request.method} ${request.url.split('?')[0]}`)),
-    )
+    // A path that exists with other methods is a 405 with Allow (RFC 9110 section 15.5.6), not a 404.
+    const routes: { path: RegExp; method: string }[] = []
+    app.addHook('onRoute', (route) => {
+      for (const method of [route.method].flat()) routes.push({ path: pathPattern(route.url), method })
+    })
+    app.setNotFoundHandler((request, reply) => {
+      const path = request.url.split('?')[0]!
+      const allowed = [...new Set(routes.filter((route) => route.path.test(path)).map((route) => route.method))]
+      if (allowed.length) {
+        return reply
+          .code(405)
+          .header('allow', allowed.join(', '))
+          .type(PROBLEM_CONTENT_TYPE)
+          .send(genericProblem(405, `${path} does not take ${request.method}; it takes ${allowed.join(', ')}.`))
+      }
+      return reply.code(404).type(PROBLEM_CONTENT_TYPE).send(genericProblem(404, `No route for ${request.method} ${path}`))
+    })
   },
   { name: 'error-handler' },
 )
+
+/** A route's URL as a pattern of concrete paths: each :param is one path segment. */
+function pathPattern(url: string): RegExp {
+  const source = url
+    .split('/')
+    .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('/')
+  return new RegExp(`^${source}/?$`)
+}
 
 /** Schema validation and Fastify's own 4xx (bad JSON, wrong content type, body too large) are the client's to fix. */
 function clientErrorBody(error: FastifyError): ProblemBody | undefined {

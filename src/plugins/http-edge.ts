@@ -30,6 +30,9 @@ export default fp(
         const detail = `JSON bodies must be UTF-8; the charset ${charset.slice(0, 40)} is not supported.`
         return done(Object.assign(new Error(detail), { statusCode: 415 }), undefined)
       }
+      // An empty body is no body: a POST that needs one is told "body must be object" (400 validation-failed),
+      // one that takes none (src/routes/optional-body.ts) treats it as {}.
+      if ((body as Buffer).length === 0) return done(null, undefined)
       let text: string
       try {
         text = UTF8.decode(body as Buffer)

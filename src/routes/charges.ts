@@ -10,6 +10,7 @@ import { downstreamIdempotencyKey, operationIdOf } from '../plugins/idempotency.
 import { type PaymentProcessor, rethrowUnavailable } from '../processor/processor.js'
 import { Problem } from '../problems.js'
 import { listBody } from './list-body.js'
+import { absentBodyIsEmpty } from './optional-body.js'
 import { CaptureChargeBody, ChargeParams, CreateChargeBody, ListChargesQuery } from '../schemas/charge.js'
 import { pageRequest } from '../schemas/page.js'
 
@@ -37,8 +38,8 @@ export default async function chargeRoutes(base: FastifyInstance, options: { sql
       {
         schema: { params: ChargeParams, body: CaptureChargeBody },
         config: { idempotency: { required: true } },
-        // No body at all means {}: "capture all of it" and "void" need nothing more.
-        preValidation: async (request) => void (request.body ??= {}),
+        // No body means {}: "capture all of it" and "void" need nothing more.
+        preValidation: absentBodyIsEmpty,
       },
       async (request, reply) => {
         if (kind === 'void' && request.body.amount_cents !== undefined) throw new Problem('validation-failed', 'A void releases the whole authorization; it takes no amount_cents.')

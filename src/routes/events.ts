@@ -5,6 +5,7 @@ import type { Sql } from '../db/connect.js'
 import { findEventBody, listEventBodies } from '../events/repository.js'
 import { Problem } from '../problems.js'
 import { foundPage } from './list-body.js'
+import { absentBodyIsEmpty } from './optional-body.js'
 import { pageRequest } from '../schemas/page.js'
 import { EventParams, ListEventsQuery, RedeliverBody } from '../schemas/webhook.js'
 import { redeliver } from '../webhooks/deliveries.js'
@@ -29,7 +30,7 @@ export default async function eventRoutes(base: FastifyInstance, options: { sql:
 
   app.post(
     '/events/:id/redeliver',
-    { schema: { params: EventParams, body: RedeliverBody }, config: { idempotency: { required: true } } },
+    { schema: { params: EventParams, body: RedeliverBody }, config: { idempotency: { required: true } }, preValidation: absentBodyIsEmpty },
     async (request, reply) =>
       reply.transact(async (tx) => {
         const deliveries = await redeliver(tx, request.account.id, request.params.id, request.body.endpoint_id)

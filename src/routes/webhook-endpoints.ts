@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Sql } from '../db/connect.js'
 import { Problem } from '../problems.js'
 import { listBody } from './list-body.js'
+import { absentBodyIsEmpty, EmptyBody } from './optional-body.js'
 import { DEFAULT_PAGE_SIZE, pageRequest } from '../schemas/page.js'
 import {
   CreateWebhookEndpointBody,
@@ -58,7 +59,7 @@ export default async function webhookEndpointRoutes(base: FastifyInstance, optio
 
   app.post(
     '/webhook_endpoints/:id/rotate_secret',
-    { schema: { params: WebhookEndpointParams }, config: { idempotency: { required: true } } },
+    { schema: { params: WebhookEndpointParams, body: EmptyBody }, config: { idempotency: { required: true } }, preValidation: absentBodyIsEmpty },
     async (request, reply) =>
       reply.transact(async (tx) => {
         const endpoint = await rotateSecret(tx, request.account.id, request.params.id)

@@ -21,7 +21,29 @@ export const PROBLEM_TYPES = {
   'processor-unavailable': { status: 503, title: 'The payment processor is unavailable' },
   'service-unavailable': { status: 503, title: 'The service is temporarily unavailable' },
   'concurrent-update': { status: 503, title: 'Another request was changing the same data' },
+  // HTTP-level refusals, before any route's own rules: each has a type too, so that clients can always branch on it.
+  'malformed-request': { status: 400, title: 'The request is not valid HTTP or JSON' },
+  'route-not-found': { status: 404, title: 'No such route' },
+  'method-not-allowed': { status: 405, title: 'The route does not take this method' },
+  'request-timeout': { status: 408, title: 'The request did not arrive in time' },
+  'body-too-large': { status: 413, title: 'The request body is too large' },
+  'unsupported-media-type': { status: 415, title: 'The request body must be JSON' },
+  'headers-too-large': { status: 431, title: 'The request headers are too large' },
+  'internal-error': { status: 500, title: 'An unexpected error occurred' },
 } as const
+
+/** The type of a refusal known only by its HTTP status (src/problems.ts httpProblem). */
+export const HTTP_STATUS_PROBLEMS: Record<number, ProblemType> = {
+  400: 'malformed-request',
+  404: 'route-not-found',
+  405: 'method-not-allowed',
+  408: 'request-timeout',
+  413: 'body-too-large',
+  415: 'unsupported-media-type',
+  431: 'headers-too-large',
+  500: 'internal-error',
+  503: 'service-unavailable',
+}
 
 export type ProblemType = keyof typeof PROBLEM_TYPES
 

@@ -14,7 +14,12 @@ describe('the HTTP edge', () => {
     const [head, body] = response.split('\r\n\r\n')
     expect(head).toMatch(/^HTTP\/1.1 400 Bad Request\r\n/)
     expect(head).toContain('Content-Type: application/problem+json; charset=utf-8')
-    expect(JSON.parse(body!)).toEqual({ type: 'about:blank', title: 'Bad Request', status: 400, detail: 'The request could not be parsed as HTTP.' })
+    expect(JSON.parse(body!)).toEqual({
+      type: 'https://payments.example.com/problems/malformed-request',
+      title: 'The request is not valid HTTP or JSON',
+      status: 400,
+      detail: 'The request could not be parsed as HTTP.',
+    })
   })
 
   it('when the app closes with a charge in flight, then the charge completes and its connection is closed after it', async () => {

@@ -33,13 +33,25 @@ describe('every error is application/problem+json', () => {
     expectProblem(await suite.account.post('/v1/charges', chargeBody({ description: 'x'.repeat(70_000) })), 413)
   })
 
-  it('when the route does not exist, then 404 about:blank', async () => {
+  it('when the route does not exist, then 404 route-not-found', async () => {
     const problem = expectProblem(await suite.context.app.inject({ method: 'GET', url: '/v2/nothing?x=1' }), 404)
-    expect(problem).toEqual({ type: 'about:blank', title: 'Not Found', status: 404, detail: 'No route for GET /v2/nothing' })
+    expect(problem).toEqual({ type: 'https://payments.example.com/problems/route-not-found', title: 'No such route', status: 404, detail: 'No route for GET /v2/nothing' })
   })
 
-  it('when the method is not served, then a problem, not HTML', async () => {
-    expectProblem(await suite.context.app.inject({ method: 'DELETE', url: '/v1/charges' }), 404)
+  it.each([
+    ['DELETE', '/v1/charges', 'GET, HEAD, POST'],
+    ['PUT', '/v1/charges/ch_000000000000000000000000', 'GET, HEAD'],
+    ['TRACE', '/v1/charges', 'GET, HEAD, POST'],
+    ['GET', '/v1/charges/ch_000000000000000000000000/capture', 'POST'],
+    ['PATCH', '/v1/webhook_endpoints', 'GET, HEAD, POST'],
+  ])('when %s %s, a path that takes other methods, then 405 method-not-allowed with Allow: %s', async (method, url, allow) => {
+    const response = await suite.context.app.inject({ method: method as 'GET', url, headers: { authorization: `Bearer ${suite.account.apiKey}` } })
+    expectProblem(response, 405, /\/method-not-allowed$/)
+    expect(String(response.headers.allow).split(', ').sort().join(', ')).toBe(allow)
+  })
+
+  it('when the body is empty with a JSON content type, then 400 validation-failed, a documented type', async () => {
+    expectProblem(await suite.account.post('/v1/charges', ''), 400, /\/validation-failed$/)
   })
 
   it('when no API key is sent, then 401 unauthorized with WWW-Authenticate', async () => {
