@@ -1,6 +1,7 @@
 // The webhook sender: the queue worker that calls someone else's API, in brandur's phases.
 //   1. claim: take the delivery for one attempt (a lease, so a dead sender's delivery is picked up again)
-//   2. call out: POST the event's fixed bytes, signed, with a timeout (no transaction open)
+//   2. call out: POST the event's fixed bytes, signed, with a timeout (no transaction open), to the address that
+//      was checked (src/webhooks/send.ts)
 //   3. record: the attempt, and the delivery delivered, failed, or due again, in one transaction
 // webhook-id is the event id on every attempt and redelivery, so a receiver can apply each event once.
 import type { Logger } from 'pino'
@@ -9,13 +10,16 @@ import type { Sql } from '../db/connect.js'
 import { claimDelivery, failUnsendable, recordAttempt, wake, type AttemptResult, type ClaimedDelivery } from './deliveries.js'
 import { disableGoneEndpoint } from './endpoints.js'
 import { signatureHeader } from './signature.js'
-import { webhookUrlProblem } from './urls.js'
+import { DeliveryTimeoutError, sendToTarget } from './send.js'
+import { webhookTarget, type Resolver } from './urls.js'
 
 export interface DeliverySettings {
   timeoutMs: number
   /** The wait after each failed attempt; after the last, the delivery fails. */
   retryScheduleMs: number[]
   allowPrivateUrls: boolean
+  /** How host names are resolved; the system's resolver unless a test gives its own. */
+  resolve?: Resolver
 }
 
 const EXCERPT_CHARS = 1000
@@ -52,31 +56,26 @@ export async function deliverWebhook(sql: Sql, deliveryId: string, settings: Del
 async function attempt(delivery: ClaimedDelivery, settings: DeliverySettings): Promise<{ result: AttemptResult; retryAfterMs?: number }> {
   const started = performance.now()
   const elapsed = () => Math.round(performance.now() - started)
-  const refused = await webhookUrlProblem(delivery.url, settings.allowPrivateUrls)
-  if (refused) return { result: { status_code: null, duration_ms: elapsed(), response_excerpt: null, error: `not sent: the URL ${refused}` } }
+  // Resolved and checked once; the request goes to that address (DNS may answer otherwise a moment later).
+  const target = await webhookTarget(delivery.url, settings.allowPrivateUrls, settings.resolve)
+  if ('problem' in target) return { result: { status_code: null, duration_ms: elapsed(), response_excerpt: null, error: `not sent: the URL ${target.problem}` } }
   const timestamp = Math.floor(Date.now() / 1000)
+  const headers = {
+    'content-type': 'application/json',
+    'user-agent': 'payments-api-webhooks/1',
+    'webhook-id': delivery.eventId,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signatureHeader(delivery.secrets, delivery.eventId, timestamp, delivery.body),
+  }
   try {
-    const response = await fetch(delivery.url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'user-agent': 'payments-api-webhooks/1',
-        'webhook-id': delivery.eventId,
-        'webhook-timestamp': String(timestamp),
-        'webhook-signature': signatureHeader(delivery.secrets, delivery.eventId, timestamp, delivery.body),
-      },
-      body: delivery.body,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(settings.timeoutMs),
-    })
-    const excerpt = await readExcerpt(response)
+    const sent = await sendToTarget(target, headers, delivery.body, { timeoutMs: settings.timeoutMs, excerptChars: EXCERPT_CHARS })
     return {
-      result: { status_code: response.status, duration_ms: elapsed(), response_excerpt: excerpt, error: null },
-      retryAfterMs: response.status === 429 || response.status === 503 ? parseRetryAfter(response.headers.get('retry-after')) : undefined,
+      result: { status_code: sent.status, duration_ms: elapsed(), response_excerpt: sent.excerpt, error: null },
+      retryAfterMs: sent.status === 429 || sent.status === 503 ? parseRetryAfter(sent.retryAfter) : undefined,
     }
   } catch (error) {
-    const timedOut = (error as Error).name === 'TimeoutError'
-    const cause = (error as { cause?: { code?: string } }).cause?.code
+    const timedOut = error instanceof DeliveryTimeoutError
+    const cause = (error as { code?: string }).code
     return { result: { status_code: null, duration_ms: elapsed(), response_excerpt: null, error: timedOut ? `timed out after ${settings.timeoutMs} ms` : `network error${cause ? `: ${cause}` : ''}` } }
   }
 }
@@ -89,19 +88,4 @@ function nextStep(result: AttemptResult, retryAfterMs: number | undefined, attem
   // Jitter of +-10% keeps a crowd of failed deliveries from coming back at the same instant.
   const jittered = wait * (0.9 + Math.random() * 0.2)
   return { status: 'pending' as const, retryAt: new Date(Date.now() + Math.max(jittered, Math.min(retryAfterMs ?? 0, MAX_RETRY_AFTER_MS))) }
-}
-
-/** The first characters of the body, without reading more of it than that needs. */
-async function readExcerpt(response: Response): Promise<string | null> {
-  if (!response.body) return null
-  const reader = response.body.getReader()
-  let text = ''
-  const decoder = new TextDecoder()
-  while (text.length < EXCERPT_CHARS) {
-    const { done, value } = await reader.read()
-    if (done) break
-    text += decoder.decode(value, { stream: true })
-  }
-  await reader.cancel().catch(() => {})
-  return text.slice(0, EXCERPT_CHARS) || null
 }

@@ -1,7 +1,7 @@
 // Where a webhook may be sent: https only, and never to this service's own network. A URL whose host resolves
 // to a loopback, private, link-local (cloud metadata, 169.254.169.254), CGNAT or unspecified address is refused,
-// at creation and again before each delivery (DNS can change in between). WEBHOOK_ALLOW_PRIVATE_URLS lifts both
-// rules, for development and tests.
+// at creation and again before each delivery (DNS can change in between), and the delivery connects to the very
+// address that was checked. WEBHOOK_ALLOW_PRIVATE_URLS lifts both rules, for development and tests.
 import { lookup } from 'node:dns/promises'
 import { BlockList, isIP } from 'node:net'
 
@@ -14,24 +14,47 @@ for (const [network, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe8
   blocked.addSubnet(network, prefix, 'ipv6')
 }
 
+/** Where a delivery goes: the URL, and the one address that was checked, which is the one connected to. */
+export interface WebhookTarget {
+  url: URL
+  address: string
+  family: 4 | 6
+}
+
+export type Resolver = (host: string) => Promise<{ address: string; family: number }[]>
+const systemResolver: Resolver = (host) => lookup(host, { all: true })
+
 /** Why `url` may not receive webhooks, or undefined when it may. */
-export async function webhookUrlProblem(url: string, allowPrivate: boolean): Promise<string | undefined> {
+export async function webhookUrlProblem(url: string, allowPrivate: boolean, resolve: Resolver = systemResolver): Promise<string | undefined> {
+  // In development any host goes, resolvable yet or not: only the URL's form is checked.
+  const target = await webhookTarget(url, allowPrivate, allowPrivate ? async () => [{ address: '127.0.0.1', family: 4 }] : resolve)
+  return 'problem' in target ? target.problem : undefined
+}
+
+/**
+ * The address a delivery to `url` connects to, resolved once and checked, or why it may not be sent. The sender
+ * connects to this address and no other (src/webhooks/send.ts): a DNS answer that changes between the check and
+ * the connection (DNS rebinding) cannot point a signed request at a private address.
+ */
+export async function webhookTarget(url: string, allowPrivate: boolean, resolve: Resolver = systemResolver): Promise<WebhookTarget | { problem: string }> {
   let parsed: URL
   try {
     parsed = new URL(url)
   } catch {
-    return 'is not a URL'
+    return { problem: 'is not a URL' }
   }
-  if (parsed.protocol !== 'https:' && !(allowPrivate && parsed.protocol === 'http:')) return 'must use https'
-  if (parsed.username || parsed.password) return 'must not carry credentials'
-  if (allowPrivate) return undefined
+  if (parsed.protocol !== 'https:' && !(allowPrivate && parsed.protocol === 'http:')) return { problem: 'must use https' }
+  if (parsed.username || parsed.password) return { problem: 'must not carry credentials' }
   const host = parsed.hostname.replace(/^\[|\]$/g, '')
   let addresses: { address: string; family: number }[]
   try {
-    addresses = isIP(host) ? [{ address: host, family: isIP(host) }] : await lookup(host, { all: true })
+    addresses = isIP(host) ? [{ address: host, family: isIP(host) }] : await resolve(host)
   } catch {
-    return `has a host (${host}) that does not resolve`
+    return { problem: `has a host (${host}) that does not resolve` }
   }
+  if (addresses.length === 0) return { problem: `has a host (${host}) that does not resolve` }
   const internal = addresses.find(({ address, family }) => blocked.check(address, family === 6 ? 'ipv6' : 'ipv4'))
-  return internal ? `resolves to ${internal.address}, a loopback, private or link-local address` : undefined
+  if (internal && !allowPrivate) return { problem: `resolves to ${internal.address}, a loopback, private or link-local address` }
+  const [first] = addresses
+  return { url: parsed, address: first!.address, family: first!.family === 6 ? 6 : 4 }
 }
