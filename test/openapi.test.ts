@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { appPlugin } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
+import { parseIdempotencyKey } from '../src/idempotency/key.js'
 import { PROBLEM_TYPES } from '../src/problems.js'
 import { SUPPORTED_CURRENCIES } from '../src/schemas/common.js'
 import { CreateChargeBody } from '../src/schemas/charge.js'
@@ -78,5 +79,46 @@ describe('openapi.yaml', () => {
     expect(response.statusCode).toBe(200)
     expect(response.headers['content-type']).toBe('text/yaml; charset=utf-8')
     expect(response.body).toBe(specText)
+  })
+})
+
+describe('openapi.yaml says what the server enforces', () => {
+  const headerSchema = spec.components.parameters.IdempotencyKey.schema as { pattern: string; minLength: number; maxLength: number }
+  const documented = (value: string) => value.length >= headerSchema.minLength && value.length <= headerSchema.maxLength && new RegExp(headerSchema.pattern).test(value)
+  const accepted = (value: string) => {
+    try {
+      return parseIdempotencyKey(value) !== undefined
+    } catch {
+      return false
+    }
+  }
+
+  it.each([
+    'abc', '8e03978e-40d5-43e8-bc93-6894a57f9324', 'a b', 'charge:inv_1:attempt:2', 'x'.repeat(255), 'x'.repeat(256), '',
+    '"quoted"', '"with \\"escaped\\" quotes"', '"back\\\\slash"', '""', '"unterminated', '"bad \\x escape"', '"inner " quote"',
+    `"${'y'.repeat(255)}"`, `"${'y'.repeat(256)}"`, `"${'\\"'.repeat(255)}"`, 'caf\u00e9', 'tab\there', '"tab\there"',
+  ])('when the Idempotency-Key is %j, then the document and the server agree on it', (value) => {
+    expect(documented(value)).toBe(accepted(value))
+  })
+
+  it('when a list takes a cursor, then the document gives it that list’s id pattern', () => {
+    const cursorPatterns = (operation: { parameters: { $ref?: string }[] }) =>
+      operation.parameters
+        .map((parameter) => parameter.$ref?.split('/').pop())
+        .filter((name): name is string => !!name && /StartingAfter|EndingBefore/.test(name))
+        .map((name) => spec.components.schemas[spec.components.parameters[name].schema.$ref.split('/').pop()].pattern)
+    expect(cursorPatterns(spec.paths['/v1/charges'].get)).toEqual(['^ch_[0-9a-f]{24}$', '^ch_[0-9a-f]{24}$'])
+    expect(cursorPatterns(spec.paths['/v1/refunds'].get)).toEqual(['^re_[0-9a-f]{24}$', '^re_[0-9a-f]{24}$'])
+    expect(cursorPatterns(spec.paths['/v1/charges/{id}/refunds'].get)).toEqual(['^re_[0-9a-f]{24}$', '^re_[0-9a-f]{24}$'])
+    expect(cursorPatterns(spec.paths['/v1/events'].get)).toEqual(['^evt_[0-9a-f]{24}$', '^evt_[0-9a-f]{24}$'])
+    expect(cursorPatterns(spec.paths['/v1/webhook_endpoints'].get)).toEqual(['^we_[0-9a-f]{24}$', '^we_[0-9a-f]{24}$'])
+  })
+
+  it('when a documented cursor pattern is violated, then the server refuses it with 400, and accepts a well-formed one', async () => {
+    const account = await context.newAccount()
+    for (const [path, id] of [['/v1/charges', 'ch_'], ['/v1/refunds', 're_'], ['/v1/events', 'evt_'], ['/v1/webhook_endpoints', 'we_']] as const) {
+      expect((await account.get(`${path}?starting_after=${id}xyz`)).statusCode, path).toBe(400)
+      expect((await account.get(`${path}?limit=1`)).statusCode, path).toBe(200)
+    }
   })
 })
