@@ -95,7 +95,7 @@ describe('paths and query strings', () => {
     const response = parseRawResponse(await rawExchange(port, rawRequest(`GET ${url} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${suite.account.apiKey}`)))
     expect(response.status).toBe(400)
     expect(response.headers['content-type']).toBe('application/problem+json; charset=utf-8')
-    expect(JSON.parse(response.body)).toMatchObject({ status: 400, title: 'Bad Request' })
+    expect(JSON.parse(response.body)).toMatchObject({ status: 400, type: 'https://payments.example.com/problems/malformed-request' })
   })
 
   it.each([['limit=0x10'], ['limit=1e1'], ['limit=%205'], ['limit=5.0'], ['limit=+5'], ['limit=05'], ['limit=']])('when the query is %s, then 400: numbers are plain decimal integers', async (query) => {
