@@ -44,7 +44,7 @@ async function startTestServer(): Promise<TestServer> {
     return { url: container.getConnectionUri(), source: 'testcontainers', stop: async () => void (await container.stop()) }
   } catch (error) {
     // No engine, or one that cannot pull or run the image: the embedded binaries serve just as well.
-    console.log(`testcontainers unavailable (${String(error).split('\n')[0]}); using embedded PostgreSQL`)
+    console.log(`No Docker engine runs postgres:17-alpine here (${String(error).split('\n')[0]!.slice(0, 120)}), so the tests use the embedded PostgreSQL, as designed. Set TEST_DATABASE_URL to use another server.`)
   }
   return startEmbeddedTestServer()
 }

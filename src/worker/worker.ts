@@ -80,7 +80,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
         // many times over while leaving the requests that share the database their latency.
         const deleted = await reapExpiredKeys(sql, { batchSize: reaper.batchSize, maxSeconds: 50, dutyCycle: 0.1, signal: helpers.abortSignal })
         reaperDeletedKeys.inc(deleted)
-        log.info({ task: REAP_TASK, deleted }, 'reaped expired idempotency keys')
+        log[deleted ? 'info' : 'debug']({ task: REAP_TASK, deleted }, 'reaped expired idempotency keys')
       },
       [RECOVER_TASK]: async () => {
         const run = await recoverAbandonedClaims(sql, settle, recovery, log.child({ task: RECOVER_TASK }))
@@ -177,9 +177,13 @@ async function startRunner(
   return runner
 }
 
+// A job that completed is routine (one a minute per cron task on an idle server): debug, not info. Failures,
+// retries and everything else graphile-worker says keep their level.
+const ROUTINE = /^Completed task /
+
 function pinoLogger(log: Pino): Logger {
   return new Logger((scope) => (level, message, meta) => {
-    const pinoLevel = level === 'warning' ? 'warn' : level === 'error' ? 'error' : level === 'info' ? 'info' : 'debug'
+    const pinoLevel = level === 'warning' ? 'warn' : level === 'error' ? 'error' : level === 'info' && !ROUTINE.test(message) ? 'info' : 'debug'
     log[pinoLevel]({ worker: scope, ...meta }, message)
   })
 }
