@@ -57,7 +57,7 @@ export async function addInvoice(sql: Sql, invoice: Pick<Invoice, 'amount_cents'
 export async function retryInvoice(sql: Sql, invoiceId: string, change: { source?: string } = {}): Promise<Invoice | undefined> {
   return sql.begin(async (tx) => {
     const [row] = await tx<Invoice[]>`
-      update invoice_collector.invoices set status = 'open', attempt = attempt + 1, failure = null,
+      update invoice_collector.invoices set status = 'open', attempt = attempt + 1, failure = null, charge_id = null,
                                             source = coalesce(${change.source ?? null}, source), updated_at = now()
       where id = ${invoiceId} and status = 'declined' returning *`
     if (row) await tx`select ${tx(COLLECTOR_WORKER_SCHEMA)}.add_job(${COLLECT_TASK}, json_build_object('invoice_id', ${invoiceId}::text))`

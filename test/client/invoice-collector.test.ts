@@ -72,7 +72,9 @@ describe('the invoice collector', () => {
     await until(async () => (await invoice(added.id)).status === 'declined', 15_000)
     expect(await invoice(added.id)).toMatchObject({ attempt: 1, failure: expect.any(String) })
 
-    await retryInvoice(collectorDb.sql, added.id, { source: 'pm_card_visa' })
+    const retried = await retryInvoice(collectorDb.sql, added.id, { source: 'pm_card_visa' })
+    // What `retry` prints: attempt 2, open, and no charge yet (not the declined attempt's).
+    expect(retried).toMatchObject({ attempt: 2, status: 'open', charge_id: null, failure: null })
     await until(async () => (await invoice(added.id)).status === 'paid', 15_000)
 
     const charges = await chargesOf(added.id)
