@@ -1,6 +1,9 @@
 // The scripts a user runs, against real databases: the server's URL, and the embedded default.
-import { rm } from 'node:fs/promises'
+import { existsSync } from 'node:fs'
+import { readFile, rm } from 'node:fs/promises'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { WHERE_FILE } from '../src/db/embedded.js'
 import { createTestDatabase, type TestDatabase } from './helpers/database.js'
 import { runNpmScript, startServer } from './helpers/processes.js'
 import { freePort, scratchDir, until } from './helpers/system.js'
@@ -145,5 +148,35 @@ describe('with DATABASE_URL unset (the embedded default)', () => {
     }
     const code = await server.exited
     expect({ code, output: code === 0 ? '' : server.output() }).toEqual({ code: 0, output: '' })
+  })
+
+  it('when db:reset runs, then it refuses while this checkout’s server runs, and afterwards removes the cluster DATA_DIR names', async () => {
+    const created = await runNpmScript(['account:create', '--', '--name', 'Gone'], env)
+    const { api_key: oldKey } = JSON.parse(created.stdout)
+    const cluster = (await readFile(join(dataDir, WHERE_FILE), 'utf8')).split('\n')[0]!
+    expect(existsSync(join(cluster, 'PG_VERSION'))).toBe(true)
+
+    const server = await startServer(env)
+    const refused = await runNpmScript(['db:reset'], env)
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain('is running')
+    expect(existsSync(join(cluster, 'PG_VERSION'))).toBe(true)
+    server.child.kill('SIGTERM')
+    expect(await server.exited).toBe(0)
+
+    const reset = await runNpmScript(['db:reset'], env)
+    expect(reset.code, reset.stderr).toBe(0)
+    expect(JSON.parse(reset.stdout)).toEqual({ removed: cluster })
+    expect(existsSync(cluster)).toBe(false)
+    expect(existsSync(join(dataDir, WHERE_FILE))).toBe(false)
+
+    // The next start begins empty: the old key is unknown there.
+    const fresh = await startServer(env)
+    try {
+      expect((await fetch(`${fresh.url}/v1/charges`, { headers: { authorization: `Bearer ${oldKey}` } })).status).toBe(401)
+    } finally {
+      fresh.child.kill('SIGTERM')
+      await fresh.exited
+    }
   })
 })

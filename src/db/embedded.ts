@@ -2,8 +2,8 @@
 // needs nothing but Node. A cluster already serving this checkout's directory (the server, while a script
 // runs) is joined, not restarted; one serving another directory on the port is refused, never shared.
 import { createHash } from 'node:crypto'
-import { mkdir, readFile, realpath } from 'node:fs/promises'
-import { join, resolve } from 'node:path'
+import { mkdir, readFile, realpath, rm, writeFile } from 'node:fs/promises'
+import { dirname, join, resolve } from 'node:path'
 import postgres from 'postgres'
 import { withTimeout } from './errors.js'
 import { LocalCluster } from './local-cluster.js'
@@ -22,6 +22,8 @@ const USER = 'postgres'
 const PASSWORD = 'postgres'
 /** Where a root user's cluster lives when DATA_DIR is in a directory the postgres user cannot enter. */
 const ROOT_FALLBACK_DIR = '/var/lib/payments-api'
+/** The file in DATA_DIR that names the cluster's directory. */
+export const WHERE_FILE = 'POSTGRES_DATA_LIVES_IN'
 
 export async function startEmbeddedPostgres(options: {
   dataDir: string
@@ -37,6 +39,8 @@ export async function startEmbeddedPostgres(options: {
   const url = `postgres://${USER}:${PASSWORD}@127.0.0.1:${options.port}/${options.database}`
   const binaries = await postgresBinaries({ onLog: notice })
   const directory = await clusterDirectory(resolve(options.dataDir), binaries.runAs, notice)
+  // Said where a user looks first: the cluster may live outside DATA_DIR (as root, see clusterDirectory).
+  await writeFile(join(resolve(options.dataDir), WHERE_FILE), `${directory}\n# this checkout's embedded PostgreSQL keeps its data there; npm run db:reset removes it\n`)
 
   const serving = await directoryServedAt(serverUrl)
   if (serving !== undefined) {
@@ -78,6 +82,25 @@ async function hintFor(message: string, directory: string): Promise<string> {
     if (port) return `; this data directory is already being served on port ${port}: set EMBEDDED_PG_PORT=${port} to use it`
   }
   return ''
+}
+
+/**
+ * Removes this checkout's embedded cluster (and DATA_DIR's pointer to it), refusing while a server of this
+ * checkout serves it on `port`. Returns the directory removed, or undefined when there was none.
+ */
+export async function resetEmbeddedPostgres(options: { dataDir: string; port: number }): Promise<string | undefined> {
+  const dataDir = resolve(options.dataDir)
+  const named = (await readFile(join(dataDir, WHERE_FILE), 'utf8').catch(() => '')).split('\n')[0]!.trim()
+  const directory = named || join(dataDir, 'pg')
+  const serving = await directoryServedAt(`postgres://${USER}:${PASSWORD}@127.0.0.1:${options.port}/postgres`)
+  if (serving !== undefined && serving === (await realpath(directory).catch(() => directory))) {
+    throw new Error(`the embedded PostgreSQL in ${directory} is running (port ${options.port}): stop the server of this checkout first`)
+  }
+  const existed = (await readFile(join(directory, 'PG_VERSION'), 'utf8').catch(() => undefined)) !== undefined
+  // A root fallback cluster sits in a directory of its own under ROOT_FALLBACK_DIR: that goes whole.
+  await rm(directory.startsWith(`${ROOT_FALLBACK_DIR}/`) ? dirname(directory) : directory, { recursive: true, force: true })
+  await rm(join(dataDir, WHERE_FILE), { force: true })
+  return existed ? directory : undefined
 }
 
 async function clusterDirectory(dataDir: string, runAs: { uid: number; gid: number } | undefined, log: (message: string) => void): Promise<string> {
