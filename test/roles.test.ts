@@ -16,7 +16,7 @@ let accountId: string
 beforeAll(async () => {
   database = await createTestDatabase()
   ;({ api_key: apiKey, account_id: accountId } = await createAccount(database.sql, 'Scale-out'))
-  const env = { DATABASE_URL: database.url, RECOVERY_GRACE_SECONDS: '1', PROCESSOR_TIMEOUT_MS: '900', RECOVERY_SCHEDULE: '0 0 1 1 *' }
+  const env = { DATABASE_URL: database.url, RECOVERY_GRACE_SECONDS: '3', PROCESSOR_TIMEOUT_MS: '2500', RECOVERY_SCHEDULE: '0 0 1 1 *' }
   apis = await Promise.all([startServer({ ...env, ROLE: 'api' }), startServer({ ...env, ROLE: 'api' })])
   workers = await Promise.all([startServer({ ...env, ROLE: 'worker' }), startServer({ ...env, ROLE: 'worker' })])
 }, 60_000)

@@ -26,8 +26,9 @@ async function server(env: Record<string, string> = {}): Promise<ServerProcess> 
     IDEMPOTENCY_LEASE_SECONDS: '1',
     REQUEST_TIMEOUT_MS: '1000',
     SIMULATED_SLOW_MS: '600',
-    RECOVERY_GRACE_SECONDS: '1',
-    PROCESSOR_TIMEOUT_MS: '900',
+    // The processor (here, queries on a loaded machine) gets 2.5 s; the worker's grace must outlast that.
+    RECOVERY_GRACE_SECONDS: '3',
+    PROCESSOR_TIMEOUT_MS: '2500',
     ...env,
   })
   running.push(started)

@@ -8,8 +8,9 @@ import { startWorker, workerOptions, type Worker } from '../../src/worker/worker
 import { chargeBody, useTestApp } from '../helpers/app.js'
 import { until } from '../helpers/system.js'
 
-// Each delivery attempt holds a slot for the whole timeout; the recovery grace is the shortest the checks allow.
-const config = { WEBHOOK_ALLOW_PRIVATE_URLS: true, WEBHOOK_TIMEOUT_MS: 20_000, RECOVERY_GRACE_SECONDS: 1, PROCESSOR_TIMEOUT_MS: 900, WORKER_CONCURRENCY: 4 }
+// Each delivery attempt holds a slot for the whole timeout (40 s); the recovery grace outlasts the processor's
+// timeout (its lookups are queries, slow on a loaded machine).
+const config = { WEBHOOK_ALLOW_PRIVATE_URLS: true, WEBHOOK_TIMEOUT_MS: 40_000, RECOVERY_GRACE_SECONDS: 3, PROCESSOR_TIMEOUT_MS: 2500, WORKER_CONCURRENCY: 4 }
 const suite = useTestApp({ config })
 let worker: Worker
 let hanging: Server
@@ -35,14 +36,14 @@ describe('the worker under a webhook backlog', () => {
     }
     for (let n = 0; n < 10; n++) expect((await user.post('/v1/charges', chargeBody())).statusCode).toBe(201)
     worker = await startWorker(workerOptions({ ...loadConfig({}), ...config }, { url: suite.context.databaseUrl, sql: suite.context.sql }, suite.context.processor, pino({ level: 'silent' })))
-    // Every delivery slot is taken by an attempt that will not end for 20 s; 200 deliveries wait behind them.
+    // Every delivery slot is taken by an attempt that will not end for 40 s; 200 deliveries wait behind them.
     await until(async () => (await suite.context.sql`select 1 from webhook_deliveries where attempts > 0`).length === config.WORKER_CONCURRENCY)
 
     const lost = await user.post('/v1/charges', chargeBody({ source: 'pm_card_responseLost' }), { key: 'lost-behind-backlog' })
     expect(lost.statusCode).toBe(503)
     await until(
       async () => (await suite.context.sql`select 1 from idempotency_keys where key = 'lost-behind-backlog' and completed_at is not null`).length === 1,
-      15_000,
+      30_000,
     )
 
     const [backlog] = await suite.context.sql<{ waiting: number }[]>`select count(*)::int as waiting from webhook_deliveries where status = 'pending' and attempts = 0`
