@@ -66,7 +66,7 @@ const ConfigSchema = Type.Object({
   /** How long a processor call may take before it is given up as an unknown outcome (503; settled later). */
   PROCESSOR_TIMEOUT_MS: Milliseconds(10_000, { maximum: 600_000 }),
   RECOVERY_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 10_000, default: 100 }),
-  /** Jobs a worker process runs at once (webhook deliveries, reaper, recovery). */
+  /** Webhook deliveries a worker process sends at once (recovery, expiry and the reapers have 3 slots of their own). */
   WORKER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
   /** How long a webhook delivery may take before it counts as failed and is retried. */
   WEBHOOK_TIMEOUT_MS: Milliseconds(15_000, { maximum: 60_000 }),

@@ -17,21 +17,15 @@ export default fp(
       if (body) return reply.code(body.status).type(PROBLEM_CONTENT_TYPE).send(body)
 
       // The transaction rolled back; the client may retry (with the same key, if it sent one).
+      const retryable = (type: 'concurrent-update' | 'service-unavailable', retryAfter: string, detail: string) =>
+        reply.code(503).header('retry-after', retryAfter).type(PROBLEM_CONTENT_TYPE).send(problemBody(type, detail))
       if (isConcurrentUpdate(error)) {
         request.log.warn({ err: error }, 'transaction lost a race with another one')
-        return reply
-          .code(503)
-          .header('retry-after', '1')
-          .type(PROBLEM_CONTENT_TYPE)
-          .send(problemBody('concurrent-update', 'Another request was changing the same data at the same moment; nothing was recorded. Retry it (with the same Idempotency-Key, if it had one).'))
+        return retryable('concurrent-update', '1', 'Another request was changing the same data at the same moment; nothing was recorded. Retry it (with the same Idempotency-Key, if it had one).')
       }
       if (isDatabaseUnavailable(error)) {
         request.log.warn({ err: error }, 'database unavailable')
-        return reply
-          .code(503)
-          .header('retry-after', RETRY_AFTER_SECONDS)
-          .type(PROBLEM_CONTENT_TYPE)
-          .send(problemBody('service-unavailable', 'The database is unavailable; nothing was recorded. Retry it (with the same Idempotency-Key, if it had one) once the database is back.'))
+        return retryable('service-unavailable', RETRY_AFTER_SECONDS, 'The database is unavailable; nothing was recorded. Retry it (with the same Idempotency-Key, if it had one) once the database is back.')
       }
       request.log.error({ err: error }, 'request failed')
       return reply.code(500).type(PROBLEM_CONTENT_TYPE).send(genericProblem(500, 'An unexpected error occurred; the request can be retried.'))

@@ -15,14 +15,15 @@ export default async function healthRoutes(app: FastifyInstance, options: { sql:
   app.get('/healthz', async () => ({ status: 'ok' }))
 
   app.get('/readyz', async (request, reply) => {
+    const notReady = (reason: string) => reply.code(503).header('retry-after', '2').type(PROBLEM_CONTENT_TYPE).send(genericProblem(503, reason))
     const reason = options.notReady?.()
-    if (reason) return reply.code(503).header('retry-after', '2').type(PROBLEM_CONTENT_TYPE).send(genericProblem(503, reason))
+    if (reason) return notReady(reason)
     try {
       await withTimeout(options.sql`select 1`.execute(), READINESS_TIMEOUT_MS, 'the readiness query')
       return { status: 'ok' }
     } catch (error) {
       request.log.warn({ err: error }, 'readiness check: database unreachable')
-      return reply.code(503).header('retry-after', '2').type(PROBLEM_CONTENT_TYPE).send(genericProblem(503, 'The database is not reachable.'))
+      return notReady('The database is not reachable.')
     }
   })
 }

@@ -24,19 +24,17 @@ export interface WebhookTarget {
 export type Resolver = (host: string) => Promise<{ address: string; family: number }[]>
 const systemResolver: Resolver = (host) => lookup(host, { all: true })
 
-/** Why `url` may not receive webhooks, or undefined when it may. */
+/** Why `url` may not receive webhooks, or undefined when it may. In development any host goes, resolvable yet or not. */
 export async function webhookUrlProblem(url: string, allowPrivate: boolean, resolve: Resolver = systemResolver): Promise<string | undefined> {
-  // In development any host goes, resolvable yet or not: only the URL's form is checked.
-  const target = await webhookTarget(url, allowPrivate, allowPrivate ? async () => [{ address: '127.0.0.1', family: 4 }] : resolve)
+  const parsed = parseWebhookUrl(url, allowPrivate)
+  if ('problem' in parsed) return parsed.problem
+  if (allowPrivate) return undefined
+  const target = await webhookTarget(url, allowPrivate, resolve)
   return 'problem' in target ? target.problem : undefined
 }
 
-/**
- * The address a delivery to `url` connects to, resolved once and checked, or why it may not be sent. The sender
- * connects to this address and no other (src/webhooks/send.ts): a DNS answer that changes between the check and
- * the connection (DNS rebinding) cannot point a signed request at a private address.
- */
-export async function webhookTarget(url: string, allowPrivate: boolean, resolve: Resolver = systemResolver): Promise<WebhookTarget | { problem: string }> {
+/** The URL, if its form may receive webhooks: https (or http in development), no credentials. */
+function parseWebhookUrl(url: string, allowPrivate: boolean): URL | { problem: string } {
   let parsed: URL
   try {
     parsed = new URL(url)
@@ -45,6 +43,17 @@ export async function webhookTarget(url: string, allowPrivate: boolean, resolve:
   }
   if (parsed.protocol !== 'https:' && !(allowPrivate && parsed.protocol === 'http:')) return { problem: 'must use https' }
   if (parsed.username || parsed.password) return { problem: 'must not carry credentials' }
+  return parsed
+}
+
+/**
+ * The address a delivery to `url` connects to, resolved once and checked, or why it may not be sent. The sender
+ * connects to this address and no other (src/webhooks/send.ts): a DNS answer that changes between the check and
+ * the connection (DNS rebinding) cannot point a signed request at a private address.
+ */
+export async function webhookTarget(url: string, allowPrivate: boolean, resolve: Resolver = systemResolver): Promise<WebhookTarget | { problem: string }> {
+  const parsed = parseWebhookUrl(url, allowPrivate)
+  if ('problem' in parsed) return parsed
   const host = parsed.hostname.replace(/^\[|\]$/g, '')
   let addresses: { address: string; family: number }[]
   try {

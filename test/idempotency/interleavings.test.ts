@@ -64,6 +64,17 @@ async function holdLock(sql: Sql, lock: (tx: Sql) => Promise<unknown>): Promise<
 const lockWaiters = async (sql: Sql) =>
   (await sql<{ n: number }[]>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)[0]!.n
 
+/** A charge whose answer the processor lost after charging (503): returns the operation id its key is bound to. */
+async function lostCharge(user: TestAccount, key: string): Promise<string> {
+  processor.loseNextAnswer()
+  expect((await user.post('/v1/charges', chargeBody(), { key })).statusCode).toBe(503)
+  return (await keyRow(user.id, key))!.operation_id
+}
+
+/** Makes a key look a day and a second old, past its TTL, as PostgreSQL's clock would after a long outage. */
+const ageOneDay = (operationId: string) =>
+  suite.context.sql`update idempotency_keys set expires_at = now() - interval '1 second', created_at = now() - interval '1 day 1 second' where operation_id = ${operationId}`
+
 async function capturedCharge(user: TestAccount, amount = 1000): Promise<string> {
   const response = await user.post('/v1/charges', chargeBody({ amount_cents: amount }))
   expect(response.statusCode).toBe(201)
@@ -73,9 +84,7 @@ async function capturedCharge(user: TestAccount, amount = 1000): Promise<string>
 describe('a takeover that fails before its own call', () => {
   it('when the retry that took over a lost charge runs out of time before calling out, then the key stays bound and the processor charges once', async () => {
     const user = await suite.context.newAccount()
-    processor.loseNextAnswer()
-    expect((await user.post('/v1/charges', chargeBody(), { key: 'lost-then-late' })).statusCode).toBe(503)
-    const { operation_id: operationId } = (await keyRow(user.id, 'lost-then-late'))!
+    const operationId = await lostCharge(user, 'lost-then-late')
 
     // The retry's takeover waits on the key's row lock past its 1 s deadline (a slow pool, a lock wait).
     const lock = await holdLock(suite.context.sql, (tx) => tx`select from idempotency_keys where account_id = ${user.id} and key = 'lost-then-late' for update`)
@@ -183,10 +192,8 @@ describe('give-backs are fenced by the claim', () => {
 describe('an unsettled key never expires', () => {
   it('when a lost charge’s key has expired, then another body is refused and the same body settles the first operation', async () => {
     const user = await suite.context.newAccount()
-    processor.loseNextAnswer()
-    expect((await user.post('/v1/charges', chargeBody(), { key: 'expired-unsettled' })).statusCode).toBe(503)
-    const { operation_id: operationId } = (await keyRow(user.id, 'expired-unsettled'))!
-    await suite.context.sql`update idempotency_keys set expires_at = now() - interval '1 second', created_at = now() - interval '1 day 1 second' where operation_id = ${operationId}`
+    const operationId = await lostCharge(user, 'expired-unsettled')
+    await ageOneDay(operationId)
 
     expect((await user.post('/v1/charges', chargeBody({ amount_cents: 77 }), { key: 'expired-unsettled' })).statusCode).toBe(422)
     const retry = await user.post('/v1/charges', chargeBody(), { key: 'expired-unsettled' })
@@ -203,9 +210,7 @@ describe('an unsettled key never expires', () => {
 
   it('when the recovery worker settles a key after its TTL, then the client’s retry replays it instead of charging again', async () => {
     const user = await suite.context.newAccount()
-    processor.loseNextAnswer()
-    expect((await user.post('/v1/charges', chargeBody(), { key: 'settled-late' })).statusCode).toBe(503)
-    await suite.context.sql`update idempotency_keys set expires_at = now() - interval '1 second', created_at = now() - interval '1 day 1 second' where account_id = ${user.id}`
+    await ageOneDay(await lostCharge(user, 'settled-late'))
 
     expect(await recover()).toMatchObject({ settled: 1 })
     const retry = await user.post('/v1/charges', chargeBody(), { key: 'settled-late' })
