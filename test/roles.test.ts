@@ -47,9 +47,10 @@ describe('two APIs and two workers', () => {
     const key = randomUUID()
     expect((await charge(apis[0]!.url, key, 'pm_card_responseLost')).status).toBe(503)
     await until(async () => (await database.sql`select completed_at from idempotency_keys where key = ${key}`)[0]?.completed_at != null, 15_000)
-
-    const settledBy = workers.filter((worker) => worker.output().includes('recovery: outcome recorded'))
-    expect(settledBy).toHaveLength(1)
+    // The worker logs after its transaction commits: wait for the line itself, not only for the row.
+    const settledBy = () => workers.filter((worker) => worker.output().includes('recovery: outcome recorded'))
+    await until(async () => settledBy().length > 0, 15_000)
+    expect(settledBy()).toHaveLength(1)
     for (const api of apis) expect(api.output()).not.toContain('Worker connected')
     for (const worker of workers) expect(worker.output()).toContain('ready (worker)')
     const [row] = await database.sql`select count(*)::int as count from charges where account_id = ${accountId} and metadata->>'key' = ${key}`
