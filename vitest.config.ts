@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config'
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // npm run test:failover (test/failover/vitest.config.ts)
+    exclude: ['test/failover/**', 'node_modules/**'],
     globalSetup: ['test/global-setup.ts'],
     reporters: ['default', './test/summary-reporter.ts'],
     // Each file gets its own database, cloned from a migrated template, so files run in parallel safely.

@@ -7,6 +7,7 @@ import { loadConfig } from '../src/config.js'
 import { connect, type PoolOptions, type Sql } from '../src/db/connect.js'
 import { openDatabase } from '../src/db/database.js'
 import { createDatabaseIfMissing } from '../src/db/embedded.js'
+import { parseHosts, withDatabase } from '../src/db/hosts.js'
 
 export async function exampleDatabase(urlVariable: string, name: string, pool: PoolOptions = {}): Promise<{ url: string; sql: Sql; close(): Promise<void> }> {
   const given = process.env[urlVariable]
@@ -14,10 +15,10 @@ export async function exampleDatabase(urlVariable: string, name: string, pool: P
   const service = given ? undefined : await openDatabase(loadConfig(), {}, { migrate: false })
   let url = given
   if (service) {
-    const own = new URL(service.url)
-    own.pathname = `/${decodeURIComponent(own.pathname.slice(1))}_${name}`
-    await createDatabaseIfMissing(service.url, decodeURIComponent(own.pathname.slice(1)))
-    url = own.toString()
+    const own = new URL(parseHosts(service.url).firstHostUrl)
+    const database = `${decodeURIComponent(own.pathname.slice(1))}_${name}`
+    await createDatabaseIfMissing(service.url, database)
+    url = withDatabase(service.url, database)
   }
   const sql = connect(url!, pool)
   return {

@@ -3,6 +3,7 @@
 import { Type, type Static } from 'typebox'
 import { Value } from 'typebox/value'
 import { convertStrict, describeErrors } from './schemas/strict-convert.js'
+import { urlParameter } from './db/hosts.js'
 
 const Seconds = (defaultValue: number, options: { minimum?: number; maximum?: number } = {}) =>
   Type.Integer({ minimum: 1, ...options, default: defaultValue })
@@ -24,6 +25,11 @@ const ConfigSchema = Type.Object({
   /** Apply pending migrations when a process opens the database (serialised by an advisory lock); else run `npm run migrate`. */
   MIGRATE_ON_START: Type.Boolean({ default: true }),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  /**
+   * DATABASE_URL goes through a pooler in transaction mode (PgBouncer's pool_mode = transaction): no prepared
+   * statements, no session settings at connect (the timeouts must then be set on the role), see the README.
+   */
+  DATABASE_TRANSACTION_POOLING: Type.Boolean({ default: false }),
   /** How long opening a connection may take before the attempt fails (and the request gets a 503). */
   DATABASE_CONNECT_TIMEOUT_MS: Milliseconds(2000),
   /** PostgreSQL's statement_timeout for every statement of the service (migrations excepted). */
@@ -128,6 +134,12 @@ function contradictionsIn(config: Config): string[] {
   // The worker asks the processor what it did only once no call under the operation id can still reach it.
   if (config.RECOVERY_GRACE_SECONDS * 1000 <= config.PROCESSOR_TIMEOUT_MS) {
     found.push(`RECOVERY_GRACE_SECONDS (${config.RECOVERY_GRACE_SECONDS} s) must be longer than PROCESSOR_TIMEOUT_MS (${config.PROCESSOR_TIMEOUT_MS} ms)`)
+  }
+  // libpq's prefer and allow fall back to an unencrypted connection; node-postgres (graphile-worker's driver) has no
+  // fallback, so the same URL would connect the API and fail the worker, or the other way round.
+  const sslmode = config.DATABASE_URL ? urlParameter(config.DATABASE_URL, 'sslmode') : undefined
+  if (sslmode === 'prefer' || sslmode === 'allow') {
+    found.push(`DATABASE_URL's sslmode=${sslmode} cannot be honoured by both database drivers: say sslmode=require (encrypted) or sslmode=disable`)
   }
   if (config.HTTP_BODY_TIMEOUT_MS < config.HTTP_HEADERS_TIMEOUT_MS) {
     found.push('HTTP_BODY_TIMEOUT_MS covers the headers too, so it must not be shorter than HTTP_HEADERS_TIMEOUT_MS')

@@ -37,7 +37,9 @@ async function start() {
   const serveApi = config.ROLE !== 'worker'
   // Set once the worker has stopped by itself: /readyz says so until the process, which exits, is replaced.
   let workerStopped: string | undefined
-  const notReady = () => workerStopped
+  // The worker runs on node-postgres pools of its own: after a failover they must have found the new primary too.
+  const notReady = async () =>
+    workerStopped ?? (worker && !(await worker.writable().catch(() => false)) ? 'The background worker cannot reach a writable primary.' : undefined)
   // A worker still answers /healthz and /readyz, for orchestrators.
   const app = serveApi ? await buildApp({ sql: database.sql, processor, config, log, notReady }) : await buildHealthApp({ sql: database.sql, config, log, notReady })
   const worker = config.ROLE === 'api' ? undefined : await startWorker(workerOptions(config, database, processor, log))

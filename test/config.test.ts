@@ -44,6 +44,13 @@ describe('loadConfig', () => {
     expect(loadConfig({ RECOVERY_GRACE_SECONDS: '11', PROCESSOR_TIMEOUT_MS: '10000' }).RECOVERY_GRACE_SECONDS).toBe(11)
   })
 
+  it('when DATABASE_URL asks for sslmode prefer or allow, then it is refused: the worker\'s driver cannot fall back to plain text', () => {
+    const formation = 'postgres://payments@node1:5432,node2:5432/payments?target_session_attrs=read-write'
+    expect(refusal({ DATABASE_URL: `${formation}&sslmode=prefer` })).toContain('say sslmode=require (encrypted) or sslmode=disable')
+    expect(refusal({ DATABASE_URL: `${formation}&sslmode=allow` })).toContain('sslmode=allow')
+    expect(loadConfig({ DATABASE_URL: `${formation}&sslmode=require` }).DATABASE_URL).toContain('node2:5432')
+  })
+
   it('when several values are wrong, then each is named', () => {
     const message = refusal({ PORT: 'http', DATABASE_URL: 'mysql://x' })
     expect(message).toContain('PORT')

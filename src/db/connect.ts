@@ -10,6 +10,12 @@ export interface PoolOptions {
   connectTimeoutMs?: number
   /** PostgreSQL's statement_timeout; 0 turns it off (migrations, admin work). */
   statementTimeoutMs?: number
+  /**
+   * Through a pooler in transaction mode, a connection's server changes between transactions: statements are not
+   * prepared (PgBouncer before 1.21 cannot), and session settings are not sent at connect (PgBouncer refuses
+   * startup parameters it does not know); the timeouts then come from the role (see the README).
+   */
+  transactionPooling?: boolean
 }
 
 export function connect(url: string, options: PoolOptions = {}): Sql {
@@ -21,11 +27,16 @@ export function connect(url: string, options: PoolOptions = {}): Sql {
     backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 0.5),
     // The server's NOTICEs (e.g. "relation already exists, skipping") are not the app's business.
     onnotice: () => {},
+    prepare: !options.transactionPooling,
     connection: {
       application_name: 'payments-api',
-      statement_timeout: options.statementTimeoutMs ?? 3000,
-      // A transaction left hanging must not hold row locks for long.
-      idle_in_transaction_session_timeout: 60_000,
+      ...(options.transactionPooling
+        ? {}
+        : {
+            statement_timeout: options.statementTimeoutMs ?? 3000,
+            // A transaction left hanging must not hold row locks for long.
+            idle_in_transaction_session_timeout: 60_000,
+          }),
     },
   })
 }

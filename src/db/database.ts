@@ -34,10 +34,12 @@ export async function openDatabase(config: Config, log: DatabaseLog = {}, option
     max: config.DATABASE_POOL_SIZE,
     connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
     statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+    transactionPooling: config.DATABASE_TRANSACTION_POOLING,
   })
   let migrationsApplied: string[] = []
   try {
-    if (options.migrate ?? config.MIGRATE_ON_START) migrationsApplied = await migrate(sql, url)
+    if (config.DATABASE_TRANSACTION_POOLING) await requireBoundedWaits(sql)
+    if (options.migrate ?? config.MIGRATE_ON_START) migrationsApplied = await migrate(sql, url, { transactionPooling: config.DATABASE_TRANSACTION_POOLING })
   } catch (error) {
     await sql.end({ timeout: 1 })
     await embedded?.stop()
@@ -55,9 +57,23 @@ export async function openDatabase(config: Config, log: DatabaseLog = {}, option
   }
 }
 
+/**
+ * Through a transaction pooler the service cannot set its own timeouts, and a statement or a transaction without
+ * one can hold locks for ever: it refuses to start until the role has them (ALTER ROLE ... SET, see the README).
+ */
+async function requireBoundedWaits(sql: Sql): Promise<void> {
+  const [row] = await sql<{ statement: string; idle: string }[]>`
+    select current_setting('statement_timeout') as statement, current_setting('idle_in_transaction_session_timeout') as idle`
+  const unbounded = [row!.statement === '0' && 'statement_timeout', row!.idle === '0' && 'idle_in_transaction_session_timeout'].filter(Boolean)
+  if (unbounded.length) {
+    throw new Error(
+      `DATABASE_TRANSACTION_POOLING: the pooler's connections have no ${unbounded.join(' and no ')}; set them on the role, e.g. ` +
+        `ALTER ROLE <role> SET statement_timeout = '3s'; ALTER ROLE <role> SET idle_in_transaction_session_timeout = '60s'`,
+    )
+  }
+}
+
 /** postgres://user@host:port/db: what a log may show of a connection string. */
 export function withoutPassword(url: string): string {
-  const parsed = new URL(url)
-  parsed.password = ''
-  return parsed.toString()
+  return url.replace(/^(postgres(?:ql)?:\/\/[^:@/?#]*):[^@/?#]*@/, '$1@')
 }

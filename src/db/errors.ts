@@ -7,8 +7,9 @@ const NETWORK_CODES = new Set([
 ])
 
 // SQLSTATEs: connection exceptions (08), too many connections / out of resources (53), shutdown and
-// cancellation (57: statement_timeout is 57014), lock timeouts (55P03), and serialization failures (40).
-const TRANSIENT_SQLSTATE = /^(08|53|57|40)...$|^55P03$/
+// cancellation (57: statement_timeout is 57014), lock timeouts (55P03), serialization failures (40), and a write
+// refused by a read-only node (25006: a primary being demoted in a failover; the retry reaches the new one).
+const TRANSIENT_SQLSTATE = /^(08|53|57|40)...$|^55P03$|^25006$/
 
 /** A deadlock or serialization failure: the database is fine, another transaction won; a retry goes through. */
 export function isConcurrentUpdate(error: unknown): boolean {

@@ -10,7 +10,7 @@ const MIGRATIONS_DIR = new URL('../../db/migrations/', import.meta.url)
 const MIGRATION_LOCK_ID = 727_001
 const silent = new Logger(() => () => {})
 
-export async function migrate(sql: Sql, connectionString: string): Promise<string[]> {
+export async function migrate(sql: Sql, connectionString: string, options: { transactionPooling?: boolean } = {}): Promise<string[]> {
   const files = (await readdir(MIGRATIONS_DIR)).filter((name) => name.endsWith('.sql')).sort()
   const applied = await sql.begin(async (tx) => {
     // A migration may take longer than a request's statement may.
@@ -29,6 +29,6 @@ export async function migrate(sql: Sql, connectionString: string): Promise<strin
     }
     return names
   })
-  await withGraphilePool(connectionString, 'payments-api migrate', (pgPool) => runMigrations({ pgPool, logger: silent }))
+  await withGraphilePool(connectionString, 'payments-api migrate', (pgPool) => runMigrations({ pgPool, logger: silent, noPreparedStatements: options.transactionPooling ?? false }))
   return applied
 }

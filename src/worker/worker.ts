@@ -21,6 +21,8 @@ import { REAP_TASK, reapExpiredKeys } from './reap-expired-keys.js'
 
 export interface WorkerOptions {
   connectionString: string
+  /** Through a transaction pooler: no prepared statements, and jobs found by polling (LISTEN does not pass). */
+  transactionPooling?: boolean
   sql: Sql
   processor: PaymentProcessor
   log: Pino
@@ -36,6 +38,7 @@ export interface WorkerOptions {
 export function workerOptions(config: Config, database: { url: string; sql: Sql }, processor: PaymentProcessor, log: Pino): WorkerOptions {
   return {
     connectionString: database.url,
+    transactionPooling: config.DATABASE_TRANSACTION_POOLING,
     sql: database.sql,
     processor,
     log: log.child({ component: 'worker' }),
@@ -62,6 +65,8 @@ export interface Worker {
   /** Settles when either runner stops: by stop(), or by itself (a failure, another schema's breaking migration). */
   promise: Promise<void>
   addJob: Runner['addJob']
+  /** Whether both runners' pools reach a writable primary now (after a failover: the new one). */
+  writable(): Promise<boolean>
   stop(): Promise<void>
 }
 
@@ -130,6 +135,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   return {
     promise: Promise.race([settlement.promise, deliveries.promise]),
     addJob: settlement.addJob,
+    writable: async () => (await Promise.all([settlement.writable(), deliveries.writable()])).every(Boolean),
     stop: async () => {
       await Promise.all([settlement.stop(), deliveries.stop()])
     },
@@ -142,7 +148,7 @@ async function startRunner(
   applicationName: string,
   concurrency: number,
   work: Pick<RunnerOptions, 'taskList' | 'parsedCronItems'>,
-): Promise<Runner> {
+): Promise<Runner & { writable(): Promise<boolean> }> {
   const { log } = options
   const pgPool = graphilePool(options.connectionString, {
     applicationName,
@@ -153,6 +159,7 @@ async function startRunner(
   const runner = await run({
     pgPool,
     concurrency,
+    noPreparedStatements: options.transactionPooling ?? false,
     // The server owns SIGTERM: it drains HTTP first, then stops the worker.
     noHandleSignals: true,
     logger: pinoLogger(log),
@@ -174,7 +181,8 @@ async function startRunner(
       await pgPool.end()
     }
   }
-  return runner
+  const writable = async () => (await pgPool.query<{ transaction_read_only: string }>('show transaction_read_only')).rows[0]?.transaction_read_only === 'off'
+  return Object.assign(runner, { writable })
 }
 
 // A job that completed is routine (one a minute per cron task on an idle server): debug, not info. Failures,
