@@ -1,9 +1,11 @@
 // The other direction of the contract (test/helpers/contract.ts checks responses): requests generated from
-// openapi.yaml. Every body the document calls invalid, the server refuses with a 400 (validation-failed, or
-// webhook-url-refused for a URL that is not one); every
-// valid variation of a valid body, it does not refuse for its shape. Generated from each operation's body schema:
-// one mutation per constraint of each property (type, range, length, pattern, enum, unknown field, required).
+// openapi.yaml. Every body, query parameter and path parameter the document calls invalid, the server refuses
+// with a 400 (validation-failed, or webhook-url-refused for a URL that is not one): one mutation per constraint
+// of each property (type, range, length, pattern, enum, format, unknown field, required). Every request the
+// document calls valid, generated at random from its schemas (fast-check), the server does not refuse for its
+// shape: no validation-failed, no 5xx.
 import { readFile } from 'node:fs/promises'
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { chargeBody, useTestApp, type TestAccount } from './helpers/app.js'
@@ -14,7 +16,8 @@ const suite = useTestApp({ config: { WEBHOOK_ALLOW_PRIVATE_URLS: true } })
 type Schema = {
   $ref?: string; type?: string | string[]; properties?: Record<string, Schema>; required?: string[]; additionalProperties?: boolean | Schema
   minimum?: number; maximum?: number; minLength?: number; maxLength?: number; pattern?: string; enum?: unknown[]; allOf?: Schema[]
-  anyOf?: Schema[]; items?: Schema; minItems?: number; maxItems?: number; maxProperties?: number; format?: string; const?: unknown
+  anyOf?: Schema[]; items?: Schema; minItems?: number; maxItems?: number; maxProperties?: number; minProperties?: number; format?: string
+  const?: unknown; uniqueItems?: boolean; propertyNames?: Schema
 }
 
 function resolve(schema: Schema): Schema {
@@ -35,6 +38,7 @@ function invalidValues(raw: Schema): [string, unknown][] {
     if (schema.pattern) for (const text of ['!', 'has space', '']) if (!new RegExp(schema.pattern).test(text)) out.push([`not matching ${schema.pattern}: ${JSON.stringify(text)}`, text])
     if (schema.enum) out.push(['not in the enum', 'not-a-value'])
     if (schema.format === 'uri') out.push(['not a URI', 'not a uri'])
+    if (schema.format === 'date-time') out.push(['not a date-time', 'yesterday'])
   }
   if (types.includes('integer')) {
     out.push(['a string for an integer', '100'], ['a fraction', 1.5])
@@ -49,6 +53,59 @@ function invalidValues(raw: Schema): [string, unknown][] {
   if (types.includes('object') && schema.additionalProperties !== undefined) out.push(['an array for an object', []])
   if (types.length === 0 && schema.enum) out.push(['not in the enum', 'not-a-value'])
   return out
+}
+
+// Strings the server takes: whole graphemes (no lone surrogate) without NUL (the README says why), counted in code points.
+const text = (minLength = 0, maxLength = 40) =>
+  fc.string({ unit: 'grapheme', minLength, maxLength }).filter((value) => !value.includes('\0') && [...value].length <= maxLength)
+
+/** Any value the schema allows, for property-based tests. */
+function arbitraryFor(raw: Schema): fc.Arbitrary<unknown> {
+  const schema = resolve(raw)
+  if (schema.const !== undefined) return fc.constant(schema.const)
+  if (schema.enum) return fc.constantFrom(...schema.enum)
+  if (schema.anyOf) return fc.oneof(...schema.anyOf.map(arbitraryFor))
+  const types = [schema.type ?? []].flat()
+  if (types.length > 1) return fc.oneof(...types.map((type) => arbitraryFor({ ...schema, type })))
+  switch (types[0]) {
+    case 'null':
+      return fc.constant(null)
+    case 'boolean':
+      return fc.boolean()
+    case 'integer':
+      return fc.integer({ min: schema.minimum ?? -1_000_000, max: schema.maximum ?? 1_000_000 })
+    case 'string': {
+      const fits = (value: string) => [...value].length >= (schema.minLength ?? 0) && [...value].length <= (schema.maxLength ?? Infinity)
+      if (schema.format === 'uri') return fc.webUrl({ validSchemes: ['http', 'https'] }).filter(fits)
+      if (schema.format === 'date-time') return fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((date) => date.toISOString())
+      if (schema.pattern) return fc.stringMatching(new RegExp(schema.pattern)).filter(fits)
+      return text(schema.minLength, Math.min(schema.maxLength ?? 40, 40))
+    }
+    case 'array': {
+      const settings = { minLength: schema.minItems ?? 0, maxLength: Math.min(schema.maxItems ?? 5, 5) }
+      const items = arbitraryFor(schema.items ?? {})
+      return schema.uniqueItems ? fc.uniqueArray(items, { ...settings, selector: (value) => JSON.stringify(value) }) : fc.array(items, settings)
+    }
+    case 'object': {
+      if (!schema.properties && typeof schema.additionalProperties === 'object') {
+        const key = schema.propertyNames?.pattern ? fc.stringMatching(new RegExp(schema.propertyNames.pattern)) : text(1, 40)
+        return fc.dictionary(key, arbitraryFor(schema.additionalProperties), { maxKeys: Math.min(schema.maxProperties ?? 5, 5) })
+      }
+      const properties = Object.fromEntries(Object.entries(schema.properties ?? {}).map(([name, property]) => [name, arbitraryFor(property)]))
+      return fc.record(properties, { requiredKeys: schema.required ?? [] }).filter((value) => Object.keys(value).length >= (schema.minProperties ?? 0))
+    }
+    default:
+      return fc.anything()
+  }
+}
+
+/** A problem's type, without its base URL: validation-failed, not-found, ... */
+const problemType = (body: string) => {
+  try {
+    return String((JSON.parse(body) as { type?: unknown }).type ?? '').split('/').pop()
+  } catch {
+    return undefined
+  }
 }
 
 interface Operation {
@@ -93,6 +150,18 @@ const send = (user: TestAccount, method: 'POST' | 'PATCH', url: string, body: un
   })
 
 describe.each(operations)('$name, generated from openapi.yaml', (operation) => {
+  it('when bodies are generated at random from its schema, then none is refused for its shape, and none fails', async () => {
+    const user = await suite.context.newAccount()
+    await fc.assert(
+      fc.asyncProperty(arbitraryFor(operation.schemaOf()), async (body) => {
+        const response = await send(user, operation.method, await operation.url(user), body)
+        expect({ body, status: response.statusCode, type: problemType(response.body) }).not.toMatchObject({ type: expect.stringMatching(/^(validation-failed|malformed-request)$/) })
+        expect(response.statusCode, response.body).toBeLessThan(500)
+      }),
+      { numRuns: 15 },
+    )
+  })
+
   it('when the body is the valid one, then it is not refused for its shape', async () => {
     const user = await suite.context.newAccount()
     const response = await send(user, operation.method, await operation.url(user), operation.valid)
@@ -117,5 +186,68 @@ describe.each(operations)('$name, generated from openapi.yaml', (operation) => {
       // A webhook URL that is not a URL is refused by the URL policy, with its own documented 400.
       expect({ why, status: response.statusCode, type: response.json().type }).toEqual({ why, status: 400, type: expect.stringMatching(/\/(validation-failed|webhook-url-refused)$/) })
     }
+  })
+})
+
+interface Parameter {
+  in: 'query' | 'path' | 'header'
+  name: string
+  schema: Schema
+}
+
+const readOperations = Object.entries(spec.paths as Record<string, Record<string, { parameters?: (Parameter & { $ref?: string })[] }>>).flatMap(([path, methods]) => {
+  const parameters = (methods.get?.parameters ?? [])
+    .map((parameter) => (parameter.$ref ? (spec.components.parameters[parameter.$ref.split('/').pop()!] as Parameter) : parameter))
+    .filter((parameter) => parameter.in !== 'header')
+  return parameters.length ? [{ path, parameters }] : []
+})
+
+/** What the schema forbids, as a query or path parameter carries it: text (so not a wrong JSON type). */
+function invalidParameterValues(schema: Schema): [string, string][] {
+  const asText = invalidValues(schema).filter(([why]) => !/^(a number for|a string for|an? (object|array|empty array) for)/.test(why))
+  if ([resolve(schema).type].flat().includes('integer')) asText.push(['not a number', 'ten'])
+  return asText.map(([why, value]) => [why, String(value)])
+}
+
+describe.each(readOperations)('GET $path, its parameters generated from openapi.yaml', ({ path, parameters }) => {
+  const byName = (name: string) => parameters.find((parameter) => parameter.name === name)!.schema
+  const url = (query: Record<string, string>, pathValues: Record<string, string> = {}) => {
+    const filled = path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(pathValues[name] ?? String(fc.sample(arbitraryFor(byName(name)), 1)[0])))
+    const search = new URLSearchParams(query).toString()
+    return search ? `${filled}?${search}` : filled
+  }
+  const get = (user: TestAccount, target: string) => suite.context.app.inject({ method: 'GET', url: target, headers: { authorization: `Bearer ${user.apiKey}` } })
+
+  it('when one parameter breaks one of its documented constraints, then 400 validation-failed', async () => {
+    const user = await suite.context.newAccount()
+    const cases: [string, string][] = []
+    for (const parameter of parameters) {
+      for (const [why, value] of invalidParameterValues(parameter.schema)) {
+        cases.push([`${parameter.in} ${parameter.name}: ${why}`, parameter.in === 'path' ? url({}, { [parameter.name]: value }) : url({ [parameter.name]: value })])
+      }
+    }
+    expect(cases.length).toBeGreaterThan(0)
+    for (const [why, target] of cases) {
+      const response = await get(user, target)
+      expect({ why, status: response.statusCode, type: problemType(response.body) }).toEqual({ why, status: 400, type: 'validation-failed' })
+    }
+  })
+
+  it('when parameters are generated at random from their schemas, then none is refused for its shape, and none fails', async () => {
+    const user = await suite.context.newAccount()
+    const query = parameters.filter((parameter) => parameter.in === 'query')
+    // A page is after one cursor or before another, not both: one of the two at most.
+    const cursors = ['starting_after', 'ending_before']
+    const values = fc.record(Object.fromEntries(query.map((parameter) => [parameter.name, arbitraryFor(parameter.schema).map(String)])), { requiredKeys: [] })
+    await fc.assert(
+      fc.asyncProperty(values, async (chosen) => {
+        if (cursors.every((name) => name in chosen)) delete chosen.ending_before
+        const target = url(chosen as Record<string, string>)
+        const response = await get(user, target)
+        expect({ target, type: problemType(response.body) }).not.toMatchObject({ type: 'validation-failed' })
+        expect(response.statusCode, `${target}: ${response.body}`).toBeLessThan(500)
+      }),
+      { numRuns: 15 },
+    )
   })
 })

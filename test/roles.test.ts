@@ -1,8 +1,9 @@
 // Scale-out: two API processes and two workers against one PostgreSQL, as docker-compose runs them. Duplicates
 // split across the APIs still make one charge; a job scheduled once runs once; only workers run jobs.
 import { randomUUID } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createAccount } from '../src/accounts/api-keys.js'
+import { contractFetch } from './helpers/contract.js'
 import { createTestDatabase, type TestDatabase } from './helpers/database.js'
 import { startServer, type ServerProcess } from './helpers/processes.js'
 import { until } from './helpers/system.js'
@@ -25,8 +26,13 @@ afterAll(async () => {
   await database.drop()
 })
 
+// The servers are child processes: their answers are checked against openapi.yaml from outside.
+const violations: string[] = []
+const checkedFetch = contractFetch(violations)
+afterEach(() => expect(violations.splice(0)).toEqual([]))
+
 const charge = (url: string, key: string, source = 'pm_card_visa') =>
-  fetch(`${url}/v1/charges`, {
+  checkedFetch(`${url}/v1/charges`, {
     method: 'POST',
     headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'idempotency-key': key },
     body: JSON.stringify({ amount_cents: 1500, currency: 'usd', source, metadata: { key } }),
@@ -58,7 +64,7 @@ describe('two APIs and two workers', () => {
   })
 
   it('when a worker is asked for the API, then it answers its health checks only', async () => {
-    expect((await fetch(`${workers[0]!.url}/readyz`)).status).toBe(200)
+    expect((await checkedFetch(`${workers[0]!.url}/readyz`)).status).toBe(200)
     expect((await fetch(`${workers[0]!.url}/v1/charges`)).status).toBe(404)
   })
 })

@@ -1,7 +1,8 @@
 // The server as a process: a crash mid-charge loses nothing and charges once; SIGTERM drains before exit.
 import { createHash } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createAccount } from '../src/accounts/api-keys.js'
+import { contractFetch } from './helpers/contract.js'
 import { createTestDatabase, type TestDatabase } from './helpers/database.js'
 import { startServer, type ServerProcess } from './helpers/processes.js'
 import { until } from './helpers/system.js'
@@ -35,8 +36,12 @@ async function server(env: Record<string, string> = {}): Promise<ServerProcess> 
   return started
 }
 
+// The server is a child process: its answers are checked against openapi.yaml from outside.
+const violations: string[] = []
+afterEach(() => expect(violations.splice(0)).toEqual([]))
+
 const post = (url: string, path: string, key: string, body: unknown) =>
-  fetch(`${url}${path}`, {
+  contractFetch(violations)(`${url}${path}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'idempotency-key': key },
     body: JSON.stringify(body),

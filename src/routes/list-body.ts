@@ -5,7 +5,8 @@ import { Problem } from '../problems.js'
 
 /** The page, or the 400 for a cursor that names no `item` (e.g. "charge of this account"). */
 export function foundPage<T>(page: Page<T> | undefined, item: string): Page<T> {
-  if (!page) throw new Problem('validation-failed', `starting_after or ending_before names no ${item}.`)
+  // Well formed, so not validation-failed: it names nothing this list holds (or another account's item, alike).
+  if (!page) throw new Problem('cursor-not-found', `starting_after or ending_before names no ${item}.`)
   return page
 }
 

@@ -47,7 +47,8 @@ export const Charge = Type.Object({
 })
 export type Charge = Static<typeof Charge>
 
-export const ChargeParams = Type.Object({ id: Type.String({ maxLength: 64 }) })
+// A malformed id is refused (400 validation-failed), as openapi.yaml's pattern says; a well-formed unknown one is 404.
+export const ChargeParams = Type.Object({ id: ChargeId })
 
 export const ListChargesQuery = Type.Object(
   {

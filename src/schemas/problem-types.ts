@@ -7,6 +7,7 @@ export const PROBLEM_TYPES = {
   'idempotency-key-required': { status: 400, title: 'An Idempotency-Key header is required' },
   'idempotency-key-invalid': { status: 400, title: 'The Idempotency-Key header is not valid' },
   'webhook-url-refused': { status: 400, title: 'Webhooks cannot be sent to this URL' },
+  'cursor-not-found': { status: 400, title: 'The page cursor is not an item of this list' },
   unauthorized: { status: 401, title: 'A valid API key is required' },
   'card-declined': { status: 402, title: 'The card was declined' },
   'resource-not-found': { status: 404, title: 'No such resource' },

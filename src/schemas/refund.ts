@@ -23,6 +23,6 @@ export const Refund = Type.Object({
 })
 export type Refund = Static<typeof Refund>
 
-export const RefundParams = Type.Object({ id: Type.String({ maxLength: 64 }) })
+export const RefundParams = Type.Object({ id: RefundId })
 
 export const ListRefundsQuery = Type.Object(PageQuery(RefundId), { additionalProperties: false })

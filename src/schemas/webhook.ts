@@ -20,8 +20,8 @@ export const Event = Type.Object({
 })
 export type Event = Static<typeof Event>
 export const WebhookEndpointId = Type.String({ pattern: '^we_[0-9a-f]{24}$' })
-export const EventParams = Type.Object({ id: Type.String({ maxLength: 64 }) })
-export const WebhookEndpointParams = Type.Object({ id: Type.String({ maxLength: 64 }) })
+export const EventParams = Type.Object({ id: EventId })
+export const WebhookEndpointParams = Type.Object({ id: WebhookEndpointId })
 
 export const ListEventsQuery = Type.Object(
   {

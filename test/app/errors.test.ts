@@ -72,9 +72,10 @@ describe('every error is application/problem+json', () => {
     expectProblem(await revoked.get('/v1/charges'), 401, /\/unauthorized$/)
   })
 
-  it('when the charge id is malformed or unknown, then 404, never 500', async () => {
-    expectProblem(await suite.account.get('/v1/charges/not-an-id'), 404, /\/resource-not-found$/)
+  it('when the charge id is malformed, then 400 as openapi.yaml\'s pattern says; when unknown, 404; never 500', async () => {
+    expectProblem(await suite.account.get('/v1/charges/not-an-id'), 400, /\/validation-failed$/)
     expectProblem(await suite.account.get(`/v1/charges/${'x'.repeat(65)}`), 400, /\/validation-failed$/)
+    expectProblem(await suite.account.get(`/v1/charges/ch_${'0'.repeat(24)}`), 404, /\/resource-not-found$/)
   })
 
   it('when something unexpected breaks, then 500 without its message, and the request id to quote', async () => {

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createAccount } from '../../src/accounts/api-keys.js'
 import { connect, type Sql } from '../../src/db/connect.js'
 import { SHORTER_FAILOVER, startFormation, type Formation, type FormationNode } from '../helpers/auto-failover.js'
+import { contractFetch } from '../helpers/contract.js'
 import { startPaymentLoad, type PaymentLoad } from '../helpers/payment-load.js'
 import { startServer, type ServerProcess } from '../helpers/processes.js'
 import { until } from '../helpers/system.js'
@@ -23,6 +24,7 @@ let apiKey: string
 let accountId: string
 let receiver: Server
 let killed: FormationNode | undefined
+const violations: string[] = []
 const webhookIds = new Set<string>()
 
 /** An API process and a worker process, as deployed, on `url`. */
@@ -63,7 +65,7 @@ afterAll(async () => {
 
 /** Runs the load across `fault`, then until `after` more outcomes were acknowledged, and checks what it saw. */
 async function acrossFault(fault: () => Promise<void>, after = 20): Promise<{ load: PaymentLoad; faultAt: number }> {
-  const load = startPaymentLoad(api.url, apiKey, 4)
+  const load = startPaymentLoad(api.url, apiKey, 4, contractFetch(violations))
   await until(async () => load.acknowledged.length >= 20, 60_000)
   const faultAt = Date.now()
   await fault()
@@ -71,6 +73,8 @@ async function acrossFault(fault: () => Promise<void>, after = 20): Promise<{ lo
     throw new Error(`${error.message}: ${summary(load)}\napi:\n${api.output().slice(-4000)}\nworker:\n${worker.output().slice(-2000)}`)
   })
   await load.stop()
+  // Every answer, the 503s of the outage included, is one the document describes.
+  expect(violations.splice(0)).toEqual([])
   // Followed the new primary by themselves: neither process exited (and so was never restarted).
   expect([api.child.exitCode, worker.child.exitCode], `api:\n${api.output().slice(-2000)}\nworker:\n${worker.output().slice(-2000)}`).toEqual([null, null])
   return { load, faultAt }

@@ -62,3 +62,29 @@ export function watchContract(app: FastifyInstance): string[] {
   })
   return violations
 }
+
+const templates = Object.keys(spec.paths ?? {}).map((template) => ({
+  route: template.replace(/\{(\w+)\}/g, ':$1'),
+  pattern: new RegExp(`^${template.replace(/\{\w+\}/g, '[^/]+')}$`),
+}))
+
+/** The operation a concrete path is an instance of (/v1/charges/ch_… → /v1/charges/:id), as a route; none if no operation has it. */
+export function routeOf(pathname: string): string | undefined {
+  return templates.find(({ pattern }) => pattern.test(pathname))?.route
+}
+
+/**
+ * fetch, with each response checked against the document from outside: for servers run as child processes, where
+ * watchContract cannot hook in. What is wrong is pushed to `violations`; the response is handed back unread.
+ */
+export function contractFetch(violations: string[]): typeof fetch {
+  return async (input, init) => {
+    const response = await fetch(input, init)
+    const url = new URL(input instanceof Request ? input.url : String(input))
+    const method = init?.method ?? (input instanceof Request ? input.method : 'GET')
+    const body = await response.clone().text()
+    const violation = contractViolation(method, routeOf(url.pathname), response.status, response.headers.get('content-type') ?? undefined, body)
+    if (violation) violations.push(violation)
+    return response
+  }
+}

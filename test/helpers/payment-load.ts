@@ -34,7 +34,8 @@ export interface PaymentLoad {
 
 const SOURCES = ['pm_card_visa', 'pm_card_visa', 'pm_card_visa', 'pm_card_mastercard', 'pm_card_chargeDeclined', 'pm_card_responseLost']
 
-export function startPaymentLoad(baseUrl: string, apiKey: string, clients: number): PaymentLoad {
+/** `fetch` may be one that checks each response (contractFetch). */
+export function startPaymentLoad(baseUrl: string, apiKey: string, clients: number, fetch: typeof globalThis.fetch = globalThis.fetch): PaymentLoad {
   const load: PaymentLoad = { acknowledged: [], abandoned: [], answers: [], unanswered: 0, stop: async () => {} }
   let stopping = false
 

@@ -34,7 +34,7 @@ describe('GET /v1/charges', () => {
     expect(front.json().has_more).toBe(false)
   })
 
-  it('when a cursor is another account’s charge or no charge, then 400, the same either way', async () => {
+  it('when a cursor is another account’s charge or no charge, then 400 cursor-not-found, the same either way', async () => {
     const user = await suite.context.newAccount()
     const [theirs] = await charges(await suite.context.newAccount('Other'), 1)
     await charges(user, 1)
@@ -42,7 +42,7 @@ describe('GET /v1/charges', () => {
     const unknown = await user.get(`/v1/charges?ending_before=ch_${'0'.repeat(24)}`)
     for (const response of [foreign, unknown]) {
       expect(response.statusCode).toBe(400)
-      expect(response.json().type).toMatch(/\/validation-failed$/)
+      expect(response.json().type).toMatch(/\/cursor-not-found$/)
     }
     expect(foreign.json().detail).toBe(unknown.json().detail)
   })
