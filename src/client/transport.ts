@@ -2,7 +2,6 @@
 // bytes on every attempt (serialised once, before the first), each attempt with its own timeout, the attempts and
 // waits bounded by the retry policy. Returns the data with what the response said about itself, or throws a
 // ProblemError (the API said no) or a ConnectionError (no readable answer came back).
-import { setTimeout as sleep } from 'node:timers/promises'
 import { ConnectionError, ProblemError, type ProblemBody } from './errors.js'
 import { DEFAULT_RETRY_POLICY, delayBeforeRetry, isRetryable, parseRetryAfter, type RetryPolicy } from './retry.js'
 
@@ -79,9 +78,25 @@ export function createTransport(options: ClientOptions): Transport {
       if (!result.retryable || attempt >= policy.maxAttempts) throw result.failure
       const delayMs = delayBeforeRetry(policy, attempt, result.retryAfterMs)
       if (Date.now() - started + delayMs >= policy.deadlineMs) throw result.failure
-      await sleep(delayMs, undefined, { signal: callOptions.signal }).catch(() => callOptions.signal?.throwIfAborted()) // with the caller's reason
+      await sleep(delayMs, callOptions.signal).catch(() => callOptions.signal?.throwIfAborted()) // with the caller's reason
     }
   }
+}
+
+/** Waits `ms`, or rejects as soon as `signal` aborts. No node: import: the client runs wherever fetch does. */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason)
+    const onAbort = () => {
+      clearTimeout(timer)
+      reject(signal!.reason)
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort)
+      resolve()
+    }, ms)
+    signal?.addEventListener('abort', onAbort, { once: true })
+  })
 }
 
 async function attemptOnce<T>(fetch: typeof globalThis.fetch, url: string, init: RequestInit, info: { attempts: number; idempotencyKey: string | undefined }): Promise<Attempt<T>> {

