@@ -18,6 +18,8 @@ const ConfigSchema = Type.Object({
   METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
+  /** json for machines; pretty, one readable line per entry, for people; auto: pretty when stdout is a terminal. */
+  LOG_FORMAT: Type.Enum(['auto', 'json', 'pretty'], { default: 'auto' }),
   /** Unset: an embedded PostgreSQL is started under DATA_DIR. */
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   DATA_DIR: Type.String({ minLength: 1, default: '.data' }),

@@ -2,6 +2,8 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import { LogController, type FastifyServerOptions } from 'fastify'
+import type { DestinationStream } from 'pino'
+import pretty from 'pino-pretty'
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
 
@@ -18,6 +20,14 @@ export function loggerOptions(level: string) {
       }),
     },
   }
+}
+
+/** Where log lines go: JSON on stdout, or pino-pretty's readable lines for a person (LOG_FORMAT, see config.ts). */
+export function logDestination(format: 'auto' | 'json' | 'pretty'): DestinationStream | undefined {
+  const terminal = Boolean(process.stdout.isTTY)
+  if (format === 'json' || (format === 'auto' && !terminal)) return undefined
+  // Synchronous, so that the line saying why a process exits is written before it does.
+  return pretty({ sync: true, colorize: terminal, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
 }
 
 /** Honours a caller's X-Request-Id (so logs join across services); otherwise mints one. */

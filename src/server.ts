@@ -7,13 +7,14 @@ import { buildApp, buildHealthApp } from './app.js'
 import { createSimulatedProcessor } from './processor/simulated.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { openDatabase } from './db/database.js'
-import { loggerOptions } from './logger.js'
+import { logDestination, loggerOptions } from './logger.js'
 import { startMetricsServer } from './observability/metrics-server.js'
 import { instrumented } from './processor/instrumented.js'
 import { startWorker, workerOptions } from './worker/worker.js'
 
 const config = loadConfigOrExit()
-const log = pino(loggerOptions(config.LOG_LEVEL))
+const destination = logDestination(config.LOG_FORMAT)
+const log = destination ? pino(loggerOptions(config.LOG_LEVEL), destination) : pino(loggerOptions(config.LOG_LEVEL))
 let stopping = false
 
 function loadConfigOrExit(): Config {

@@ -163,8 +163,9 @@ async function startRunner(
     // The server owns SIGTERM: it drains HTTP first, then stops the worker.
     noHandleSignals: true,
     logger: pinoLogger(log),
-    // Without cron items of its own, a runner must not read the crontab file either.
-    ...(work.parsedCronItems ? {} : { crontab: '' }),
+    // Without cron items of its own, a runner must not read the crontab file either (an empty `crontab` string
+    // still made it look for ./crontab, and log at info that it could not).
+    parsedCronItems: [],
     ...work,
   }).catch(async (error: unknown) => {
     await pgPool.end()
