@@ -1,0 +1,64 @@
+// The README cannot go stale: its "Use it" commands run here as they are written, in order, against a server
+// (only its address and the receiver's port are swapped for free ones); every npm script it names elsewhere
+// exists (those run in CI, .ci/run, or in their own tests: test/scripts.test.ts).
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { readFile } from 'node:fs/promises'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js'
+import { startServer, type ServerProcess } from '../helpers/processes.js'
+import { freePort } from '../helpers/system.js'
+
+const ROOT = new URL('../../', import.meta.url).pathname
+const readme = await readFile(new URL('README.md', `file://${ROOT}`), 'utf8')
+const shellBlocks = (text: string) => [...text.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!)
+const section = (title: string) => readme.slice(readme.indexOf(`## ${title}\n`), readme.indexOf('\n## ', readme.indexOf(`## ${title}\n`) + 1))
+
+let database: TestDatabase
+let server: ServerProcess
+beforeAll(async () => {
+  database = await createTestDatabase()
+  server = await startServer({ DATABASE_URL: database.url, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' })
+})
+afterAll(async () => {
+  server?.child.kill('SIGKILL')
+  await database?.drop()
+})
+
+describe('README.md', () => {
+  it('when its "Use it" commands run in order, then each succeeds and shows what the README says', async () => {
+    const receiverPort = String(await freePort())
+    const script = shellBlocks(section('Use it'))
+      .join('\n')
+      .replaceAll('http://127.0.0.1:3000', server.url)
+      .replaceAll('127.0.0.1:4000', `127.0.0.1:${receiverPort}`)
+      .replaceAll('--port 4000', `--port ${receiverPort}`)
+    expect(script).toContain('/v1/webhook_endpoints')
+    const shell = spawn('bash', ['-euo', 'pipefail', '-c', script], { cwd: ROOT, env: { ...process.env, DATABASE_URL: database.url }, detached: true })
+    let output = ''
+    shell.stdout.on('data', (chunk) => (output += chunk))
+    shell.stderr.on('data', (chunk) => (output += chunk))
+    const [code] = await once(shell, 'exit')
+    try {
+      process.kill(-shell.pid!, 'SIGKILL') // the receiver, if the script failed before its kill
+    } catch {
+      // the group is gone
+    }
+    expect(code, output).toBe(0)
+    expect(output).toMatch(/HTTP\/1\.1 201 Created/)
+    expect(output).toMatch(/idempotent-replayed: true/i)
+    expect(output).toContain('https://payments.example.com/problems/idempotency-key-reused')
+    expect(output).toMatch(/"object":"refund"/)
+    expect(output).toMatch(/"amount_cents":5000,"amount_captured_cents":4000,/)
+    expect(output).toContain('"status":"voided"')
+    expect(output).toContain('"description":"local receiver"')
+    expect(output).toContain('"deleted":true')
+  }, 120_000)
+
+  it('when it names an npm script anywhere, then package.json has it', async () => {
+    const scripts = Object.keys(JSON.parse(await readFile(`${ROOT}/package.json`, 'utf8')).scripts)
+    const named = [...readme.matchAll(/npm (?:run (?:--silent )?)?([a-z][\w:-]*)/g)].map((match) => match[1]!.replace(/:$/, '')).filter((name) => !['ci', 'install', 'pack', 'run'].includes(name))
+    expect(named.length).toBeGreaterThan(10)
+    for (const name of new Set(named)) expect(scripts.includes(name) || ['start', 'test'].includes(name), name).toBe(true)
+  })
+})
