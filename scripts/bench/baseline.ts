@@ -5,14 +5,18 @@ import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
 import { findAccountByApiKey } from '../../src/accounts/api-keys.js'
 import { insertChargeRow, newChargeRow, toCharge } from '../../src/charges/repository.js'
 import { connect, type Sql, type Transaction } from '../../src/db/connect.js'
+import { eventWrite } from '../../src/events/events.js'
 import { createSimulatedProcessor } from '../../src/processor/simulated.js'
 import type { CreateChargeBody } from '../../src/schemas/charge.js'
 
 export interface Baseline {
   app: FastifyInstance
   sql: Sql
-  /** Authenticates, calls the processor and inserts the charge: the work every implementation does. */
-  charge(request: FastifyRequest): Promise<{ status: number; body: unknown }>
+  /**
+   * Calls the processor and inserts the charge: the work every implementation does. With `event`, also the
+   * event row the service writes with each charge (its fan-out trigger included), in the charge's transaction.
+   */
+  charge(request: FastifyRequest, options?: { event?: boolean }): Promise<{ status: number; body: unknown }>
 }
 
 export async function baseline(): Promise<Baseline> {
@@ -23,7 +27,7 @@ export async function baseline(): Promise<Baseline> {
   return {
     app,
     sql,
-    async charge(request) {
+    async charge(request, options = {}) {
       const input = request.body as CreateChargeBody
       const outcome = await processor.charge({
         amountCents: input.amount_cents,
@@ -31,9 +35,15 @@ export async function baseline(): Promise<Baseline> {
         source: input.source,
         idempotencyKey: String(request.headers['idempotency-key'] ?? crypto.randomUUID()),
       })
-      const row = newChargeRow((request as FastifyRequest & { accountId: string }).accountId, input, outcome)
-      await insertChargeRow(sql as unknown as Transaction, row)
-      return { status: 201, body: toCharge(row) }
+      const accountId = (request as FastifyRequest & { accountId: string }).accountId
+      const row = newChargeRow(accountId, input, outcome)
+      const charge = toCharge(row)
+      if (options.event) {
+        await sql.begin((tx) => [insertChargeRow(tx, row), eventWrite(tx, accountId, 'charge.succeeded', { object: charge }, row.created_at)])
+      } else {
+        await insertChargeRow(sql as unknown as Transaction, row)
+      }
+      return { status: 201, body: charge }
     },
   }
 }

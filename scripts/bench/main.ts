@@ -17,7 +17,7 @@ import { burst, CHARGE_BODY, measure, type LoadOptions, type Measurement } from 
 import { largeTable } from './large-table.js'
 import { freePort, startServer, type ServerUnderTest } from './processes.js'
 import { reaperUnderLoad } from './reaper.js'
-import { report, UNCACHED, type Sample } from './report.js'
+import { report, SEED_WITH_EVENT, UNCACHED, type Sample } from './report.js'
 import { soak } from './soak.js'
 import { statementCosts } from './statements.js'
 
@@ -70,10 +70,11 @@ try {
   const service = await startServer('this service', 'src/server.ts', env)
   const seed = await startServer('seed middleware', 'scripts/bench/seed-middleware.ts', env)
   const none = await startServer('no idempotency', 'scripts/bench/no-idempotency.ts', env)
+  const seedWithEvent = await startServer(SEED_WITH_EVENT, 'scripts/bench/seed-middleware.ts', { ...env, SEED_WRITES_EVENT: 'true' })
   // This service again with its replay cache off: every replay then reads the database, as a replay of a key that
   // this instance has not replayed before does.
   const uncached = await startServer(UNCACHED, 'src/server.ts', { ...env, IDEMPOTENCY_REPLAY_CACHE_SIZE: '0' })
-  servers.push(service, seed, none, uncached)
+  servers.push(service, seed, none, uncached, seedWithEvent)
   const load: LoadOptions = { apiKey, seconds, connections: 20, postmasterPid: cluster.pid! }
 
   // A completed key per implementation to replay, and a warm-up for each.
@@ -90,20 +91,23 @@ try {
     await measure(server, { ...load, seconds: 2 })
   }
 
-  const scenarios: { scenario: Sample['scenario']; server: ServerUnderTest; key?: string }[] = [
+  const scenarios: { scenario: Sample['scenario']; server: ServerUnderTest; key?: string; connections?: number }[] = [
     { scenario: 'new charge', server: service },
     { scenario: 'new charge', server: seed },
     { scenario: 'new charge', server: none },
+    { scenario: 'new charge', server: seedWithEvent },
     { scenario: 'replay', server: service, key: replayKeys.get(service)! },
     { scenario: 'replay', server: seed, key: replayKeys.get(seed)! },
     { scenario: 'replay', server: uncached, key: replayKeys.get(uncached)! },
+    // New charges from one connection: the latency of a request that has nothing to share a statement with.
+    { scenario: 'one client', server: service, connections: 1 },
   ]
   const samples: Sample[] = []
   for (let round = 0; round < rounds; round++) {
     // Rotate the order each round, so that no implementation always runs first or last.
     const order = scenarios.map((_, index) => scenarios[(index + round) % scenarios.length]!)
-    for (const { scenario, server, key } of order) {
-      const measured: Measurement = await measure(server, load, key)
+    for (const { scenario, server, key, connections } of order) {
+      const measured: Measurement = await measure(server, { ...load, connections: connections ?? load.connections }, key)
       samples.push({ round, scenario, implementation: server.name, ...measured })
       process.stderr.write(`  round ${round + 1}/${rounds} ${scenario.padEnd(10)} ${server.name.padEnd(16)} ${measured.rps.toFixed(0)} req/s\n`)
     }

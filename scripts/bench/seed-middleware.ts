@@ -1,5 +1,7 @@
-// Baseline: the seed article's middleware on Fastify. INSERT ... ON CONFLICT DO NOTHING, then SELECT; run the
-// handler; then UPDATE the key with the response. No fingerprint, lease, fencing or single transaction.
+// Baseline: the simple idempotency middleware most articles show (the seed), on Fastify. INSERT ... ON CONFLICT
+// DO NOTHING, then SELECT; run the handler; then UPDATE the key with the response. No fingerprint, lease, fencing
+// or single transaction. With SEED_WRITES_EVENT=true its handler also writes the service's event row with the
+// charge: the like-for-like comparison.
 import { authenticate, baseline, listen } from './baseline.js'
 
 const { app, sql, charge } = await baseline()
@@ -19,7 +21,7 @@ app.post('/v1/charges', async (request, reply) => {
     if (row?.status === 'completed') return reply.code(row.response_status).type('application/json').send(row.response_body)
     return reply.code(409).send({ error: 'in flight' })
   }
-  const response = await charge(request)
+  const response = await charge(request, { event: process.env.SEED_WRITES_EVENT === 'true' })
   const body = JSON.stringify(response.body)
   await sql`update bench_seed_keys set status = 'completed', response_status = ${response.status}, response_body = ${body}
             where account_id = ${accountId} and key = ${key}`
