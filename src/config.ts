@@ -29,7 +29,7 @@ const ConfigSchema = Type.Object({
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
   /**
    * DATABASE_URL goes through a pooler in transaction mode (PgBouncer's pool_mode = transaction): no prepared
-   * statements, no session settings at connect (the timeouts must then be set on the role), see the README.
+   * statements, no session settings at connect (the timeouts must then be set on the role), see docs/high-availability.md.
    */
   DATABASE_TRANSACTION_POOLING: Type.Boolean({ default: false }),
   /** How long opening a connection may take before the attempt fails (and the request gets a 503). */

@@ -55,7 +55,7 @@ function invalidValues(raw: Schema): [string, unknown][] {
   return out
 }
 
-// Strings the server takes: whole graphemes (no lone surrogate) without NUL (the README says why), counted in code points.
+// Strings the server takes: whole graphemes (no lone surrogate) without NUL (docs/operations.md says why), counted in code points.
 const text = (minLength = 0, maxLength = 40) =>
   fc.string({ unit: 'grapheme', minLength, maxLength }).filter((value) => !value.includes('\0') && [...value].length <= maxLength)
 

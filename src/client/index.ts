@@ -1,5 +1,5 @@
 // payments-api/client: a typed client for this API that holds each operation's Idempotency-Key still across its
-// retries. See the README, "The client".
+// retries. See docs/client.md.
 export { createClient, type PaymentsClient } from './client.js'
 export { ConnectionError, ProblemError, type ProblemBody, type ProblemSlug } from './errors.js'
 export { idempotencyKey } from './idempotency-key.js'

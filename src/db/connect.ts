@@ -13,7 +13,7 @@ export interface PoolOptions {
   /**
    * Through a pooler in transaction mode, a connection's server changes between transactions: statements are not
    * prepared (PgBouncer before 1.21 cannot), and session settings are not sent at connect (PgBouncer refuses
-   * startup parameters it does not know); the timeouts then come from the role (see the README).
+   * startup parameters it does not know); the timeouts then come from the role (docs/high-availability.md).
    */
   transactionPooling?: boolean
 }

@@ -59,7 +59,7 @@ export async function openDatabase(config: Config, log: DatabaseLog = {}, option
 
 /**
  * Through a transaction pooler the service cannot set its own timeouts, and a statement or a transaction without
- * one can hold locks for ever: it refuses to start until the role has them (ALTER ROLE ... SET, see the README).
+ * one can hold locks for ever: it refuses to start until the role has them (ALTER ROLE ... SET, see docs/high-availability.md).
  */
 async function requireBoundedWaits(sql: Sql): Promise<void> {
   const [row] = await sql<{ statement: string; idle: string }[]>`

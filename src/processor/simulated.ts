@@ -17,7 +17,7 @@ import {
 } from './processor.js'
 
 /**
- * Test sources (the README has the same table):
+ * Test sources (docs/charges.md has the same table):
  * - pm_card_visa, pm_card_mastercard: succeed
  * - pm_card_chargeDeclined, pm_card_insufficientFunds: declined (card_declined, insufficient_funds)
  * - pm_card_slow: charged at once, answered after a delay (2 s by default), long enough for a client to time out

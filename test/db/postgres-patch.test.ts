@@ -1,5 +1,5 @@
 // patches/postgres+3.4.9.patch is applied by `npm ci` (postinstall: patch-package). Without it a closed
-// connection can crash the process and a busy pool slows down over time; see the README.
+// connection can crash the process and a busy pool slows down over time; see docs/operations.md.
 import { execFile } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
