@@ -101,7 +101,9 @@ async function step(name: string, run: () => Promise<void>, timeoutMs?: number):
   return false
 }
 
-const stop = await start().catch((error: unknown) => {
+// Unset until start-up has finished: a worker that stops by itself during start-up ends the process at once.
+let stop: (() => Promise<boolean>) | undefined
+stop = await start().catch((error: unknown) => {
   log.fatal({ err: error }, `could not start: ${error instanceof Error ? error.message : String(error)}`)
   process.exit(1)
 })
@@ -114,6 +116,7 @@ async function shutdown(signal: string, exitCode = 0) {
     log.error({ graceSeconds: config.SHUTDOWN_GRACE_SECONDS }, 'shutdown did not finish within the grace period; exiting')
     process.exit(1)
   }, config.SHUTDOWN_GRACE_SECONDS * 1000).unref()
+  if (!stop) process.exit(exitCode || 1)
   if (await stop()) {
     log.info('stopped')
     process.exit(exitCode)
