@@ -1,6 +1,7 @@
 // A pg_auto_failover formation of a test's own: a monitor and two PostgreSQL nodes with synchronous replication,
 // each node run by its pg_autoctl keeper, on this machine, and on demand a PgBouncer in front of each node.
-// Debian's postgresql-15-auto-failover and pgbouncer provide them (.ci/run installs them). PostgreSQL refuses to run as root, so as root every pg_autoctl runs as `postgres`.
+// Debian's postgresql-15-auto-failover and pgbouncer provide them (.ci/run installs them). PostgreSQL refuses to
+// run as root, so as root every pg_autoctl and pgbouncer runs as `postgres`.
 import { spawn, execFile, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
