@@ -13,8 +13,7 @@ import { instrumented } from './processor/instrumented.js'
 import { startWorker, workerOptions } from './worker/worker.js'
 
 const config = loadConfigOrExit()
-const destination = logDestination(config.LOG_FORMAT)
-const log = destination ? pino(loggerOptions(config.LOG_LEVEL), destination) : pino(loggerOptions(config.LOG_LEVEL))
+const log = pino(loggerOptions(config.LOG_LEVEL), logDestination(config.LOG_FORMAT))
 let stopping = false
 
 function loadConfigOrExit(): Config {

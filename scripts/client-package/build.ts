@@ -3,6 +3,7 @@
 // the key syntax), bundled to one ESM and one CommonJS file; its types are printed from the TypeBox schemas the
 // server validates with, so it needs neither TypeBox nor anything else of the server; its one dependency is
 // standardwebhooks (webhook verification).
+import { execFileSync } from 'node:child_process'
 import { copyFile, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { build, type BuildOptions } from 'esbuild'
@@ -92,7 +93,6 @@ async function stageSources(): Promise<void> {
 }
 
 async function compile(): Promise<void> {
-  const { execFileSync } = await import('node:child_process')
   // Type-checks the staged sources against the printed types, and writes their declarations.
   execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(STAGE, 'tsconfig.json')], { stdio: 'inherit' })
   const common: BuildOptions = { entryPoints: [join(STAGE, 'index.ts')], bundle: true, external: ['standardwebhooks'], target: 'es2022', logLevel: 'warning' }

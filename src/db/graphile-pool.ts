@@ -123,7 +123,8 @@ function writableNodeClient(hosts: HostPort[]): typeof pg.Client {
   }
 }
 
-async function isWritable(client: pg.Client): Promise<boolean> {
-  const { rows } = await client.query<{ transaction_read_only: string }>('show transaction_read_only')
+/** Whether the node behind `db` (a connection, or one of the pool's) takes writes now. */
+export async function isWritable(db: pg.Client | pg.Pool): Promise<boolean> {
+  const { rows } = await db.query<{ transaction_read_only: string }>('show transaction_read_only')
   return rows[0]?.transaction_read_only === 'off'
 }

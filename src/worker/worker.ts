@@ -6,7 +6,7 @@ import { Logger, parseCronItems, run, type Runner, type RunnerOptions } from 'gr
 import type { Logger as Pino } from 'pino'
 import { retryScheduleMs, type Config } from '../config.js'
 import type { Sql } from '../db/connect.js'
-import { graphilePool } from '../db/graphile-pool.js'
+import { graphilePool, isWritable } from '../db/graphile-pool.js'
 import { EXPIRE_TASK, expireAuthorizations } from '../charges/expire-authorizations.js'
 import { REAP_EVENTS_TASK, reapOldEvents } from '../events/reap-events.js'
 import { reaperDeletedKeys, recoveryClaims, workerJobFailures } from '../observability/metrics.js'
@@ -182,8 +182,7 @@ async function startRunner(
       await pgPool.end()
     }
   }
-  const writable = async () => (await pgPool.query<{ transaction_read_only: string }>('show transaction_read_only')).rows[0]?.transaction_read_only === 'off'
-  return Object.assign(runner, { writable })
+  return Object.assign(runner, { writable: () => isWritable(pgPool) })
 }
 
 // A job that completed is routine (one a minute per cron task on an idle server): debug, not info. Failures,

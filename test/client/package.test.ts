@@ -7,6 +7,7 @@ import { lstat, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { CLIENT_PACKAGE_DIR, CLIENT_PACKAGE_NAME as NAME } from '../../scripts/client-package/build.js'
 import { createAccount } from '../../src/accounts/api-keys.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js'
 import { runNpmScript, startServer, type ServerProcess } from '../helpers/processes.js'
@@ -15,7 +16,6 @@ import { scratchDir } from '../helpers/system.js'
 const run = promisify(execFile)
 const ROOT = new URL('../../', import.meta.url).pathname
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc')
-const NAME = 'payments-api-client'
 
 let project: string
 let database: TestDatabase
@@ -26,7 +26,7 @@ beforeAll(async () => {
   const build = await runNpmScript(['build:client'], {})
   expect(build.code, build.stderr).toBe(0)
   project = await scratchDir('client-consumer-')
-  const packed = await run('npm', ['pack', '--pack-destination', project], { cwd: join(ROOT, 'dist/client-package/package') })
+  const packed = await run('npm', ['pack', '--pack-destination', project], { cwd: CLIENT_PACKAGE_DIR })
   const tarball = join(project, packed.stdout.trim().split('\n').pop()!)
   // What `npm init -y` writes: CommonJS by default.
   await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }))

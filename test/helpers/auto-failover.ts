@@ -229,9 +229,7 @@ interface NodeState {
 function canConnect(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connectSocket(port, '127.0.0.1')
-    socket.once('connect', () => resolve(true)).once('error', () => resolve(false))
-    socket.once('close', () => socket.destroy())
-    socket.once('connect', () => socket.end())
+    socket.once('connect', () => (socket.end(), resolve(true))).once('error', () => resolve(false))
   })
 }
 
