@@ -3,9 +3,10 @@
 // ledger, and the same charge insert into the same charges table.
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
 import { findAccountByApiKey } from '../../src/accounts/api-keys.js'
-import { insertChargeRow, newChargeRow, toCharge } from '../../src/charges/repository.js'
-import { connect, type Sql, type Transaction } from '../../src/db/connect.js'
-import { eventWrite } from '../../src/events/events.js'
+import { chargeInsert, newChargeRow, toCharge } from '../../src/charges/repository.js'
+import { connect, type Sql } from '../../src/db/connect.js'
+import { insertRow } from '../../src/db/row-insert.js'
+import { eventInsert } from '../../src/events/events.js'
 import { createSimulatedProcessor } from '../../src/processor/simulated.js'
 import type { CreateChargeBody } from '../../src/schemas/charge.js'
 
@@ -39,9 +40,9 @@ export async function baseline(): Promise<Baseline> {
       const row = newChargeRow(accountId, input, outcome)
       const charge = toCharge(row)
       if (options.event) {
-        await sql.begin((tx) => [insertChargeRow(tx, row), eventWrite(tx, accountId, 'charge.succeeded', { object: charge }, row.created_at)])
+        await sql.begin((tx) => [insertRow(tx, chargeInsert(row)), insertRow(tx, eventInsert(accountId, 'charge.succeeded', { object: charge }, row.created_at))])
       } else {
-        await insertChargeRow(sql as unknown as Transaction, row)
+        await insertRow(sql, chargeInsert(row))
       }
       return { status: 201, body: charge }
     },

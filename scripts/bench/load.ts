@@ -1,7 +1,9 @@
 // The load itself: autocannon over HTTP for throughput and latency, and bursts for duplicates of one key.
 import { randomUUID } from 'node:crypto'
 import autocannon from 'autocannon'
+import type { Sql } from '../../src/db/connect.js'
 import { clusterCpuMs, cpuMs, rssMb, type ServerUnderTest } from './processes.js'
+import { databaseCounters } from './statements.js'
 
 export const CHARGE_BODY = JSON.stringify({ amount_cents: 1200, currency: 'usd', source: 'pm_card_visa' })
 
@@ -12,6 +14,9 @@ export interface Measurement {
   /** CPU per request, in ms: the server process, and PostgreSQL (all its backends). */
   nodeMs: number
   pgMs: number
+  /** Per request: statements PostgreSQL ran (pg_stat_statements) and transactions that wrote (new transaction ids). */
+  statements: number
+  commits: number
   rssMb: number
   /** Responses that were not the expected status. */
   unexpected: number
@@ -22,12 +27,14 @@ export interface LoadOptions {
   seconds: number
   connections: number
   postmasterPid: number
+  /** The bench's own connection to the database, to read its counters. */
+  sql: Sql
 }
 
 /** Runs one scenario against one server: `key` fixed for replays, or a fresh key for every request. */
 export async function measure(server: ServerUnderTest, options: LoadOptions, key?: string): Promise<Measurement> {
   const headers = { authorization: `Bearer ${options.apiKey}`, 'content-type': 'application/json', 'idempotency-key': key ?? 'unused' }
-  const [nodeBefore, pgBefore] = [await cpuMs(server.pid), await clusterCpuMs(options.postmasterPid)]
+  const [nodeBefore, pgBefore, countersBefore] = [await cpuMs(server.pid), await clusterCpuMs(options.postmasterPid), await databaseCounters(options.sql)]
   const result = await autocannon({
     url: `${server.url}/v1/charges`,
     connections: options.connections,
@@ -43,7 +50,7 @@ export async function measure(server: ServerUnderTest, options: LoadOptions, key
       },
     ],
   })
-  const [nodeAfter, pgAfter] = [await cpuMs(server.pid), await clusterCpuMs(options.postmasterPid)]
+  const [nodeAfter, pgAfter, countersAfter] = [await cpuMs(server.pid), await clusterCpuMs(options.postmasterPid), await databaseCounters(options.sql)]
   const total = result.requests.total || 1
   return {
     rps: total / options.seconds,
@@ -51,6 +58,8 @@ export async function measure(server: ServerUnderTest, options: LoadOptions, key
     p99: result.latency.p99,
     nodeMs: (nodeAfter - nodeBefore) / total,
     pgMs: (pgAfter - pgBefore) / total,
+    statements: (countersAfter.statements - countersBefore.statements) / total,
+    commits: (countersAfter.writeTransactions - countersBefore.writeTransactions) / total,
     rssMb: await rssMb(server.pid),
     unexpected: result.non2xx + result.errors + result.timeouts,
   }

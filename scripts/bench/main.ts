@@ -75,7 +75,7 @@ try {
   // this instance has not replayed before does.
   const uncached = await startServer(UNCACHED, 'src/server.ts', { ...env, IDEMPOTENCY_REPLAY_CACHE_SIZE: '0' })
   servers.push(service, seed, none, uncached, seedWithEvent)
-  const load: LoadOptions = { apiKey, seconds, connections: 20, postmasterPid: cluster.pid! }
+  const load: LoadOptions = { apiKey, seconds, connections: 20, postmasterPid: cluster.pid!, sql }
 
   // A completed key per implementation to replay, and a warm-up for each.
   const replayKeys = new Map<ServerUnderTest, string>()

@@ -50,7 +50,7 @@ export function report(run: Run): string {
   const lines = [
     `npm run bench: Node ${run.node}, PostgreSQL ${run.postgres}, ${run.cores} cores; ${run.rounds} interleaved rounds of ${run.seconds} s, 20 connections`,
     '',
-    'scenario     implementation     req/s   p50 ms  p99 ms  node ms/req  pg ms/req  RSS MB  unexpected',
+    'scenario     implementation     req/s   p50 ms  p99 ms  node ms/req  pg ms/req  stmts/req  commits/req  RSS MB  unexpected',
   ]
   for (const scenario of ['new charge', 'replay', 'one client'] as const) {
     for (const implementation of [SERVICE, UNCACHED, 'seed middleware', SEED_WITH_EVENT, 'no idempotency']) {
@@ -60,7 +60,7 @@ export function report(run: Run): string {
       lines.push(
         `${scenario.padEnd(13)}${implementation.padEnd(17)}${m((s) => s.rps).toFixed(0).padStart(7)}${m((s) => s.p50).toFixed(1).padStart(9)}` +
           `${m((s) => s.p99).toFixed(1).padStart(8)}${m((s) => s.nodeMs).toFixed(3).padStart(13)}${m((s) => s.pgMs).toFixed(3).padStart(11)}` +
-          `${m((s) => s.rssMb).toFixed(0).padStart(8)}${String(rows.reduce((sum, s) => sum + s.unexpected, 0)).padStart(12)}`,
+          `${m((s) => s.statements).toFixed(2).padStart(11)}${m((s) => s.commits).toFixed(2).padStart(13)}${m((s) => s.rssMb).toFixed(0).padStart(8)}${String(rows.reduce((sum, s) => sum + s.unexpected, 0)).padStart(12)}`,
       )
     }
   }

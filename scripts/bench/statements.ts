@@ -16,3 +16,15 @@ export async function statementCosts(sql: Sql): Promise<string> {
     ),
   ].join('\n')
 }
+
+/**
+ * Running totals of the whole cluster: statements executed (pg_stat_statements, BEGIN and COMMIT included) and
+ * transaction ids handed out (one per transaction that writes, so one per commit that flushes WAL). Differences
+ * over a measurement, divided by its requests, say how many of each a request costs.
+ */
+export async function databaseCounters(sql: Sql): Promise<{ statements: number; writeTransactions: number }> {
+  const [row] = await sql<{ statements: number; xid: string }[]>`
+    select (select coalesce(sum(calls), 0)::float8 from pg_stat_statements) as statements,
+           pg_snapshot_xmax(pg_current_snapshot())::text as xid`
+  return { statements: row!.statements, writeTransactions: Number(row!.xid) }
+}

@@ -2,16 +2,14 @@
 // the charge, or 402 with the decline. The route and the recovery worker both end a charge here, so a settled
 // unknown outcome replays the very bytes a live request would have sent. The charge is built here, so its write
 // needs no answer: the route commits it, its event and the key's completion in one statement.
-import type { Sql, Transaction } from '../db/connect.js'
-import { eventWrite } from '../events/events.js'
+import { eventInsert } from '../events/events.js'
 import type { Recorded } from '../idempotency/response.js'
 import type { ChargeOutcome } from '../processor/processor.js'
 import { PROBLEM_CONTENT_TYPE, problemBody } from '../problems.js'
 import type { CreateChargeBody } from '../schemas/charge.js'
-import { insertChargeRow, newChargeRow, toCharge } from './repository.js'
+import { chargeInsert, newChargeRow, toCharge } from './repository.js'
 
 export function recordCharge(
-  db: Sql | Transaction,
   accountId: string,
   input: CreateChargeBody,
   outcome: ChargeOutcome,
@@ -21,7 +19,7 @@ export function recordCharge(
   const row = newChargeRow(accountId, input, outcome, authorizationExpiresAt)
   const charge = toCharge(row)
   const type = charge.status === 'failed' ? 'charge.failed' : charge.status === 'requires_capture' ? 'charge.authorized' : 'charge.succeeded'
-  const writes = [insertChargeRow(db, row), eventWrite(db, accountId, type, { object: charge }, row.created_at)]
+  const writes = [chargeInsert(row), eventInsert(accountId, type, { object: charge }, row.created_at)]
   if (charge.status === 'failed') {
     const body = problemBody('card-declined', charge.failure_message ?? 'The card was declined.', { decline_code: charge.failure_code, charge: charge.id })
     return { writes, response: { status: 402, contentType: PROBLEM_CONTENT_TYPE, body } }

@@ -2,6 +2,7 @@
 // (a charge or authorization, with its outcome; a capture; a void), and it is recorded as the live request would
 // have recorded it, or, when the processor never saw it, the reservation is given back.
 import { sendAll } from '../db/pipeline.js'
+import { insertRow } from '../db/row-insert.js'
 import { type ChargeOutcome, lookupOutcome, type PaymentProcessor, type SettlementOutcome } from '../processor/processor.js'
 import type { Recovery } from '../idempotency/recovery.js'
 import type { CreateChargeBody } from '../schemas/charge.js'
@@ -16,8 +17,8 @@ export function chargeRecovery(processor: PaymentProcessor, settings: { authoriz
     lookup: (claim) => lookupOutcome(processor, claim.operationId, bodyOf(claim).capture === false ? 'authorization' : 'charge'),
     async record(tx, claim, outcome) {
       const body = bodyOf(claim)
-      const { writes, response } = recordCharge(tx, claim.accountId, body, outcome, authorizationExpiry(body, settings.authorizationExpiresDays))
-      sendAll(tx, writes)
+      const { writes, response } = recordCharge(claim.accountId, body, outcome, authorizationExpiry(body, settings.authorizationExpiresDays))
+      sendAll(tx, writes.map((write) => insertRow(tx, write)))
       return response
     },
   }

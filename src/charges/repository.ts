@@ -2,6 +2,7 @@
 import type { Sql, Transaction } from '../db/connect.js'
 import { newId } from '../db/ids.js'
 import { pageOf, type Page } from '../db/pagination.js'
+import type { RowInsert } from '../db/row-insert.js'
 import type { ChargeOutcome } from '../processor/processor.js'
 import type { Charge, CreateChargeBody } from '../schemas/charge.js'
 import type { PageRequest } from '../schemas/page.js'
@@ -61,14 +62,10 @@ export function newChargeRow(accountId: string, input: CreateChargeBody, outcome
   }
 }
 
-/** The INSERT of a charge built by newChargeRow, not yet run: `db` is where it will run. */
-export function insertChargeRow(db: Sql | Transaction, row: ChargeRow) {
-  return db`
-    insert into charges (id, account_id, amount_cents, amount_captured_cents, captured, currency, source, description, metadata,
-                         status, failure_code, failure_message, processor_reference, authorization_expires_at, created_at)
-    values (${row.id}, ${row.account_id}, ${row.amount_cents}, ${row.amount_captured_cents}, ${row.captured}, ${row.currency}, ${row.source},
-            ${row.description}, ${db.json(row.metadata)}, ${row.status}, ${row.failure_code}, ${row.failure_message},
-            ${row.processor_reference}, ${row.authorization_expires_at}, ${row.created_at})`
+/** The insert of a charge built by newChargeRow: the columns a new charge sets (the rest keep their defaults). */
+export function chargeInsert(row: ChargeRow): RowInsert {
+  const { amount_refunded_cents, amount_refund_pending_cents, pending_operation, pending_operation_id, pending_amount_cents, ...inserted } = row
+  return { table: 'charges', row: inserted }
 }
 
 /**

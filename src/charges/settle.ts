@@ -10,7 +10,8 @@
 import type { Fragment } from 'postgres'
 import type { Sql, Transaction } from '../db/connect.js'
 import { send } from '../db/pipeline.js'
-import { eventWrite } from '../events/events.js'
+import { insertRow } from '../db/row-insert.js'
+import { eventInsert } from '../events/events.js'
 import type { RouteResponse } from '../idempotency/response.js'
 import type { EventType } from '../schemas/webhook.js'
 import { Problem } from '../problems.js'
@@ -74,7 +75,7 @@ async function recordSettlement(tx: Transaction, charge: ChargeRow, change: Frag
     returning *`
   if (!row) throw new Error(`charge ${charge.id} no longer has this ${charge.pending_operation} pending`)
   const settled = toCharge(row)
-  send(tx, eventWrite(tx, row.account_id, eventType, { object: settled }))
+  send(tx, insertRow(tx, eventInsert(row.account_id, eventType, { object: settled })))
   return { status: 200, body: settled }
 }
 

@@ -1,5 +1,5 @@
 // The response a route returns from its transaction, and the exact form in which it is stored and replayed.
-import type { PendingQuery, Row } from 'postgres'
+import type { RowInsert } from '../db/row-insert.js'
 
 export interface RouteResponse {
   status: number
@@ -10,12 +10,12 @@ export interface RouteResponse {
 }
 
 /**
- * What a route recorded: the writes that make it so, not yet run, and the response they answer with. The idempotency
- * plugin runs the writes and the key's completion as one statement (reply.commit); a transaction can send them
- * (sendAll in src/db/pipeline.ts). Writes that need no answer from the database can be committed in one round trip.
+ * What a route recorded: the rows that make it so, as data, and the response they answer with. The idempotency
+ * plugin commits the rows and the key's completion in one statement (reply.commit), shared with other requests
+ * committing at the same moment; a transaction can send them (insertRow in src/db/row-insert.ts).
  */
 export interface Recorded {
-  writes: PendingQuery<Row[]>[]
+  writes: RowInsert[]
   response: RouteResponse
 }
 

@@ -31,6 +31,14 @@ export const idempotencyOutcomes = new Counter({
   registers,
 })
 
+export const statementBatchSize = new Histogram({
+  name: 'idempotency_statement_batch_size',
+  help: 'Requests that shared one statement and one commit: their key claims (claim), or their writes and key completions (commit)',
+  labelNames: ['statement'] as const,
+  buckets: [1, 2, 4, 8, 16, 32, 50],
+  registers,
+})
+
 export const processorCalls = new Histogram({
   name: 'processor_call_duration_seconds',
   help: 'Payment processor calls by operation and outcome (succeeded, declined, unavailable, error)',

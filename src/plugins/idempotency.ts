@@ -16,8 +16,8 @@ import { toStoredResponse, type Recorded, type RouteResponse, type StoredRespons
 import { ReplayCache } from '../idempotency/replay-cache.js'
 import type { ClaimedOperation, Recovery } from '../idempotency/recovery.js'
 import {
-  claimKey,
-  commitWithCompletion,
+  KeyClaims,
+  Commits,
   completeClaim,
   endLease,
   holdsClaim,
@@ -28,7 +28,7 @@ import {
   type KeyScope,
   type Timing,
 } from '../idempotency/store.js'
-import { idempotencyOutcomes, type IdempotencyOutcome } from '../observability/metrics.js'
+import { idempotencyOutcomes, statementBatchSize, type IdempotencyOutcome } from '../observability/metrics.js'
 import { Problem } from '../problems.js'
 
 export type { Recorded, RouteResponse }
@@ -78,8 +78,9 @@ declare module 'fastify' {
      */
     reserve<T>(work: (tx: Transaction) => Promise<T>): Promise<T>
     /**
-     * Runs what the route recorded and completes the request's key in one statement (one round trip, no
-     * transaction held open), then sends the response. For records that need no reads.
+     * Inserts the rows the route recorded and completes the request's key in one statement (one round trip, no
+     * transaction held open), shared with the requests committing at the same moment, then sends the response.
+     * For records that need no reads.
      */
     commit(recorded: Recorded): Promise<FastifyReply>
   }
@@ -94,6 +95,8 @@ export default fp(
     const { sql, timing } = options
     const recoveryOf = new Map((options.recoveries ?? []).map((recovery) => [recovery.endpoint, recovery]))
     const replays = new ReplayCache(options.replayCacheSize ?? 0)
+    const claims = new KeyClaims(sql, timing, (size) => statementBatchSize.observe({ statement: 'claim' }, size))
+    const commits = new Commits(sql, (size) => statementBatchSize.observe({ statement: 'commit' }, size))
     app.decorateRequest('idempotencyClaim', null)
     app.decorateRequest('keylessOperationId', null)
     app.decorateRequest('operationMayBeDownstream', false)
@@ -117,7 +120,7 @@ export default fp(
         }
         const scope = scopeOf(request, key)
         const fingerprint = fingerprintOf(request)
-        const result = remembered(replays, scope, fingerprint) ?? (await claimKey(sql, scope, fingerprint, timing, recovery ? requestOf(request) : null))
+        const result = remembered(replays, scope, fingerprint) ?? (await claims.claim(scope, fingerprint, recovery ? requestOf(request) : null))
         if (result.outcome === 'completed' && result.expiresInMs !== undefined) replays.set(scope, { fingerprint, response: result.response }, result.expiresInMs, result.askedAt)
         request.log[result.outcome === 'claimed' ? 'debug' : 'info']({ idempotency_key: key, outcome: result.outcome }, 'idempotency key checked')
         idempotencyOutcomes.inc({ endpoint: scope.endpoint, outcome: result.outcome === 'claimed' ? (result.takenOver ? 'taken_over' : 'claimed') : OUTCOME[result.outcome] })
@@ -199,7 +202,7 @@ export default fp(
 
     app.decorateReply('commit', async function commit(this: FastifyReply, recorded: Recorded) {
       const stored = toStoredResponse(recorded.response)
-      await commitWithCompletion(sql, recorded.writes, this.request.idempotencyClaim, stored).catch(fencedOff)
+      if (!(await commits.commit(recorded.writes, this.request.idempotencyClaim, stored))) throw lostClaim()
       return sendCommitted(this, stored)
     })
   },

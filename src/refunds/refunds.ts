@@ -7,7 +7,8 @@
 // src/refunds/recovery.ts); one whose outcome is unknown stays until a retry or the recovery worker settles it.
 import type { Transaction } from '../db/connect.js'
 import { send } from '../db/pipeline.js'
-import { eventWrite } from '../events/events.js'
+import { insertRow } from '../db/row-insert.js'
+import { eventInsert } from '../events/events.js'
 import type { RouteResponse } from '../idempotency/response.js'
 import { Problem } from '../problems.js'
 import { lockCharge } from '../charges/repository.js'
@@ -47,6 +48,6 @@ export async function reserveRefund(
 /** Phase 3: what the processor did becomes the refund, and the response a request for it returns. */
 export async function recordRefund(tx: Transaction, refund: RefundRow, processorReference: string): Promise<RouteResponse> {
   const settled = await markRefundSucceeded(tx, refund, processorReference)
-  send(tx, eventWrite(tx, refund.account_id, 'charge.refunded', { object: settled.charge, refund: settled.refund }))
+  send(tx, insertRow(tx, eventInsert(refund.account_id, 'charge.refunded', { object: settled.charge, refund: settled.refund })))
   return { status: 201, location: `/v1/refunds/${settled.refund.id}`, body: settled.refund }
 }

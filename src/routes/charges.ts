@@ -27,7 +27,7 @@ export default async function chargeRoutes(base: FastifyInstance, options: { sql
     const call = { amountCents: input.amount_cents, currency: input.currency, source: input.source, idempotencyKey: downstreamIdempotencyKey(request) }
     const outcome = await (expiresAt ? processor.authorize(call) : processor.charge(call)).catch(rethrowUnavailable)
     // One statement: the charge, its event and the key's completion commit together, in one round trip.
-    return reply.commit(recordCharge(sql, request.account.id, input, outcome, expiresAt))
+    return reply.commit(recordCharge(request.account.id, input, outcome, expiresAt))
   })
 
   // Phases (src/charges/settle.ts): claim; reserve (fenced by the claim); call out; record and complete. If the

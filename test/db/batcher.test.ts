@@ -1,0 +1,101 @@
+// The batcher's promise to a lone client: nothing waits for company. A request that finds no statement in flight
+// goes out at once, alone; the requests that arrive while it is in flight go out together when it returns.
+import { describe, expect, it } from 'vitest'
+import { Batcher } from '../../src/db/batcher.js'
+
+/** A statement that answers only when told to, and records the batches it was sent. */
+function heldStatement() {
+  const batches: number[][] = []
+  const answers: (() => void)[] = []
+  const run = (items: number[]) => {
+    batches.push(items)
+    return new Promise<number[]>((resolve) => answers.push(() => resolve(items.map((item) => item * 10))))
+  }
+  return { batches, run, answerNext: () => answers.shift()!() }
+}
+
+describe('Batcher', () => {
+  it('when nothing is in flight, then an item goes out at once, alone', async () => {
+    const statement = heldStatement()
+    const batcher = new Batcher(statement.run, { maxSize: 10 })
+    const answer = batcher.submit(1)
+    expect(statement.batches).toEqual([[1]])
+    statement.answerNext()
+    expect(await answer).toBe(10)
+  })
+
+  it('when items arrive while a statement is in flight, then they go out together as soon as it returns, each answered its own', async () => {
+    const statement = heldStatement()
+    const sizes: number[] = []
+    const batcher = new Batcher(statement.run, { maxSize: 10, onBatch: (size) => sizes.push(size) })
+    const first = batcher.submit(1)
+    const queued = [2, 3, 4].map((item) => batcher.submit(item))
+    expect(statement.batches).toEqual([[1]])
+    statement.answerNext()
+    await first
+    expect(statement.batches).toEqual([[1], [2, 3, 4]])
+    statement.answerNext()
+    expect(await Promise.all(queued)).toEqual([20, 30, 40])
+    expect(sizes).toEqual([1, 3])
+  })
+
+  it('when more items queue than a statement carries, then the rest go in the next one', async () => {
+    const statement = heldStatement()
+    const batcher = new Batcher(statement.run, { maxSize: 2 })
+    const answers = [1, 2, 3, 4].map((item) => batcher.submit(item))
+    statement.answerNext()
+    await answers[0]
+    statement.answerNext()
+    await answers[2]
+    statement.answerNext()
+    expect(await Promise.all(answers)).toEqual([10, 20, 30, 40])
+    expect(statement.batches).toEqual([[1], [2, 3], [4]])
+  })
+
+  it('when one item’s data fails the statement, then each item is sent again alone and only that one fails', async () => {
+    const batches: number[][] = []
+    const run = async (items: number[]) => {
+      batches.push(items)
+      if (items.includes(13)) throw Object.assign(new Error('new row violates check constraint'), { code: '23514' })
+      return items
+    }
+    const batcher = new Batcher(run, { maxSize: 10 })
+    const lone = batcher.submit(1)
+    const queued = [12, 13, 14].map((item) => batcher.submit(item).then((value) => ({ value }), (error: { code: string }) => ({ error: error.code })))
+    await lone
+    expect(await Promise.all(queued)).toEqual([{ value: 12 }, { error: '23514' }, { value: 14 }])
+    expect(batches).toEqual([[1], [12, 13, 14], [12], [13], [14]])
+    expect(await batcher.submit(15)).toBe(15)
+  })
+
+  it('when the database is unreachable, then every item of the batch fails with it and none is sent again', async () => {
+    const batches: number[][] = []
+    const run = async (items: number[]) => {
+      batches.push(items)
+      if (items.length > 1) throw Object.assign(new Error('write CONNECTION_CLOSED'), { code: 'CONNECTION_CLOSED' })
+      return items
+    }
+    const batcher = new Batcher(run, { maxSize: 10 })
+    const lone = batcher.submit(1)
+    const queued = [2, 3].map((item) => batcher.submit(item).catch((error: { code: string }) => error.code))
+    await lone
+    expect(await Promise.all(queued)).toEqual(['CONNECTION_CLOSED', 'CONNECTION_CLOSED'])
+    expect(batches).toEqual([[1], [2, 3]])
+    expect(await batcher.submit(4)).toBe(4)
+  })
+
+  it('when a batch loses a deadlock, then its items are sent again alone: nothing of it was committed', async () => {
+    const batches: number[][] = []
+    const run = async (items: number[]) => {
+      batches.push(items)
+      if (items.length > 1) throw Object.assign(new Error('deadlock detected'), { code: '40P01' })
+      return items
+    }
+    const batcher = new Batcher(run, { maxSize: 10 })
+    const lone = batcher.submit(1)
+    const queued = [2, 3].map((item) => batcher.submit(item))
+    await lone
+    expect(await Promise.all(queued)).toEqual([2, 3])
+    expect(batches).toEqual([[1], [2, 3], [2], [3]])
+  })
+})

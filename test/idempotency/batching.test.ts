@@ -1,0 +1,162 @@
+// Requests that claim or commit at the same moment share one statement and one commit (src/db/batcher.ts), and
+// a batch is all-or-nothing only where that is right: a request whose completion is fenced off, whose row
+// violates a constraint, or whose batch loses its connection must not take the others' outcome with it.
+// Against a real PostgreSQL; a batch is made deterministically: one request goes out alone, and those submitted
+// while it is in flight go out together in the next statement.
+import { randomBytes } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createAccount } from '../../src/accounts/api-keys.js'
+import { recordCharge } from '../../src/charges/record-charge.js'
+import { connect, type Sql } from '../../src/db/connect.js'
+import { isDatabaseUnavailable } from '../../src/db/errors.js'
+import type { RowInsert } from '../../src/db/row-insert.js'
+import { toStoredResponse } from '../../src/idempotency/response.js'
+import { Commits, KeyClaims, type Claim } from '../../src/idempotency/store.js'
+import { startCuttingProxy, type CuttingProxy } from '../helpers/cutting-proxy.js'
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js'
+
+const timing = { ttlSeconds: 3600, leaseSeconds: 30, recoveryGraceSeconds: 5 }
+const CUT_MARKER = 'cut-this-batch'
+let database: TestDatabase
+let proxy: CuttingProxy
+let proxied: Sql
+let accountId: string
+
+beforeAll(async () => {
+  database = await createTestDatabase()
+  ;({ account_id: accountId } = await createAccount(database.sql, 'Batching'))
+  // Cuts the connection that sends a statement carrying the marker, before PostgreSQL sees it.
+  proxy = await startCuttingProxy(database.url, (chunk) => chunk.includes(CUT_MARKER))
+  proxied = connect(proxy.url, { max: 4 })
+})
+afterAll(async () => {
+  await proxied.end({ timeout: 1 })
+  await proxy.close()
+  await database.drop()
+})
+
+const scope = (key: string) => ({ accountId, endpoint: 'POST /v1/charges', key })
+const keyNamed = (name: string) => `${name}-${randomBytes(6).toString('hex')}`
+
+async function claimed(claims: KeyClaims, key: string): Promise<Claim> {
+  const result = await claims.claim(scope(key), randomBytes(32))
+  if (result.outcome !== 'claimed') throw new Error(`${key}: ${result.outcome}`)
+  return result.claim
+}
+
+/** A succeeded charge as the route records it: the charge row, its event, and the 201 to store. */
+function charge(description = 'batched') {
+  const recorded = recordCharge(accountId, { amount_cents: 1000, currency: 'usd', source: 'pm_card_visa', description }, { status: 'succeeded', processorReference: `ref_${randomBytes(4).toString('hex')}` })
+  return { writes: recorded.writes, response: toStoredResponse(recorded.response) }
+}
+
+/** Commits `first` alone, and the others in one statement behind it; each answer, or its error's code. */
+async function commitBatch(commits: Commits, first: Claim, others: { claim: Claim; writes: RowInsert[]; response: ReturnType<typeof charge>['response'] }[]) {
+  const alone = charge()
+  const lone = commits.commit(alone.writes, first, alone.response)
+  const batched = others.map(({ claim, writes, response }) =>
+    commits.commit(writes, claim, response).then(
+      (committed) => ({ committed }),
+      (error: { code?: string }) => ({ error: error.code, unavailable: isDatabaseUnavailable(error) }),
+    ),
+  )
+  expect(await lone).toBe(true)
+  return Promise.all(batched)
+}
+
+const keyState = async (claim: Claim) =>
+  (await database.sql<{ completed: boolean; token: string | null }[]>`
+    select completed_at is not null as completed, claim_token::text as token from idempotency_keys where id = ${claim.rowId}`)[0]!
+const chargesDescribed = async (description: string) =>
+  Number((await database.sql<{ count: string }[]>`select count(*) from charges where account_id = ${accountId} and description = ${description}`)[0]!.count)
+const eventsOf = async (description: string) =>
+  Number((await database.sql<{ count: string }[]>`select count(*) from events where account_id = ${accountId} and body::jsonb->'data'->'object'->>'description' = ${description}`)[0]!.count)
+
+describe('commits shared by concurrent requests', () => {
+  it('when one request of a batch was taken over, then it alone writes nothing and is refused, and the others commit', async () => {
+    const sizes: number[] = []
+    const claims = new KeyClaims(database.sql, timing)
+    const commits = new Commits(database.sql, (size) => sizes.push(size))
+    const [first, a, b, c] = await Promise.all(['first', 'a', 'b', 'c'].map((name) => claimed(claims, keyNamed(name))))
+    // b's lease ran out and a retry took the key over: the token b holds is no longer the key's.
+    const [successor] = await database.sql<{ token: string }[]>`
+      update idempotency_keys set claim_token = gen_random_uuid() where id = ${b!.rowId} returning claim_token::text as token`
+
+    const answers = await commitBatch(commits, first!, [a!, b!, c!].map((claim, index) => ({ claim, ...charge(`fenced-batch-${index}`) })))
+
+    expect(sizes).toEqual([1, 3])
+    expect(answers).toEqual([{ committed: true }, { committed: false }, { committed: true }])
+    expect([await chargesDescribed('fenced-batch-0'), await chargesDescribed('fenced-batch-1'), await chargesDescribed('fenced-batch-2')]).toEqual([1, 0, 1])
+    expect([await eventsOf('fenced-batch-0'), await eventsOf('fenced-batch-1'), await eventsOf('fenced-batch-2')]).toEqual([1, 0, 1])
+    expect(await keyState(b!)).toEqual({ completed: false, token: successor!.token })
+    expect((await keyState(a!)).completed && (await keyState(c!)).completed).toBe(true)
+  })
+
+  it('when one request’s row violates a constraint, then it alone fails, and the others commit', async () => {
+    const claims = new KeyClaims(database.sql, timing)
+    const commits = new Commits(database.sql)
+    const [first, a, b, c] = await Promise.all(['first', 'a', 'b', 'c'].map((name) => claimed(claims, keyNamed(name))))
+    const broken = charge('failing-batch-1')
+    // An amount the charges table refuses (check constraint): the whole statement fails, whoever wrote it.
+    broken.writes[0]!.row.amount_cents = 0
+
+    const answers = await commitBatch(commits, first!, [
+      { claim: a!, ...charge('failing-batch-0') },
+      { claim: b!, ...broken },
+      { claim: c!, ...charge('failing-batch-2') },
+    ])
+
+    expect(answers).toEqual([{ committed: true }, { error: '23514', unavailable: false }, { committed: true }])
+    expect([await chargesDescribed('failing-batch-0'), await chargesDescribed('failing-batch-1'), await chargesDescribed('failing-batch-2')]).toEqual([1, 0, 1])
+    expect((await keyState(b!)).completed).toBe(false)
+  })
+
+  it('when the batch loses its connection, then each of its requests is told the database is unavailable, nothing of it is written, and the next batch goes through', async () => {
+    const claims = new KeyClaims(database.sql, timing)
+    const commits = new Commits(proxied)
+    const [first, a, b, c, after] = await Promise.all(['first', 'a', 'b', 'c', 'after'].map((name) => claimed(claims, keyNamed(name))))
+
+    const answers = await commitBatch(commits, first!, [
+      { claim: a!, ...charge('lost-batch-0') },
+      { claim: b!, ...charge(CUT_MARKER) },
+      { claim: c!, ...charge('lost-batch-2') },
+    ])
+
+    expect(proxy.cuts()).toBe(1)
+    for (const answer of answers) expect(answer).toMatchObject({ unavailable: true })
+    expect([await chargesDescribed('lost-batch-0'), await chargesDescribed(CUT_MARKER), await chargesDescribed('lost-batch-2')]).toEqual([0, 0, 0])
+    for (const claim of [a!, b!, c!]) expect((await keyState(claim)).completed).toBe(false)
+    const next = charge('lost-batch-after')
+    expect(await commits.commit(next.writes, after!, next.response)).toBe(true)
+  })
+})
+
+describe('claims shared by concurrent requests', () => {
+  it('when one request’s stored request is refused by the database, then it alone fails, and the others claim their keys', async () => {
+    const claims = new KeyClaims(database.sql, timing)
+    const lone = claims.claim(scope(keyNamed('first')), randomBytes(32))
+    // jsonb refuses \u0000: that request's row fails the statement for the whole batch.
+    const requests = [{ body: 'fine' }, { body: 'nul \u0000 inside' }, { body: 'fine too' }]
+    const keys = requests.map((_, index) => keyNamed(`claim-${index}`))
+    const answers = requests.map((request, index) =>
+      claims.claim(scope(keys[index]!), randomBytes(32), request).then(
+        (result) => result.outcome,
+        (error: { code?: string }) => error.code,
+      ),
+    )
+    expect((await lone).outcome).toBe('claimed')
+    expect(await Promise.all(answers)).toEqual(['claimed', '22P05', 'claimed'])
+    const stored = await database.sql<{ key: string }[]>`select key from idempotency_keys where key in ${database.sql(keys)} order by key`
+    expect(stored.map((row) => row.key)).toEqual([keys[0], keys[2]].sort())
+  })
+
+  it('when the same key is claimed twice in one batch, then exactly one request holds it and the other is told it is in flight', async () => {
+    const claims = new KeyClaims(database.sql, timing)
+    const lone = claims.claim(scope(keyNamed('first')), randomBytes(32))
+    const key = keyNamed('twin')
+    const fingerprint = randomBytes(32)
+    const twins = [claims.claim(scope(key), fingerprint), claims.claim(scope(key), fingerprint)]
+    expect((await lone).outcome).toBe('claimed')
+    expect((await Promise.all(twins)).map((result) => result.outcome).sort()).toEqual(['claimed', 'in-flight'])
+  })
+})
