@@ -119,7 +119,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 function contradictionsIn(config: Config): string[] {
   const found: string[] = []
   // Room to replay a response after every request that can hold the key and the recovery of its outcome. Not a
-  // safety bound (an unsettled key never expires, src/idempotency/store.ts), but a TTL shorter than this would
+  // safety bound (an unsettled key never expires, src/idempotency/claims.ts), but a TTL shorter than this would
   // expire responses before a client could reasonably have retried.
   const minimumTtl = 2 * config.IDEMPOTENCY_LEASE_SECONDS + config.RECOVERY_GRACE_SECONDS + 60
   if (config.IDEMPOTENCY_TTL_SECONDS < minimumTtl) {

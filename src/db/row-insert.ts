@@ -1,5 +1,5 @@
 // A row to insert, as data rather than as a statement: a transaction sends it as a statement of its own
-// (insertRow), and the commit batcher (src/idempotency/store.ts) inserts the rows of many requests, table by
+// (insertRow), and the commit batcher (src/idempotency/commits.ts) inserts the rows of many requests, table by
 // table, in one statement. Either way PostgreSQL reads the row from JSON (jsonb_populate_record), so a value is
 // converted to its column's type in one place, the same way on both paths.
 import type { Sql, Transaction } from './connect.js'

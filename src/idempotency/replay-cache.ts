@@ -2,7 +2,7 @@
 // retrying in a loop, a retry storm after an outage) cost no round trip and no database time at all.
 //
 // Safe because a completed key never changes before it expires: its fingerprint and response are written once,
-// and only an expired key can be taken over (takeOver in store.ts) or reaped. So what is found here is what the
+// and only an expired key can be taken over (takeOver in claims.ts) or reaped. So what is found here is what the
 // database would answer, on every instance alike. An entry is dropped EXPIRY_MARGIN_MS before its key expires,
 // timed from the remaining lifetime PostgreSQL reported (counted from before the question was sent), so clock skew between hosts cannot make it outlive the
 // key; and on two local clocks, whichever runs out first: the monotonic one does not move while the host is

@@ -14,10 +14,10 @@ import { requestFingerprint } from '../idempotency/fingerprint.js'
 import { idempotencyKeyFromRawHeaders } from '../idempotency/key.js'
 import { toStoredResponse, type Recorded, type RouteResponse, type StoredResponse } from '../idempotency/response.js'
 import { ReplayCache } from '../idempotency/replay-cache.js'
+import { KeyClaims } from '../idempotency/claims.js'
+import { Commits } from '../idempotency/commits.js'
 import type { ClaimedOperation, Recovery } from '../idempotency/recovery.js'
 import {
-  KeyClaims,
-  Commits,
   completeClaim,
   endLease,
   holdsClaim,

@@ -20,7 +20,7 @@
  *   (f) no expiry removes a key a holder may still call out for.
  *
  * Step                          Code (src/)
- * claim (insert/read/takeover)  idempotency/store.ts KeyClaims.claim: claimStatement + takeOver (the read and the
+ * claim (insert/read/takeover)  idempotency/claims.ts KeyClaims.claim: claimStatement + takeOver (the read and the
  *                               conditional UPDATE are one compare-and-swap on the token that was read, so one
  *                               atomic step). Concurrent requests' claims share one statement (db/batcher.ts): it
  *                               runs each request's step, one row each, atomically together, which is one of the
@@ -33,7 +33,7 @@
  *                               call up after PROCESSOR_TIMEOUT_MS, and the clock may not pass that while it flies
  * record and complete           reply.transact + store.ts completeClaim (complete_idempotency_key, db/migrations/
  *                               0008: fenced by the token; raises IK409 otherwise, rolling the writes back);
- *                               reply.commit + store.ts Commits (commitStatement: the completion is an UPDATE
+ *                               reply.commit + commits.ts Commits (commitStatement: the completion is an UPDATE
  *                               fenced by the token, and the request's rows are inserted only if it matched;
  *                               shared with concurrent requests' commits, each gated by its own token)
  * letGo: endLease / release     plugins/idempotency.ts letGo: endLease (fenced) when the operation may be
