@@ -1,6 +1,6 @@
 // What both baselines share with the service, so that only idempotency differs: Fastify, the same pool size,
 // the same API-key lookup (uncached, as a simple implementation does it), the same simulated processor with its
-// ledger, and the same charge insert into the same charges table.
+// ledger, and the same charge (and event) rows into the same tables, inserted as a simple implementation does it.
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
 import { findAccountByApiKey } from '../../src/accounts/api-keys.js'
 import { chargeInsert, newChargeRow, toCharge } from '../../src/charges/repository.js'

@@ -3,7 +3,7 @@
 import type { Sql } from '../db/connect.js'
 import { arrayLiteral } from '../db/array-literal.js'
 import { Batcher } from '../db/batcher.js'
-import { columnList, insertRow, type RowInsert } from '../db/row-insert.js'
+import { columnArray, columnList, columnTypes, insertRow, type RowInsert } from '../db/row-insert.js'
 import type { StoredResponse } from './response.js'
 import { completion, isTakenOver, type Claim } from './store.js'
 
@@ -41,19 +41,22 @@ export class Commits {
  * The commit of a batch of requests, in one statement. Each request's completion is an UPDATE fenced by its
  * token, and each of its rows is inserted only if that UPDATE matched (or it has no key): a request whose claim
  * was taken over writes nothing and is answered false, and the others commit. Rows are inserted table by table,
- * read from JSON (src/db/row-insert.ts), so the statement's text depends only on the tables and columns written.
+ * one array per column (src/db/row-insert.ts), so the statement's text depends only on the tables and columns
+ * written.
  */
 async function commitStatement(sql: Sql, commits: Commit[]): Promise<boolean[]> {
   if (commits.length === 1) return [await commitOne(sql, commits[0]!)]
   const claimed = commits.flatMap((commit, index) => (commit.claim ? [{ ord: index + 1, claim: commit.claim, response: commit.response }] : []))
   const column = (value: (item: (typeof claimed)[number]) => string | number) => arrayLiteral(claimed.map(value))
-  const writes = rowsByTable(commits).map(
-    ({ table, columns, rows }, index) => sql`, ${sql.unsafe(`write_${index}`)} as (
+  const groups = rowsByTable(commits)
+  const types = await Promise.all(groups.map(({ table }) => columnTypes(sql, table)))
+  const writes = groups.map(
+    ({ table, columns, ords, rows }, index) => sql`, ${sql.unsafe(`write_${index}`)} as (
       insert into ${sql(table)} (${columnList(sql, columns)})
       select ${columnList(sql, columns)}
-      from jsonb_array_elements(${`[${rows.join(',')}]`}::text::jsonb) as w(written)
-      cross join lateral jsonb_populate_record(null::${sql(table)}, w.written->'row')
-      where (w.written->>'ord')::int in (select ord from passed)
+      from unnest(${[columnArray(sql, 'integer', ords), ...columns.map((column) => columnArray(sql, typeOf(types[index]!, table, column), rows.map((row) => row[column])))]
+        .reduce((joined, array) => sql`${joined}, ${array}`)}) as w(write_ord, ${columnList(sql, columns)})
+      where w.write_ord in (select ord from passed)
     )`,
   )
   const unclaimed = commits.flatMap((commit, index) => (commit.claim ? [] : [index + 1]))
@@ -101,20 +104,26 @@ async function commitOne(sql: Sql, { writes, claim, response }: Commit): Promise
 }
 
 /**
- * The rows of a batch grouped by table and columns, each as the JSON text {"ord": <its request's position>,
- * "row": {...}}: a table's rows go to PostgreSQL as one JSON array, with nothing to escape.
+ * The rows of a batch grouped by table and columns, each with the position (ord) of the request that wrote it.
  */
 function rowsByTable(commits: Commit[]) {
-  const groups = new Map<string, { table: string; columns: string[]; rows: string[] }>()
+  const groups = new Map<string, { table: string; columns: string[]; ords: number[]; rows: Record<string, unknown>[] }>()
   commits.forEach((commit, index) => {
     for (const { table, row } of commit.writes) {
       const columns = Object.keys(row)
       const id = `${table}(${columns.join(',')})`
-      const group = groups.get(id) ?? { table, columns, rows: [] }
+      const group = groups.get(id) ?? { table, columns, ords: [], rows: [] }
       groups.set(id, group)
-      group.rows.push(`{"ord":${index + 1},"row":${JSON.stringify(row)}}`)
+      group.ords.push(index + 1)
+      group.rows.push(row)
     }
   })
   return [...groups.values()]
+}
+
+function typeOf(types: Map<string, string>, table: string, column: string): string {
+  const type = types.get(column)
+  if (!type) throw new Error(`${table} has no column ${column}`)
+  return type
 }
 
