@@ -1,6 +1,6 @@
 // A row to insert, as data rather than as a statement: a transaction sends it as a plain INSERT ... VALUES of
 // its own (insertRow), and the commit batcher (src/idempotency/commits.ts) inserts the rows of many requests,
-// table by table, in one statement: one array per column (columnArrays), cast to the column's type.
+// table by table, in one statement: one array per column (columnArray), cast to the column's type.
 import { arrayLiteral } from './array-literal.js'
 import type { Sql, Transaction } from './connect.js'
 

@@ -67,7 +67,7 @@ async function commitStatement(sql: Sql, commits: Commit[]): Promise<boolean[]> 
         ${column((c) => c.response.status)}::int[], ${column((c) => JSON.stringify(c.response.headers))}::text[],
         ${column((c) => c.response.body.toString('base64'))}::text[]
       ) as c(ord, id, token, status, headers, body)
-      limit ${claimed.length} -- see BATCH_ROWS_ESTIMATE
+      limit ${claimed.length} -- see BATCH_ROWS_ESTIMATE in claims.ts
     ),
     completed as (
       update idempotency_keys k set
