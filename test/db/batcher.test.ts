@@ -14,6 +14,17 @@ function heldStatement() {
   return { batches, run, answerNext: () => answers.shift()!() }
 }
 
+/** A statement that fails with `code` for the batches `fails` picks, answers the others, and records them all. */
+function failingStatement(message: string, code: string, fails: (items: number[]) => boolean) {
+  const batches: number[][] = []
+  const run = async (items: number[]) => {
+    batches.push(items)
+    if (fails(items)) throw Object.assign(new Error(message), { code })
+    return items
+  }
+  return { batches, run }
+}
+
 describe('Batcher', () => {
   it('when nothing is in flight, then an item goes out at once, alone', async () => {
     const statement = heldStatement()
@@ -53,12 +64,7 @@ describe('Batcher', () => {
   })
 
   it('when one item’s data fails the statement, then each item is sent again alone and only that one fails', async () => {
-    const batches: number[][] = []
-    const run = async (items: number[]) => {
-      batches.push(items)
-      if (items.includes(13)) throw Object.assign(new Error('new row violates check constraint'), { code: '23514' })
-      return items
-    }
+    const { batches, run } = failingStatement('new row violates check constraint', '23514', (items) => items.includes(13))
     const batcher = new Batcher(run, { maxSize: 10 })
     const lone = batcher.submit(1)
     const queued = [12, 13, 14].map((item) => batcher.submit(item).then((value) => ({ value }), (error: { code: string }) => ({ error: error.code })))
@@ -69,12 +75,7 @@ describe('Batcher', () => {
   })
 
   it('when the database is unreachable, then every item of the batch fails with it and none is sent again', async () => {
-    const batches: number[][] = []
-    const run = async (items: number[]) => {
-      batches.push(items)
-      if (items.length > 1) throw Object.assign(new Error('write CONNECTION_CLOSED'), { code: 'CONNECTION_CLOSED' })
-      return items
-    }
+    const { batches, run } = failingStatement('write CONNECTION_CLOSED', 'CONNECTION_CLOSED', (items) => items.length > 1)
     const batcher = new Batcher(run, { maxSize: 10 })
     const lone = batcher.submit(1)
     const queued = [2, 3].map((item) => batcher.submit(item).catch((error: { code: string }) => error.code))
@@ -85,12 +86,7 @@ describe('Batcher', () => {
   })
 
   it('when a batch loses a deadlock, then its items are sent again alone: nothing of it was committed', async () => {
-    const batches: number[][] = []
-    const run = async (items: number[]) => {
-      batches.push(items)
-      if (items.length > 1) throw Object.assign(new Error('deadlock detected'), { code: '40P01' })
-      return items
-    }
+    const { batches, run } = failingStatement('deadlock detected', '40P01', (items) => items.length > 1)
     const batcher = new Batcher(run, { maxSize: 10 })
     const lone = batcher.submit(1)
     const queued = [2, 3].map((item) => batcher.submit(item))
