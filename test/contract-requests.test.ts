@@ -17,7 +17,7 @@ type Schema = {
   $ref?: string; type?: string | string[]; properties?: Record<string, Schema>; required?: string[]; additionalProperties?: boolean | Schema
   minimum?: number; maximum?: number; minLength?: number; maxLength?: number; pattern?: string; enum?: unknown[]; allOf?: Schema[]
   anyOf?: Schema[]; items?: Schema; minItems?: number; maxItems?: number; maxProperties?: number; minProperties?: number; format?: string
-  const?: unknown; uniqueItems?: boolean; propertyNames?: Schema
+  const?: unknown; uniqueItems?: boolean; propertyNames?: Schema; not?: Schema
 }
 
 function resolve(schema: Schema): Schema {
@@ -51,6 +51,11 @@ function invalidValues(raw: Schema): [string, unknown][] {
     if (schema.minItems) out.push(['an empty array', []])
   }
   if (types.includes('object') && schema.additionalProperties !== undefined) out.push(['an array for an object', []])
+  // Keys built with JSON.parse: in an object literal, __proto__ would set the prototype instead of naming a key.
+  const names = schema.propertyNames
+  const keyed = (key: string) => JSON.parse(`{${JSON.stringify(key)}:""}`) as unknown
+  if (names?.pattern && !new RegExp(names.pattern).test('has space')) out.push([`a key not matching ${names.pattern}`, keyed('has space')])
+  if (typeof names?.not?.const === 'string') out.push([`a key named ${names.not.const}`, keyed(names.not.const)])
   if (types.length === 0 && schema.enum) out.push(['not in the enum', 'not-a-value'])
   return out
 }
@@ -88,7 +93,8 @@ function arbitraryFor(raw: Schema): fc.Arbitrary<unknown> {
     }
     case 'object': {
       if (!schema.properties && typeof schema.additionalProperties === 'object') {
-        const key = schema.propertyNames?.pattern ? fc.stringMatching(new RegExp(schema.propertyNames.pattern)) : text(1, 40)
+        const names = schema.propertyNames
+        const key = (names?.pattern ? fc.stringMatching(new RegExp(names.pattern)) : text(1, 40)).filter((name) => names?.not?.const !== name)
         return fc.dictionary(key, arbitraryFor(schema.additionalProperties), { maxKeys: Math.min(schema.maxProperties ?? 5, 5) })
       }
       const properties = Object.fromEntries(Object.entries(schema.properties ?? {}).map(([name, property]) => [name, arbitraryFor(property)]))

@@ -1,6 +1,6 @@
 // What Node and Fastify accept at the edge that a JSON payments API must not: a request without a Host header,
-// a JSON body in another charset or in broken UTF-8, or nested deeper than any request of this API is. Each is
-// refused as problem+json before any route runs.
+// a JSON body in another charset or in broken UTF-8, nested deeper than any request of this API is, or with a
+// __proto__ key. Each is refused as problem+json before any route runs.
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { genericProblem, Problem, PROBLEM_CONTENT_TYPE } from '../problems.js'
@@ -9,6 +9,19 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true })
 // No body of this API nests more than a few levels. A limit keeps every walk over the parsed body (the schema
 // validator, the NUL check, the fingerprint) far from the stack's end: 30,000 nested arrays overflowed it (500).
 export const MAX_JSON_DEPTH = 32
+
+// Fastify's JSON parser (secure-json-parse) refuses, anywhere in a body, a key that JavaScript would take for the
+// object's prototype, and reports it as "not valid JSON". When the text does parse as JSON, that refusal is what
+// happened: it is this API's rule (openapi.yaml's Metadata says so), hence a validation-failed that names the key.
+const PROTOTYPE_KEY_REFUSED = 'The body has a key named __proto__ (or a constructor key holding a prototype); no object of this API may have one.'
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text)
+    return true
+  } catch {
+    return false
+  }
+}
 
 export default fp(
   async function httpEdge(app: FastifyInstance) {
@@ -42,7 +55,7 @@ export default fp(
       if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
         return done(new Problem('validation-failed', `The body nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects.`), undefined)
       }
-      parseJson(request, text, done)
+      parseJson(request, text, (error, parsed) => done(error && isJson(text) ? new Problem('validation-failed', PROTOTYPE_KEY_REFUSED) : error, parsed))
     })
   },
   { name: 'http-edge' },

@@ -14,6 +14,8 @@ export const RefundId = Type.String({ pattern: '^re_[0-9a-f]{24}$' })
 export const Metadata = Type.Record(Type.String({ pattern: '^[A-Za-z0-9_.-]{1,40}$' }), Type.String({ maxLength: 500 }), {
   maxProperties: 20,
   additionalProperties: false,
+  // Never reached by a request (src/plugins/http-edge.ts refuses the key while parsing): says what openapi.yaml says.
+  propertyNames: { not: { const: '__proto__' } },
 })
 
 export const ProblemSchema = Type.Object({

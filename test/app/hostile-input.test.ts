@@ -176,6 +176,36 @@ describe('the HTTP edge', () => {
   })
 })
 
+describe('keys JavaScript takes for the prototype', () => {
+  // Sent as text: an object literal with a __proto__ key would set the prototype, not send the key.
+  const charge = `{"amount_cents":100,"currency":"usd","source":"pm_card_visa"`
+  it.each([
+    ['a metadata key __proto__', `${charge},"metadata":{"__proto__":"x"}}`],
+    ['a metadata key __proto__ spelled with an escape', `${charge},"metadata":{"\\u005f_proto__":"x"}}`],
+    ['a top-level key __proto__', `${charge},"__proto__":{"amount_cents":1}}`],
+    ['a constructor key holding a prototype', `${charge},"metadata":{"constructor":{"prototype":{}}}}`],
+  ])('when the body has %s, then 400 validation-failed naming the key, and nothing is charged', async (_case, body) => {
+    const callsBefore = recorder.calls.length
+    const chargesBefore = await countCharges(suite.context.sql, suite.account.id)
+    const response = await suite.account.post('/v1/charges', body)
+    expectProblem(response, 400, /\/validation-failed$/)
+    expect(response.json().detail).toContain('__proto__')
+    expect(recorder.calls.length).toBe(callsBefore)
+    expect(await countCharges(suite.context.sql, suite.account.id)).toBe(chargesBefore)
+  })
+
+  it('when a metadata key is named constructor or prototype with a string value, then it is stored and returned', async () => {
+    const response = await suite.account.post('/v1/charges', `${charge},"metadata":{"constructor":"a","prototype":"b"}}`)
+    expect(response.statusCode, response.body).toBe(201)
+    expect(response.json().metadata).toEqual({ constructor: 'a', prototype: 'b' })
+  })
+
+  it('when the JSON itself is broken, then it is still malformed-request', async () => {
+    const response = await suite.account.post('/v1/charges', `${charge},"metadata":{"__proto__":}}`)
+    expectProblem(response, 400, /\/malformed-request$/)
+  })
+})
+
 describe('deeply nested JSON', () => {
   const nested = (open: string, close: string, depth: number, inner = '1') => open.repeat(depth) + inner + close.repeat(depth)
   const chargeWith = (field: string) => `{"amount_cents":100,"currency":"usd","source":"pm_card_visa",${field}}`
