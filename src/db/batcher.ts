@@ -1,6 +1,7 @@
 // Group commit for a statement that many concurrent requests send: while one batch is in flight, the requests
 // that arrive queue, and go out together, as one statement and one commit, the moment it returns. Nothing waits
-// for company: a request that finds no batch in flight goes out at once, alone, so a lone client pays nothing.
+// for company: a request that finds no batch in flight goes out at the end of this turn of the event loop
+// (setImmediate, no timer), with the requests whose data arrived in the same turn, so a lone client pays nothing.
 // PostgreSQL charges per statement and per commit (a round trip, bind, executor start, a WAL flush) more than
 // per row, so under load the claim of twenty requests costs little more than the claim of one.
 import { isConcurrentUpdate, isDatabaseUnavailable } from './errors.js'
@@ -29,7 +30,8 @@ export class Batcher<In, Out> {
   readonly #run: (items: In[]) => Promise<Out[]>
   readonly #options: BatcherOptions
   #queue: Waiting<In, Out>[] = []
-  #inFlight = false
+  // A batch is scheduled (for the end of this turn) or in flight: what arrives now queues for the next one.
+  #busy = false
 
   constructor(run: (items: In[]) => Promise<Out[]>, options: BatcherOptions) {
     this.#run = run
@@ -39,13 +41,18 @@ export class Batcher<In, Out> {
   submit(item: In): Promise<Out> {
     return new Promise<Out>((resolve, reject) => {
       this.#queue.push({ item, resolve, reject })
-      if (!this.#inFlight) this.#sendNext()
+      if (this.#busy) return
+      // Not at once: under load, requests come back in waves (the answers of one batch bring their clients back
+      // together), and the first of a wave sent alone made the rest wait for its statement (measured: half the
+      // claim statements carried one request). Their data arrives in one turn of the event loop.
+      this.#busy = true
+      setImmediate(() => this.#sendNext())
     })
   }
 
   #sendNext(): void {
     const batch = this.#queue.splice(0, this.#options.maxSize)
-    this.#inFlight = batch.length > 0
+    this.#busy = batch.length > 0
     if (batch.length === 0) return
     this.#options.onBatch?.(batch.length)
     void this.#send(batch)

@@ -1,7 +1,11 @@
 // The batcher's promise to a lone client: nothing waits for company. A request that finds no statement in flight
-// goes out at once, alone; the requests that arrive while it is in flight go out together when it returns.
+// goes out at the end of this turn of the event loop (setImmediate, no timer), with whatever else arrived in that
+// turn; the requests that arrive while it is in flight go out together when it returns.
 import { describe, expect, it } from 'vitest'
 import { Batcher } from '../../src/db/batcher.js'
+
+/** The end of this turn of the event loop: what the batcher scheduled with setImmediate has run. */
+const endOfTurn = () => new Promise((resolve) => setImmediate(resolve))
 
 /** A statement that answers only when told to, and records the batches it was sent. */
 function heldStatement() {
@@ -26,13 +30,24 @@ function failingStatement(message: string, code: string, fails: (items: number[]
 }
 
 describe('Batcher', () => {
-  it('when nothing is in flight, then an item goes out at once, alone', async () => {
+  it('when nothing is in flight, then an item goes out at the end of this turn of the event loop, alone', async () => {
     const statement = heldStatement()
     const batcher = new Batcher(statement.run, { maxSize: 10 })
     const answer = batcher.submit(1)
+    await endOfTurn()
     expect(statement.batches).toEqual([[1]])
     statement.answerNext()
     expect(await answer).toBe(10)
+  })
+
+  it('when items arrive in one turn of the event loop, then they go out together', async () => {
+    const statement = heldStatement()
+    const batcher = new Batcher(statement.run, { maxSize: 10 })
+    const answers = [1, 2, 3].map((item) => batcher.submit(item))
+    await endOfTurn()
+    expect(statement.batches).toEqual([[1, 2, 3]])
+    statement.answerNext()
+    expect(await Promise.all(answers)).toEqual([10, 20, 30])
   })
 
   it('when items arrive while a statement is in flight, then they go out together as soon as it returns, each answered its own', async () => {
@@ -40,6 +55,7 @@ describe('Batcher', () => {
     const sizes: number[] = []
     const batcher = new Batcher(statement.run, { maxSize: 10, onBatch: (size) => sizes.push(size) })
     const first = batcher.submit(1)
+    await endOfTurn()
     const queued = [2, 3, 4].map((item) => batcher.submit(item))
     expect(statement.batches).toEqual([[1]])
     statement.answerNext()
@@ -53,20 +69,22 @@ describe('Batcher', () => {
   it('when more items queue than a statement carries, then the rest go in the next one', async () => {
     const statement = heldStatement()
     const batcher = new Batcher(statement.run, { maxSize: 2 })
-    const answers = [1, 2, 3, 4].map((item) => batcher.submit(item))
+    const answers = [1, 2, 3, 4, 5].map((item) => batcher.submit(item))
+    await endOfTurn()
     statement.answerNext()
     await answers[0]
     statement.answerNext()
     await answers[2]
     statement.answerNext()
-    expect(await Promise.all(answers)).toEqual([10, 20, 30, 40])
-    expect(statement.batches).toEqual([[1], [2, 3], [4]])
+    expect(await Promise.all(answers)).toEqual([10, 20, 30, 40, 50])
+    expect(statement.batches).toEqual([[1, 2], [3, 4], [5]])
   })
 
   it('when one item’s data fails the statement, then each item is sent again alone and only that one fails', async () => {
     const { batches, run } = failingStatement('new row violates check constraint', '23514', (items) => items.includes(13))
     const batcher = new Batcher(run, { maxSize: 10 })
     const lone = batcher.submit(1)
+    await endOfTurn()
     const queued = [12, 13, 14].map((item) => batcher.submit(item).then((value) => ({ value }), (error: { code: string }) => ({ error: error.code })))
     await lone
     expect(await Promise.all(queued)).toEqual([{ value: 12 }, { error: '23514' }, { value: 14 }])
@@ -78,6 +96,7 @@ describe('Batcher', () => {
     const { batches, run } = failingStatement('write CONNECTION_CLOSED', 'CONNECTION_CLOSED', (items) => items.length > 1)
     const batcher = new Batcher(run, { maxSize: 10 })
     const lone = batcher.submit(1)
+    await endOfTurn()
     const queued = [2, 3].map((item) => batcher.submit(item).catch((error: { code: string }) => error.code))
     await lone
     expect(await Promise.all(queued)).toEqual(['CONNECTION_CLOSED', 'CONNECTION_CLOSED'])
@@ -89,6 +108,7 @@ describe('Batcher', () => {
     const { batches, run } = failingStatement('deadlock detected', '40P01', (items) => items.length > 1)
     const batcher = new Batcher(run, { maxSize: 10 })
     const lone = batcher.submit(1)
+    await endOfTurn()
     const queued = [2, 3].map((item) => batcher.submit(item))
     await lone
     expect(await Promise.all(queued)).toEqual([2, 3])
