@@ -4,18 +4,12 @@
 // autocannon. Rounds are interleaved and rotated, so the machine's drift hits every implementation alike, and
 // results are ratios measured side by side in each round (absolute numbers drift on shared machines).
 import { randomUUID } from 'node:crypto'
-import { rm } from 'node:fs/promises'
-import { cpus, tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { cpus } from 'node:os'
 import { parseArgs } from 'node:util'
-import { createAccount } from '../../src/accounts/api-keys.js'
-import { connect } from '../../src/db/connect.js'
-import { createDatabaseIfMissing } from '../../src/db/embedded.js'
-import { LocalCluster } from '../../src/db/local-cluster.js'
-import { migrate } from '../../src/db/migrate.js'
+import { startBenchCluster } from './cluster.js'
 import { burst, CHARGE_BODY, measure, type LoadOptions, type Measurement } from './load.js'
 import { largeTable } from './large-table.js'
-import { freePort, startServer, type ServerUnderTest } from './processes.js'
+import { startServer, type ServerUnderTest } from './processes.js'
 import { reaperUnderLoad } from './reaper.js'
 import { report, SEED_WITH_EVENT, UNCACHED, type Sample } from './report.js'
 import { soak } from './soak.js'
@@ -36,34 +30,14 @@ const quick = args.quick!
 const rounds = Number(args.rounds ?? (quick ? 2 : 4))
 const seconds = Number(args.seconds ?? (quick ? 5 : 10))
 
-// A PostgreSQL of the benchmark's own, durable as in production (fsync and synchronous_commit on).
-const dir = join(tmpdir(), `payments-bench-${process.pid}`)
-const pgPort = await freePort()
-const cluster = new LocalCluster({
-  directory: join(dir, 'pg'),
-  port: pgPort,
-  user: 'postgres',
-  password: 'postgres',
-  settings: { max_connections: '200', shared_preload_libraries: 'pg_stat_statements' },
-})
-await cluster.initialise()
-await cluster.start()
-await createDatabaseIfMissing(`postgres://postgres:postgres@127.0.0.1:${pgPort}/postgres`, 'bench')
-const databaseUrl = `postgres://postgres:postgres@127.0.0.1:${pgPort}/bench`
-const sql = connect(databaseUrl, { max: 4, statementTimeoutMs: 0 })
-await migrate(sql, databaseUrl)
-await sql`create extension if not exists pg_stat_statements`
-const { api_key: apiKey } = await createAccount(sql, 'bench')
-if (process.env.BENCH_SQL) await sql.unsafe(process.env.BENCH_SQL)
+const cluster = await startBenchCluster()
+const { sql, apiKey, env } = await cluster.database('bench', process.env.BENCH_SQL)
 const [{ version }] = (await sql<{ version: string }[]>`select current_setting('server_version') as version`) as unknown as [{ version: string }]
 
-const env = { DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', DATABASE_POOL_SIZE: '10', RATE_LIMIT_MAX: '1000000000' }
 const servers: ServerUnderTest[] = []
 const cleanUp = async () => {
   for (const server of servers) await server.stop()
-  await sql.end({ timeout: 1 })
   await cluster.stop()
-  await rm(dir, { recursive: true, force: true })
 }
 
 try {
@@ -75,7 +49,7 @@ try {
   // this instance has not replayed before does.
   const uncached = await startServer(UNCACHED, 'src/server.ts', { ...env, IDEMPOTENCY_REPLAY_CACHE_SIZE: '0' })
   servers.push(service, seed, none, uncached, seedWithEvent)
-  const load: LoadOptions = { apiKey, seconds, connections: 20, postmasterPid: cluster.pid!, sql }
+  const load: LoadOptions = { apiKey, seconds, connections: 20, postmasterPid: cluster.postmasterPid, sql }
 
   // A completed key per implementation to replay, and a warm-up for each.
   const replayKeys = new Map<ServerUnderTest, string>()
@@ -132,7 +106,7 @@ try {
       servers.push(server)
       return server
     }
-    const clusterUrl = `postgres://postgres:postgres@127.0.0.1:${pgPort}/`
+    const clusterUrl = `postgres://postgres:postgres@127.0.0.1:${cluster.port}/`
     console.log(await largeTable({ sql, server: service, load, clusterUrl, rows: Number(args.large || 10_000_000), rounds: Math.max(rounds, 3), start }))
   }
 } finally {

@@ -1,0 +1,63 @@
+// The benchmark's own PostgreSQL, durable as in production (fsync and synchronous_commit on), with
+// pg_stat_statements, and databases in it migrated as the service migrates its own, each with an account.
+import { rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createAccount } from '../../src/accounts/api-keys.js'
+import { connect, type Sql } from '../../src/db/connect.js'
+import { createDatabaseIfMissing } from '../../src/db/embedded.js'
+import { LocalCluster } from '../../src/db/local-cluster.js'
+import { migrate } from '../../src/db/migrate.js'
+import { freePort } from './processes.js'
+
+export interface BenchDatabase {
+  url: string
+  /** The benchmark's own connection, to read counters and set things up. */
+  sql: Sql
+  apiKey: string
+  /** What every server under test is started with, besides its port. */
+  env: Record<string, string>
+}
+
+export interface BenchCluster {
+  port: number
+  postmasterPid: number
+  /** Creates and migrates a database, runs `setupSql` in it (one statement), and makes an account. */
+  database(name: string, setupSql?: string): Promise<BenchDatabase>
+  stop(): Promise<void>
+}
+
+export async function startBenchCluster(): Promise<BenchCluster> {
+  const dir = join(tmpdir(), `payments-bench-${process.pid}`)
+  const port = await freePort()
+  const cluster = new LocalCluster({
+    directory: join(dir, 'pg'),
+    port,
+    user: 'postgres',
+    password: 'postgres',
+    settings: { max_connections: '200', shared_preload_libraries: 'pg_stat_statements' },
+  })
+  await cluster.initialise()
+  await cluster.start()
+  const pools: Sql[] = []
+  return {
+    port,
+    postmasterPid: cluster.pid!,
+    async database(name, setupSql) {
+      await createDatabaseIfMissing(`postgres://postgres:postgres@127.0.0.1:${port}/postgres`, name)
+      const url = `postgres://postgres:postgres@127.0.0.1:${port}/${name}`
+      const sql = connect(url, { max: 4, statementTimeoutMs: 0 })
+      pools.push(sql)
+      await migrate(sql, url)
+      await sql`create extension if not exists pg_stat_statements`
+      if (setupSql) await sql.unsafe(setupSql)
+      const { api_key: apiKey } = await createAccount(sql, 'bench')
+      return { url, sql, apiKey, env: { DATABASE_URL: url, LOG_LEVEL: 'warn', DATABASE_POOL_SIZE: '10', RATE_LIMIT_MAX: '1000000000' } }
+    },
+    async stop() {
+      for (const sql of pools) await sql.end({ timeout: 1 })
+      await cluster.stop()
+      await rm(dir, { recursive: true, force: true })
+    },
+  }
+}
