@@ -87,6 +87,7 @@ export async function appPlugin(app: FastifyInstance, options: { sql: Sql; proce
     timing: { ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, leaseSeconds: config.IDEMPOTENCY_LEASE_SECONDS, recoveryGraceSeconds: config.RECOVERY_GRACE_SECONDS },
     recoveries: recoveries(processor, { authorizationExpiresDays: config.AUTHORIZATION_EXPIRES_DAYS }),
     replayCacheSize: config.IDEMPOTENCY_REPLAY_CACHE_SIZE,
+    statementStallMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
   })
   // After idempotency: both wrap route handlers, and the deadline's wrapper must be the outer one.
   await app.register(deadline, { timeoutMs: config.REQUEST_TIMEOUT_MS })

@@ -17,7 +17,18 @@ export interface BatcherOptions {
   maxSize: number
   /** Told the size of each batch as it goes out (a metric: how much the requests share). */
   onBatch?: (size: number) => void
+  /**
+   * How long one statement may hold the queue. A statement that has not answered by then (its connection went
+   * silent: a database host gone without a reset, a pooler waiting for a server) no longer holds back the
+   * requests behind it; they go out in the next statement, on another connection. Its own requests wait on.
+   */
+  stallAfterMs?: number
+  /** Told when a statement stalled, with its size: an operator should hear of a silent connection. */
+  onStall?: (size: number) => void
 }
+
+/** What the owner of a batched statement tells its batcher, besides the size of a batch. */
+export type SharedStatements = Omit<BatcherOptions, 'maxSize'>
 
 /**
  * Sends items through `run`, which makes one statement of many items and answers each, in their order. A batch
@@ -59,12 +70,22 @@ export class Batcher<In, Out> {
   }
 
   async #send(batch: Waiting<In, Out>[]): Promise<void> {
+    // The queue is released once: when this statement answers, or when it stalls, whichever comes first.
+    let released = false
+    const release = () => {
+      if (released) return
+      released = true
+      this.#sendNext()
+    }
+    const { stallAfterMs, onStall } = this.#options
+    const stall = stallAfterMs === undefined ? undefined : setTimeout(() => (onStall?.(batch.length), release()), stallAfterMs).unref()
     const sent = await this.#run(batch.map((waiting) => waiting.item)).then(
       (results) => ({ results }),
       (error: unknown) => ({ error }),
     )
+    clearTimeout(stall)
     // The next batch goes out before this one's requests resume: the database need not wait for them.
-    this.#sendNext()
+    release()
     if ('results' in sent) {
       batch.forEach((waiting, index) => waiting.resolve(sent.results[index]!))
     } else if (batch.length === 1 || (isDatabaseUnavailable(sent.error) && !isConcurrentUpdate(sent.error))) {

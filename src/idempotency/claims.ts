@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Sql } from '../db/connect.js'
 import { arrayLiteral } from '../db/array-literal.js'
-import { Batcher } from '../db/batcher.js'
+import { Batcher, type SharedStatements } from '../db/batcher.js'
 import type { ClaimResult, KeyScope, Timing } from './store.js'
 
 // A claim races only with a release, a takeover or an expiry between two statements; a few rounds settle it.
@@ -57,10 +57,10 @@ export class KeyClaims {
   readonly #timing: Timing
   readonly #batches: Batcher<ClaimAttempt, KeyRow | undefined>
 
-  constructor(sql: Sql, timing: Timing, onBatch?: (size: number) => void) {
+  constructor(sql: Sql, timing: Timing, statements: SharedStatements = {}) {
     this.#sql = sql
     this.#timing = timing
-    this.#batches = new Batcher((attempts) => claimStatement(sql, timing, attempts), { maxSize: MAX_CLAIMS_PER_STATEMENT, onBatch })
+    this.#batches = new Batcher((attempts) => claimStatement(sql, timing, attempts), { maxSize: MAX_CLAIMS_PER_STATEMENT, ...statements })
   }
 
   /**

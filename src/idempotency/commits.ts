@@ -2,7 +2,7 @@
 // that commit at the same moment, each fenced by its own claim's token.
 import type { Sql } from '../db/connect.js'
 import { arrayLiteral } from '../db/array-literal.js'
-import { Batcher } from '../db/batcher.js'
+import { Batcher, type SharedStatements } from '../db/batcher.js'
 import { columnArray, columnList, columnTypes, insertRow, type RowInsert } from '../db/row-insert.js'
 import type { StoredResponse } from './response.js'
 import { completion, isTakenOver, type Claim } from './store.js'
@@ -24,8 +24,8 @@ const MAX_COMMITS_PER_STATEMENT = 50
 export class Commits {
   readonly #batches: Batcher<Commit, boolean>
 
-  constructor(sql: Sql, onBatch?: (size: number) => void) {
-    this.#batches = new Batcher((commits) => commitStatement(sql, commits), { maxSize: MAX_COMMITS_PER_STATEMENT, onBatch })
+  constructor(sql: Sql, statements: SharedStatements = {}) {
+    this.#batches = new Batcher((commits) => commitStatement(sql, commits), { maxSize: MAX_COMMITS_PER_STATEMENT, ...statements })
   }
 
   /**

@@ -39,6 +39,13 @@ export const statementBatchSize = new Histogram({
   registers,
 })
 
+export const statementStalls = new Counter({
+  name: 'idempotency_statement_stalls_total',
+  help: 'Shared statements (claim, commit) that had not answered within DATABASE_STATEMENT_TIMEOUT_MS: their connection went silent, and the requests behind them went on without them',
+  labelNames: ['statement'] as const,
+  registers,
+})
+
 export const processorCalls = new Histogram({
   name: 'processor_call_duration_seconds',
   help: 'Payment processor calls by operation and outcome (succeeded, declined, unavailable, error)',

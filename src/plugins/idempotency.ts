@@ -28,7 +28,7 @@ import {
   type KeyScope,
   type Timing,
 } from '../idempotency/store.js'
-import { idempotencyOutcomes, statementBatchSize, type IdempotencyOutcome } from '../observability/metrics.js'
+import { idempotencyOutcomes, statementBatchSize, statementStalls, type IdempotencyOutcome } from '../observability/metrics.js'
 import { Problem } from '../problems.js'
 
 export type { Recorded, RouteResponse }
@@ -45,6 +45,11 @@ export interface IdempotencyOptions {
   recoveries?: readonly Recovery[]
   /** Completed keys remembered per instance once replayed (IDEMPOTENCY_REPLAY_CACHE_SIZE); 0 turns it off. */
   replayCacheSize?: number
+  /**
+   * How long a shared claim or commit statement may keep the requests behind it waiting (src/db/batcher.ts):
+   * DATABASE_STATEMENT_TIMEOUT_MS, past which PostgreSQL itself would have cancelled a statement it was running.
+   */
+  statementStallMs?: number
 }
 
 interface HeldClaim extends Claim {
@@ -95,8 +100,16 @@ export default fp(
     const { sql, timing } = options
     const recoveryOf = new Map((options.recoveries ?? []).map((recovery) => [recovery.endpoint, recovery]))
     const replays = new ReplayCache(options.replayCacheSize ?? 0)
-    const claims = new KeyClaims(sql, timing, (size) => statementBatchSize.observe({ statement: 'claim' }, size))
-    const commits = new Commits(sql, (size) => statementBatchSize.observe({ statement: 'commit' }, size))
+    const shared = (statement: 'claim' | 'commit') => ({
+      onBatch: (size: number) => statementBatchSize.observe({ statement }, size),
+      stallAfterMs: options.statementStallMs,
+      onStall: (size: number) => {
+        statementStalls.inc({ statement })
+        app.log.warn({ statement, requests: size }, `a shared ${statement} statement has not answered in ${options.statementStallMs} ms (a silent connection); the requests behind it go out without it`)
+      },
+    })
+    const claims = new KeyClaims(sql, timing, shared('claim'))
+    const commits = new Commits(sql, shared('commit'))
     app.decorateRequest('idempotencyClaim', null)
     app.decorateRequest('keylessOperationId', null)
     app.decorateRequest('operationMayBeDownstream', false)

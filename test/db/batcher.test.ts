@@ -1,7 +1,7 @@
 // The batcher's promise to a lone client: nothing waits for company. A request that finds no statement in flight
 // goes out at the end of this turn of the event loop (setImmediate, no timer), with whatever else arrived in that
 // turn; the requests that arrive while it is in flight go out together when it returns.
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { Batcher } from '../../src/db/batcher.js'
 
 /** The end of this turn of the event loop: what the batcher scheduled with setImmediate has run. */
@@ -78,6 +78,36 @@ describe('Batcher', () => {
     statement.answerNext()
     expect(await Promise.all(answers)).toEqual([10, 20, 30, 40, 50])
     expect(statement.batches).toEqual([[1, 2], [3, 4], [5]])
+  })
+
+  it('when a statement stalls, then the items behind it go out without it, and it still answers its own', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    try {
+      const statement = heldStatement()
+      const stalls: number[] = []
+      const batcher = new Batcher(statement.run, { maxSize: 10, stallAfterMs: 3000, onStall: (size) => stalls.push(size) })
+      const stalled = batcher.submit(1)
+      await endOfTurn()
+      const behind = [2, 3].map((item) => batcher.submit(item))
+      vi.advanceTimersByTime(2999)
+      expect(statement.batches).toEqual([[1]])
+      vi.advanceTimersByTime(1)
+      expect(stalls).toEqual([1])
+      expect(statement.batches).toEqual([[1], [2, 3]])
+      statement.answerNext()
+      statement.answerNext()
+      expect([await stalled, ...(await Promise.all(behind))]).toEqual([10, 20, 30])
+      // Answered before its bound, a statement releases the queue once: the next item goes out alone, at once.
+      const later = batcher.submit(4)
+      await endOfTurn()
+      expect(statement.batches).toEqual([[1], [2, 3], [4]])
+      statement.answerNext()
+      expect(await later).toBe(40)
+      vi.advanceTimersByTime(10_000)
+      expect(stalls).toEqual([1])
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('when one item’s data fails the statement, then each item is sent again alone and only that one fails', async () => {

@@ -1,5 +1,7 @@
 // A TCP proxy in front of PostgreSQL that cuts a connection when the client sends a chosen statement: the
-// server answers it as pg_terminate_backend would (a FATAL 57P01) and the socket closes. Everything else passes.
+// server answers it as pg_terminate_backend would (a FATAL 57P01) and the socket closes. Or, with 'silence', the
+// connection goes quiet instead: that statement and all after it are swallowed, nothing answers, nothing closes
+// (a host gone without a reset, a pooler waiting for a server). Everything else passes.
 import { connect, createServer, type AddressInfo } from 'node:net'
 
 export interface CuttingProxy {
@@ -10,14 +12,17 @@ export interface CuttingProxy {
 }
 
 /** Cuts the connection that sends a chunk `cut` accepts, up to `times` connections in all. */
-export async function startCuttingProxy(databaseUrl: string, cut: (chunk: Buffer) => boolean, times = 1): Promise<CuttingProxy> {
+export async function startCuttingProxy(databaseUrl: string, cut: (chunk: Buffer) => boolean, times = 1, how: 'terminate' | 'silence' = 'terminate'): Promise<CuttingProxy> {
   const target = new URL(databaseUrl)
   let cuts = 0
   const proxy = createServer((client) => {
     const upstream = connect(Number(target.port), target.hostname)
+    let silent = false
     client.on('data', (chunk: Buffer) => {
+      if (silent) return
       if (cuts < times && cut(chunk)) {
         cuts++
+        if (how === 'silence') return void (silent = true)
         client.end(fatalTermination())
         upstream.destroy()
         return

@@ -19,9 +19,12 @@ import { createTestDatabase, type TestDatabase } from '../helpers/database.js'
 
 const timing = { ttlSeconds: 3600, leaseSeconds: 30, recoveryGraceSeconds: 5 }
 const CUT_MARKER = 'cut-this-batch'
+const SILENCE_MARKER = 'silence-this-batch'
 let database: TestDatabase
 let proxy: CuttingProxy
 let proxied: Sql
+let silencer: CuttingProxy
+let silenced: Sql
 let accountId: string
 
 beforeAll(async () => {
@@ -30,10 +33,13 @@ beforeAll(async () => {
   // Cuts the connection that sends a statement carrying the marker, before PostgreSQL sees it.
   proxy = await startCuttingProxy(database.url, (chunk) => chunk.includes(CUT_MARKER))
   proxied = connect(proxy.url, { max: 4 })
+  // Swallows the statement carrying its marker, and all after it on that connection: nothing answers, nothing closes.
+  silencer = await startCuttingProxy(database.url, (chunk) => chunk.includes(SILENCE_MARKER), 1, 'silence')
+  silenced = connect(silencer.url, { max: 4 })
 })
 afterAll(async () => {
-  await proxied.end({ timeout: 1 })
-  await proxy.close()
+  for (const pool of [proxied, silenced]) await pool.end({ timeout: 1 })
+  for (const each of [proxy, silencer]) await each.close()
   await database.drop()
 })
 
@@ -75,7 +81,7 @@ describe('commits shared by concurrent requests', () => {
   it('when one request of a batch was taken over, then it alone writes nothing and is refused, and the others commit', async () => {
     const sizes: number[] = []
     const claims = new KeyClaims(database.sql, timing)
-    const commits = new Commits(database.sql, (size) => sizes.push(size))
+    const commits = new Commits(database.sql, { onBatch: (size) => sizes.push(size) })
     const [a, b, c] = await Promise.all(['a', 'b', 'c'].map((name) => claimed(claims, keyNamed(name))))
     // b's lease ran out and a retry took the key over: the token b holds is no longer the key's.
     const [successor] = await database.sql<{ token: string }[]>`
@@ -130,10 +136,32 @@ describe('commits shared by concurrent requests', () => {
   })
 })
 
+describe('a shared statement whose connection goes silent', () => {
+  it('when it does not answer, then the requests behind it go out without it once it stalled, on another connection, and commit; the stall is told', async () => {
+    const claims = new KeyClaims(database.sql, timing)
+    const stalls: number[] = []
+    const commits = new Commits(silenced, { stallAfterMs: 300, onStall: (size) => stalls.push(size) })
+    const [silent, next] = await Promise.all(['silent', 'next'].map((name) => claimed(claims, keyNamed(name))))
+    const lost = charge(SILENCE_MARKER)
+    const unanswered = commits.commit(lost.writes, silent!, lost.response)
+    unanswered.catch(() => {}) // answered only when the pool ends, after the test
+    await new Promise((resolve) => setImmediate(resolve))
+
+    const behind = charge('behind-a-silent-batch')
+    expect(await commits.commit(behind.writes, next!, behind.response)).toBe(true)
+
+    expect(silencer.cuts()).toBe(1)
+    expect(stalls).toEqual([1])
+    expect(await chargesDescribed('behind-a-silent-batch')).toBe(1)
+    expect((await keyState(next!)).completed).toBe(true)
+    expect(await chargesDescribed(SILENCE_MARKER)).toBe(0)
+  })
+})
+
 describe('claims shared by concurrent requests', () => {
   it('when one request’s stored request is refused by the database, then it alone fails, and the others claim their keys', async () => {
     const sizes: number[] = []
-    const claims = new KeyClaims(database.sql, timing, (size) => sizes.push(size))
+    const claims = new KeyClaims(database.sql, timing, { onBatch: (size) => sizes.push(size) })
     // jsonb refuses \u0000: that request's row fails the statement for the whole batch.
     const requests = [{ body: 'fine' }, { body: 'nul \u0000 inside' }, { body: 'fine too' }]
     const keys = requests.map((_, index) => keyNamed(`claim-${index}`))
@@ -151,7 +179,7 @@ describe('claims shared by concurrent requests', () => {
 
   it('when the same key is claimed twice in one batch, then exactly one request holds it and the other is told it is in flight', async () => {
     const sizes: number[] = []
-    const claims = new KeyClaims(database.sql, timing, (size) => sizes.push(size))
+    const claims = new KeyClaims(database.sql, timing, { onBatch: (size) => sizes.push(size) })
     const key = keyNamed('twin')
     const fingerprint = randomBytes(32)
     const twins = [claims.claim(scope(key), fingerprint), claims.claim(scope(key), fingerprint)]

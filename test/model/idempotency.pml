@@ -24,7 +24,10 @@
  *                               conditional UPDATE are one compare-and-swap on the token that was read, so one
  *                               atomic step). Concurrent requests' claims share one statement (db/batcher.ts): it
  *                               runs each request's step, one row each, atomically together, which is one of the
- *                               interleavings checked here (the steps back to back)
+ *                               interleavings checked here (the steps back to back). A shared statement that
+ *                               stalls stops holding the requests behind it (db/batcher.ts stallAfterMs); for
+ *                               its own requests the step lands or not, their answer lost: a crash after the
+ *                               step or before it, both checked here
  * reserve (REFUND)              refunds/refunds.ts reserveRefund, charges/settle.ts reserveSettlement, run by
  *                               plugins/idempotency.ts reply.reserve (fenced: holdsClaim ... for share)
  * send                          plugins/idempotency.ts downstreamIdempotencyKey (refuses past the deadline) and
