@@ -50,12 +50,15 @@ function withLibpqSslModes(url: string): string {
 const PROBE_TIMEOUT_MS = 2000
 
 /**
- * A pg.Client class whose connections go to whichever of `hosts` is writable. It connects to the node found
- * writable last and checks; when that node is gone or read-only, the attempt fails (a pg.Client connects once)
- * after the others have been probed, so that the pool's next attempt goes to the new primary.
+ * A pg.Client class whose connections go to whichever of `hosts` is writable. The first connection of a pool
+ * looks for the writable node before it connects (probing every host), rather than trying the first host named:
+ * after a failover that host is a standby, and a process starting then (a worker restarted after a crash, a
+ * migration) makes one attempt and exits on its failure. Later connections go to the node found writable last;
+ * when that node is gone or read-only, the attempt fails after the others have been probed, so that the pool's
+ * next attempt goes to the new primary.
  */
 function writableNodeClient(hosts: HostPort[]): typeof pg.Client {
-  let writable = hosts[0]!
+  let writable: HostPort | undefined
   const probe = async (config: pg.ClientConfig, node: HostPort): Promise<boolean> => {
     const client = Object.assign(new pg.Client({ ...config, connectionTimeoutMillis: PROBE_TIMEOUT_MS }), node)
     client.on('error', () => {})
@@ -67,6 +70,11 @@ function writableNodeClient(hosts: HostPort[]): typeof pg.Client {
     } finally {
       void client.end().catch(() => {})
     }
+  }
+  /** The first of `candidates`, in the order given, that takes writes now; all are probed at once. */
+  const findWritable = async (config: pg.ClientConfig, candidates: HostPort[]): Promise<HostPort | undefined> => {
+    const found = await Promise.all(candidates.map((node) => probe(config, node)))
+    return candidates[found.indexOf(true)]
   }
   return class WritableNodeClient extends pg.Client {
     readonly #config: pg.ClientConfig
@@ -104,19 +112,17 @@ function writableNodeClient(hosts: HostPort[]): typeof pg.Client {
     }
 
     async #connectToWritable(): Promise<void> {
-      Object.assign(this, writable)
+      // None found (every node read-only or down, mid-failover): the first host, whose refusal says why.
+      writable ??= (await findWritable(this.#config, hosts)) ?? hosts[0]!
+      const node = writable
+      Object.assign(this, node)
       try {
         await super.connect()
         if (await isWritable(this)) return
-        throw Object.assign(new Error(`${writable.host}:${writable.port} is read-only (a standby, or a demoted primary)`), { code: '25006' })
+        throw Object.assign(new Error(`${node.host}:${node.port} is read-only (a standby, or a demoted primary)`), { code: '25006' })
       } catch (error) {
         void this.end().catch(() => {})
-        for (const node of hosts.filter((candidate) => candidate !== writable)) {
-          if (await probe(this.#config, node)) {
-            writable = node
-            break
-          }
-        }
+        writable = await findWritable(this.#config, hosts.filter((candidate) => candidate !== node))
         throw error
       }
     }

@@ -1,8 +1,12 @@
 // graphile-worker's pool, made here: a connection PostgreSQL kills (as it does to every session when it stops) is
-// reported to onError, never thrown as an unhandled 'error' that ends the process.
-import { afterAll, beforeAll, expect, it } from 'vitest'
+// reported to onError, never thrown as an unhandled 'error' that ends the process; and given several hosts, it
+// connects to the writable one, from the first connection on.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { connect } from '../../src/db/connect.js'
 import { graphilePool } from '../../src/db/graphile-pool.js'
+import { startPrivateCluster, type PrivateCluster } from '../helpers/cluster.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js'
+import { startServer } from '../helpers/processes.js'
 import { until } from '../helpers/system.js'
 
 let database: TestDatabase
@@ -32,3 +36,45 @@ it('when PostgreSQL terminates its idle connections, then each error is reported
     await pool.end()
   }
 })
+
+describe('when the first host of a multi-host URL is read-only (a standby after a failover)', () => {
+  let primary: PrivateCluster
+  let standby: PrivateCluster
+  let url: string
+  beforeAll(async () => {
+    ;[primary, standby] = await Promise.all([startPrivateCluster(), startPrivateCluster()])
+    // A standby refuses writes: a database whose transactions are read-only answers the same to every probe.
+    const admin = connect(standby.url, { max: 1 })
+    await admin`alter database payments set default_transaction_read_only = on`
+    await admin.end()
+    url = `postgres://postgres:postgres@${hostOf(standby.url)},${hostOf(primary.url)}/payments?target_session_attrs=read-write`
+  }, 60_000)
+  afterAll(async () => {
+    await Promise.all([primary?.destroy(), standby?.destroy()])
+  })
+
+  it('then a new pool connects to the writable one the first time', async () => {
+    const pool = graphilePool(url, { applicationName: 'graphile-pool-test' })
+    try {
+      const { rows } = await pool.query<{ port: number; read_only: string }>(`select inet_server_port() as port, current_setting('transaction_read_only') as read_only`)
+      expect(rows).toEqual([{ port: Number(new URL(primary.url).port), read_only: 'off' }])
+    } finally {
+      await pool.end()
+    }
+  })
+
+  it('then a worker process with migrations on start starts, and is ready', async () => {
+    const worker = await startServer({ DATABASE_URL: url, ROLE: 'worker', MIGRATE_ON_START: 'true' })
+    try {
+      expect((await fetch(`${worker.url}/readyz`)).status).toBe(200)
+      expect(worker.output()).toContain('ready (worker)')
+    } finally {
+      worker.child.kill('SIGTERM')
+      expect(await worker.exited).toBe(0)
+    }
+  })
+})
+
+function hostOf(url: string): string {
+  return new URL(url).host
+}
