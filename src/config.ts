@@ -74,6 +74,14 @@ const ConfigSchema = Type.Object({
   /** How long a processor call may take before it is given up as an unknown outcome (503; settled later). */
   PROCESSOR_TIMEOUT_MS: Milliseconds(10_000, { maximum: 600_000 }),
   RECOVERY_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 10_000, default: 100 }),
+  /**
+   * A worker pool that has not said it is alive for this long while it holds jobs is presumed dead (SIGKILLed, its
+   * host gone): its jobs and queues are unlocked for the live workers. Shorter: a crash stalls less; a worker
+   * stopped for longer than this (SIGSTOP, a long GC pause) may see its job run again elsewhere (which is safe).
+   */
+  WORKER_DEAD_AFTER_SECONDS: Type.Integer({ minimum: 3, maximum: 3600, default: 30 }),
+  /** How long past due an abandoned claim may be before /readyz, the log and a metric say settlement is behind. */
+  SETTLEMENT_BEHIND_SECONDS: Type.Integer({ minimum: 10, default: 180 }),
   /** Webhook deliveries a worker process sends at once (recovery, expiry and the reapers have 3 slots of their own). */
   WORKER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
   /** How long a webhook delivery may take before it counts as failed and is retried. */
@@ -136,6 +144,11 @@ function contradictionsIn(config: Config): string[] {
   // The worker asks the processor what it did only once no call under the operation id can still reach it.
   if (config.RECOVERY_GRACE_SECONDS * 1000 <= config.PROCESSOR_TIMEOUT_MS) {
     found.push(`RECOVERY_GRACE_SECONDS (${config.RECOVERY_GRACE_SECONDS} s) must be longer than PROCESSOR_TIMEOUT_MS (${config.PROCESSOR_TIMEOUT_MS} ms)`)
+  }
+  // A claim waits for the next scheduled recovery run (a minute at most by default) and, if the worker that had it
+  // died, for that worker to be found dead: settlement is not behind before both had their time.
+  if (config.SETTLEMENT_BEHIND_SECONDS <= config.WORKER_DEAD_AFTER_SECONDS + 60) {
+    found.push(`SETTLEMENT_BEHIND_SECONDS (${config.SETTLEMENT_BEHIND_SECONDS}) must be longer than WORKER_DEAD_AFTER_SECONDS (${config.WORKER_DEAD_AFTER_SECONDS}) plus 60`)
   }
   // libpq's prefer and allow fall back to an unencrypted connection; node-postgres (graphile-worker's driver) has no
   // fallback, so the same URL would connect the API and fail the worker, or the other way round.

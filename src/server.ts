@@ -39,7 +39,8 @@ async function start() {
   let workerStopped: string | undefined
   // The worker runs on node-postgres pools of its own: after a failover they must have found the new primary too.
   const notReady = async () =>
-    workerStopped ?? (worker && !(await worker.writable().catch(() => false)) ? 'The background worker cannot reach a writable primary.' : undefined)
+    workerStopped ??
+    (worker && !(await worker.writable().catch(() => false)) ? 'The background worker cannot reach a writable primary.' : worker?.notReady())
   // A worker still answers /healthz and /readyz, for orchestrators.
   const app = serveApi ? await buildApp({ sql: database.sql, processor, config, log, notReady }) : await buildHealthApp({ sql: database.sql, config, log, notReady })
   const worker = config.ROLE === 'api' ? undefined : await startWorker(workerOptions(config, database, processor, log))

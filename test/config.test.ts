@@ -44,6 +44,11 @@ describe('loadConfig', () => {
     expect(loadConfig({ RECOVERY_GRACE_SECONDS: '11', PROCESSOR_TIMEOUT_MS: '10000' }).RECOVERY_GRACE_SECONDS).toBe(11)
   })
 
+  it('when settlement would count as behind before a dead worker is found and a scheduled run has come, then it is refused', () => {
+    expect(refusal({ WORKER_DEAD_AFTER_SECONDS: '60', SETTLEMENT_BEHIND_SECONDS: '120' })).toContain('SETTLEMENT_BEHIND_SECONDS (120) must be longer than WORKER_DEAD_AFTER_SECONDS (60) plus 60')
+    expect(loadConfig({ WORKER_DEAD_AFTER_SECONDS: '60', SETTLEMENT_BEHIND_SECONDS: '121' }).SETTLEMENT_BEHIND_SECONDS).toBe(121)
+  })
+
   it('when DATABASE_URL asks for sslmode prefer or allow, then it is refused: the worker\'s driver cannot fall back to plain text', () => {
     const formation = 'postgres://payments@node1:5432,node2:5432/payments?target_session_attrs=read-write'
     expect(refusal({ DATABASE_URL: `${formation}&sslmode=prefer` })).toContain('say sslmode=require (encrypted) or sslmode=disable')

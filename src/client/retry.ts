@@ -1,7 +1,8 @@
 // When a failed attempt is tried again, and after how long. Retried: no answer at all (a network error, or the
-// attempt's own timeout), 409 idempotency-request-in-flight and charge-operation-in-progress (another request
-// is finishing the same work), 429, and 5xx. Never retried: 400, 401, 402, 404, 422 and other 409s, whose
-// answer a retry cannot change. Waits grow exponentially with full jitter, or follow the server's Retry-After.
+// attempt's own timeout), 408 (the server gave up reading the request: a stalled connection or process; the
+// same key makes a retry safe), 409 idempotency-request-in-flight and charge-operation-in-progress (another
+// request is finishing the same work), 429, and 5xx. Never retried: 400, 401, 402, 404, 422 and other 409s,
+// whose answer a retry cannot change. Waits grow exponentially with full jitter, or follow the server's Retry-After.
 import type { ProblemSlug } from './errors.js'
 
 export interface RetryPolicy {
@@ -29,7 +30,7 @@ const RETRIED_CONFLICTS: ReadonlySet<ProblemSlug> = new Set(['idempotency-reques
 /** Whether an answer with this status and problem type is worth another attempt with the same key. */
 export function isRetryable(status: number, type: ProblemSlug): boolean {
   if (status === 409) return RETRIED_CONFLICTS.has(type)
-  return status === 429 || status >= 500
+  return status === 408 || status === 429 || status >= 500
 }
 
 /** Full jitter (a random wait between 0 and the exponential ceiling), or Retry-After plus a little jitter. */

@@ -63,6 +63,24 @@ export const recoveryClaims = new Counter({
   registers,
 })
 
+export const settlementOverdueClaims = new Gauge({
+  name: 'settlement_overdue_claims',
+  help: 'Abandoned claims past their due time (lease end plus grace, with backoff) that no recovery run has taken yet',
+  registers,
+})
+
+export const settlementOldestOverdueSeconds = new Gauge({
+  name: 'settlement_oldest_overdue_seconds',
+  help: 'How long past its due time the oldest overdue abandoned claim is (0: none); above SETTLEMENT_BEHIND_SECONDS the worker is not ready',
+  registers,
+})
+
+export const deadWorkerPools = new Counter({
+  name: 'worker_dead_pools_total',
+  help: 'graphile-worker pools found dead (silent for WORKER_DEAD_AFTER_SECONDS while holding locks) whose jobs and queues were unlocked',
+  registers,
+})
+
 export const workerJobFailures = new Counter({
   name: 'worker_job_failures_total',
   help: 'graphile-worker jobs that failed (they are retried with backoff)',

@@ -2,7 +2,9 @@
 // that settles money and keeps house, on crontab schedules under stable identifiers: the recovery of abandoned
 // claims, the expiry of authorizations, the expired-key reaper, the sweep of overdue deliveries and the reaping
 // of old events.
-import { Logger, parseCronItems, run, type Runner, type RunnerOptions } from 'graphile-worker'
+import { EventEmitter } from 'node:events'
+import { hostname } from 'node:os'
+import { Logger, parseCronItems, run, type Runner, type RunnerOptions, type WorkerEvents } from 'graphile-worker'
 import type { Logger as Pino } from 'pino'
 import { retryScheduleMs, type Config } from '../config.js'
 import type { Sql } from '../db/connect.js'
@@ -18,6 +20,7 @@ import { recoverAbandonedClaims, type RecoverySettings } from '../recovery/recov
 import { RECOVER_TASK } from '../idempotency/recovery.js'
 import { recoveries } from '../recovery/registry.js'
 import { REAP_TASK, reapExpiredKeys } from './reap-expired-keys.js'
+import { startWatchdog } from './watchdog.js'
 
 export interface WorkerOptions {
   connectionString: string
@@ -32,6 +35,7 @@ export interface WorkerOptions {
   webhooks: DeliverySettings
   events: { retentionDays: number }
   charges: { authorizationExpiresDays: number }
+  liveness: { deadAfterSeconds: number; behindAfterSeconds: number }
 }
 
 /** The worker's settings from the service's configuration. */
@@ -57,6 +61,7 @@ export function workerOptions(config: Config, database: { url: string; sql: Sql 
     },
     events: { retentionDays: config.EVENT_RETENTION_DAYS },
     charges: { authorizationExpiresDays: config.AUTHORIZATION_EXPIRES_DAYS },
+    liveness: { deadAfterSeconds: config.WORKER_DEAD_AFTER_SECONDS, behindAfterSeconds: config.SETTLEMENT_BEHIND_SECONDS },
   }
 }
 
@@ -67,6 +72,8 @@ export interface Worker {
   addJob: Runner['addJob']
   /** Whether both runners' pools reach a writable primary now (after a failover: the new one). */
   writable(): Promise<boolean>
+  /** Why the worker is not ready although it runs (settlement is behind: src/worker/watchdog.ts), or undefined. */
+  notReady(): string | undefined
   stop(): Promise<void>
 }
 
@@ -132,12 +139,21 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   // its commit leaves a claim no request will end), rather than waiting for the next scheduled run.
   await settlement.addJob(RECOVER_TASK, {}, { jobKey: RECOVER_TASK, queueName: RECOVER_TASK })
   await settlement.addJob(SWEEP_TASK, {}, { jobKey: SWEEP_TASK, queueName: SWEEP_TASK })
+  const watchdog = await startWatchdog(
+    sql,
+    () => [...settlement.poolIds, ...deliveries.poolIds],
+    { ...options.liveness, graceSeconds: recovery.graceSeconds, endpoints: settle.map((each) => each.endpoint), processName: `${hostname()}:${process.pid}` },
+    log.child({ component: 'watchdog' }),
+  )
   return {
     promise: Promise.race([settlement.promise, deliveries.promise]),
     addJob: settlement.addJob,
     writable: async () => (await Promise.all([settlement.writable(), deliveries.writable()])).every(Boolean),
+    notReady: watchdog.notReady,
     stop: async () => {
+      // The runners first: each releases its locks as it stops; then the watchdog forgets their pools.
       await Promise.all([settlement.stop(), deliveries.stop()])
+      await watchdog.stop()
     },
   }
 }
@@ -148,8 +164,12 @@ async function startRunner(
   applicationName: string,
   concurrency: number,
   work: Pick<RunnerOptions, 'taskList' | 'parsedCronItems'>,
-): Promise<Runner & { writable(): Promise<boolean> }> {
+): Promise<Runner & { writable(): Promise<boolean>; poolIds: string[] }> {
   const { log } = options
+  // The ids under which this runner's pool locks jobs, for its heartbeat (src/worker/liveness.ts).
+  const poolIds: string[] = []
+  const events: WorkerEvents = new EventEmitter()
+  events.on('pool:create', ({ workerPool }) => poolIds.push(workerPool.id))
   const pgPool = graphilePool(options.connectionString, {
     applicationName,
     max: concurrency + 2,
@@ -166,6 +186,7 @@ async function startRunner(
     // Without cron items of its own, a runner must not read the crontab file either (an empty `crontab` string
     // still made it look for ./crontab, and log at info that it could not).
     parsedCronItems: [],
+    events,
     ...work,
   }).catch(async (error: unknown) => {
     await pgPool.end()
@@ -182,7 +203,7 @@ async function startRunner(
       await pgPool.end()
     }
   }
-  return Object.assign(runner, { writable: () => isWritable(pgPool) })
+  return Object.assign(runner, { writable: () => isWritable(pgPool), poolIds })
 }
 
 // A job that completed is routine (one a minute per cron task on an idle server): debug, not info. Failures,

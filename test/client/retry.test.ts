@@ -48,10 +48,18 @@ async function failure(call: Promise<unknown>): Promise<unknown> {
 }
 
 describe('retries', () => {
-  it('when attempts meet a 429, a 409 in flight, a 500, a 502 page and a 503, then each is retried with the same key and the same body bytes until the 201', async () => {
-    script = [problem(429, 'rate-limited'), problem(409, 'idempotency-request-in-flight'), problem(500, 'x'), (response) => response.writeHead(502, { 'content-type': 'text/html' }).end('<h1>Bad gateway</h1>'), problem(503, 'service-unavailable')]
-    const result = await client({ maxAttempts: 6 }).charges.create(charge)
-    expect(result).toMatchObject({ status: 201, attempts: 6, requestId: 'req-ok', data: { id: 'ch_1' } })
+  it('when attempts meet a 408, a 429, a 409 in flight, a 500, a 502 page and a 503, then each is retried with the same key and the same body bytes until the 201', async () => {
+    script = [
+      // What Node's HTTP server answers when it gave up reading a request (a stalled client or process).
+      (response) => response.writeHead(408, { connection: 'close' }).end(),
+      problem(429, 'rate-limited'),
+      problem(409, 'idempotency-request-in-flight'),
+      problem(500, 'x'),
+      (response) => response.writeHead(502, { 'content-type': 'text/html' }).end('<h1>Bad gateway</h1>'),
+      problem(503, 'service-unavailable'),
+    ]
+    const result = await client({ maxAttempts: 7 }).charges.create(charge)
+    expect(result).toMatchObject({ status: 201, attempts: 7, requestId: 'req-ok', data: { id: 'ch_1' } })
     expect(new Set(received.map((request) => request.headers['idempotency-key']))).toEqual(new Set([result.idempotencyKey]))
     expect(new Set(received.map((request) => request.body))).toEqual(new Set([JSON.stringify(charge)]))
   })

@@ -42,7 +42,9 @@
  * letGo: endLease / release     plugins/idempotency.ts letGo: endLease (fenced) when the operation may be
  *                               downstream (sent, or inherited by a takeover), else releaseClaim (fenced) and the
  *                               Recovery's release (give-back) in the same transaction, only if the delete hit
- * worker claim                  recovery/recover-abandoned-claims.ts claimAbandoned (lease end + grace * 2^attempts)
+ * worker claim                  recovery/recover-abandoned-claims.ts claimAbandoned (lease end + grace * 2^attempts);
+ *                               runs on several workers may overlap (WORKERS=2): worker/liveness.ts frees the
+ *                               locks of a worker silent for WORKER_DEAD_AFTER_SECONDS, which may only be stalled
  * worker lookup                 Recovery.lookup (charges/recovery.ts, refunds/recovery.ts)
  * worker record / release       the same fenced completion; releaseClaim then Recovery.release, one transaction
  * worker give-back on failure   recover-abandoned-claims.ts giveBack (fenced), attempts + 1
@@ -96,7 +98,7 @@ bool callPending[NREQ + 1]; byte callOp[NREQ + 1]; byte callSentAt[NREQ + 1];
 
 /* Who may still call out, for (f): a request's operation and deadline while it has not passed its send step. */
 byte holdsOp[NREQ + 1]; byte holdsDeadline[NREQ + 1];
-byte finished; bool workerIdle = 1;
+byte finished; byte workersBusy;
 
 #define NEWOP(b) op = nextop; nextop++; opBody[op] = b; opLife[op] = life
 #define NEWTOKEN token = nexttoken; nexttoken++
@@ -265,17 +267,22 @@ done:
   atomic { finished++; t0 = 0; mytok = 0; myop = 0; inherited = 0; sent = 0; holdsDeadline[me] = 0 }
 }
 
-active proctype Worker() {
-  byte wtok, wop, fails;
+/* A recovery worker; `limit` bounds its claims (0: no bound). With WORKERS=2 a second one runs beside the first,
+   for up to two claims: recovery runs may overlap, since a worker that was only stalled, not dead, resumes its run
+   after the live ones found it silent and freed its locks (worker/liveness.ts), and another run took its claim
+   over. The bound keeps two workers from taking the claim from each other for ever (each only after the other's
+   lease and grace ran out), which would run the model's byte counters over; the fences do not depend on it. */
+proctype Worker(byte limit) {
+  byte wtok, wop, fails, claims;
 end: do
   :: atomic {
-       exists && !completed && WAKE <= now ->
-         NEWTOKEN; wtok = token; wop = op; locked_until = now + LW; workerIdle = 0
+       exists && !completed && WAKE <= now && (limit == 0 || claims < limit) ->
+         NEWTOKEN; wtok = token; wop = op; locked_until = now + LW; workersBusy++; claims++
      }
      if
      :: fails < MAXFAIL ->                                       /* the lookup failed: give the claim back */
           fails++;
-          atomic { if :: exists && token == wtok -> NEWTOKEN; locked_until = now; attempts++ :: else -> skip fi; workerIdle = 1 }
+          atomic { if :: exists && token == wtok -> NEWTOKEN; locked_until = now; attempts++ :: else -> skip fi; workersBusy-- }
      :: performed[wop] ->                                        /* downstream did it: record and complete */
           atomic {
             if
@@ -292,7 +299,7 @@ end: do
                if :: expires < now + TTL -> expires = now + TTL :: else -> skip fi
             :: else -> skip                     /* fenced off (its new holder settles it), or "no pending refund" */
             fi;
-            workerIdle = 1
+            workersBusy--
           }
      :: !performed[wop] ->                                       /* downstream never saw it: release */
           atomic {
@@ -300,7 +307,7 @@ end: do
             reserved[wop] = 0;
 #endif
             if :: exists && token == wtok -> exists = 0; reserved[wop] = 0 :: else -> skip fi;
-            workerIdle = 1
+            workersBusy--
           }
      fi
   od
@@ -321,7 +328,7 @@ end: do
 #define BOOKS_OK(o) (recorded[o] <= performed[o] && \
                      (!performed[o] || recorded[o] == 1 || (UNSETTLED(o) && RESERVED(o))) && \
                      (!reserved[o] || UNSETTLED(o)))
-#define QUIET (finished == NREQ && workerIdle && !callPending[1] && !callPending[2] && !callPending[3])
+#define QUIET (finished == NREQ && workersBusy == 0 && !callPending[1] && !callPending[2] && !callPending[3])
 active proctype Quiescence() {
 end: do
   :: atomic { QUIET -> assert(BOOKS_OK(1) && BOOKS_OK(2) && BOOKS_OK(3) && BOOKS_OK(4) && BOOKS_OK(5)) }
@@ -333,9 +340,13 @@ active proctype Settled() {
   atomic { QUIET && (!exists || completed) }
 }
 
-/* R1 and its retry R2; with THIRD, R3 with another body. */
+/* R1 and its retry R2; with THIRD, R3 with another body; one recovery worker, or two with WORKERS=2. */
 init {
   atomic {
+    run Worker(0);
+#if WORKERS == 2
+    run Worker(2);
+#endif
     run Request(1, 1);
     run Request(2, 1);
 #ifdef THIRD

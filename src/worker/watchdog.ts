@@ -1,0 +1,102 @@
+// Watches the worker of this process every few seconds: says its pools are alive and frees the locks of dead
+// ones (liveness.ts), and measures how far behind settlement is (src/recovery/backlog.ts). What it finds goes to
+// the metrics, to the log and to readiness: a process whose settlement is behind is not ready, so that a stall
+// is seen, never silent.
+import type { Logger } from 'pino'
+import type { Sql } from '../db/connect.js'
+import { deadWorkerPools, settlementOverdueClaims, settlementOldestOverdueSeconds } from '../observability/metrics.js'
+import { settlementBacklog, type SettlementBacklog } from '../recovery/backlog.js'
+import { beat, forgetPools, forgetSilentPools, unlockDeadPools } from './liveness.js'
+
+export interface WatchdogSettings {
+  deadAfterSeconds: number
+  /** How long past due an abandoned claim may be before settlement counts as behind. */
+  behindAfterSeconds: number
+  graceSeconds: number
+  /** The endpoints whose abandoned claims the recovery worker settles. */
+  endpoints: string[]
+  /** Names this process in worker_heartbeats, for an operator reading it. */
+  processName: string
+}
+
+export interface Watchdog {
+  /** Why this process is not ready as far as its worker goes, or undefined. */
+  notReady(): string | undefined
+  stop(): Promise<void>
+}
+
+const BEHIND_LOG_EVERY_MS = 60_000
+
+/** Runs the first check before it resolves, so that readiness is known once the worker is. */
+export async function startWatchdog(sql: Sql, poolIds: () => string[], settings: WatchdogSettings, log: Logger): Promise<Watchdog> {
+  const everyMs = Math.min(10_000, Math.max(1000, (settings.deadAfterSeconds * 1000) / 3))
+  // Dead pools are judged only once this process has itself been heard for the whole period: after an outage that
+  // silenced every pool, the live ones get the time to speak again before any of them is called dead.
+  let heardSince: number | undefined
+  let behind: SettlementBacklog | undefined
+  let behindLoggedAt = 0
+  let failing = false
+  let timer: NodeJS.Timeout | undefined
+  let running: Promise<void> = Promise.resolve()
+  let stopped = false
+
+  async function check(): Promise<void> {
+    await beat(sql, poolIds(), settings.processName)
+    heardSince ??= Date.now()
+    if (Date.now() - heardSince >= settings.deadAfterSeconds * 1000) {
+      const unlocked = await unlockDeadPools(sql, settings)
+      if (unlocked.length) {
+        deadWorkerPools.inc(unlocked.length)
+        log.warn({ pools: unlocked }, `worker pools silent for ${settings.deadAfterSeconds} s held jobs: their locks are freed and their jobs run again here or on another worker`)
+      }
+      await forgetSilentPools(sql, 10 * settings.deadAfterSeconds)
+    }
+    const backlog = await settlementBacklog(sql, settings.endpoints, settings.graceSeconds)
+    settlementOverdueClaims.set(backlog.overdue)
+    settlementOldestOverdueSeconds.set(backlog.oldestSeconds)
+    const wasBehind = behind !== undefined
+    behind = backlog.oldestSeconds > settings.behindAfterSeconds ? backlog : undefined
+    if (behind && Date.now() - behindLoggedAt >= BEHIND_LOG_EVERY_MS) {
+      behindLoggedAt = Date.now()
+      log.error({ overdue: behind.overdue, oldest_seconds: Math.round(behind.oldestSeconds) }, describeBehind(behind))
+    } else if (!behind && wasBehind) {
+      behindLoggedAt = 0
+      log.info('settlement has caught up: no abandoned claim is overdue beyond the bound')
+    }
+  }
+
+  async function tick(): Promise<void> {
+    try {
+      await check()
+      if (failing) log.info('worker watchdog: the database answers again')
+      failing = false
+    } catch (error) {
+      heardSince = undefined
+      if (!failing) log.warn({ err: error }, 'worker watchdog: could not check liveness and settlement; trying again')
+      failing = true
+    }
+  }
+
+  function schedule(): void {
+    if (stopped) return
+    timer = setTimeout(() => {
+      running = tick().finally(schedule)
+    }, everyMs)
+  }
+
+  await tick()
+  schedule()
+  return {
+    notReady: () => (behind ? describeBehind(behind) : undefined),
+    async stop() {
+      stopped = true
+      clearTimeout(timer)
+      await running
+      await forgetPools(sql, poolIds()).catch(() => {})
+    },
+  }
+}
+
+function describeBehind(backlog: SettlementBacklog): string {
+  return `Settlement is behind: ${backlog.overdue} abandoned claim(s) overdue, the oldest by ${Math.round(backlog.oldestSeconds)} s; no recovery run has reached them (see the workers' logs).`
+}
