@@ -85,7 +85,7 @@ export async function appPlugin(app: FastifyInstance, options: { sql: Sql; proce
   await app.register(idempotency, {
     sql,
     timing: { ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, leaseSeconds: config.IDEMPOTENCY_LEASE_SECONDS, recoveryGraceSeconds: config.RECOVERY_GRACE_SECONDS },
-    recoveries: recoveries(processor, { authorizationExpiresDays: config.AUTHORIZATION_EXPIRES_DAYS }),
+    recoveries: recoveries(processor, sql, { authorizationExpiresDays: config.AUTHORIZATION_EXPIRES_DAYS }),
     replayCacheSize: config.IDEMPOTENCY_REPLAY_CACHE_SIZE,
     statementStallMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
   })

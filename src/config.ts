@@ -98,6 +98,12 @@ const ConfigSchema = Type.Object({
   SHUTDOWN_GRACE_SECONDS: Seconds(25),
   /** Cron schedule (graphile-worker crontab syntax) of the expired-key reaper; each run reaps, paced, for up to 50 s. */
   REAPER_SCHEDULE: Type.String({ minLength: 9, default: '* * * * *' }),
+  /** Who moves the money: the simulated processor (test cards, its ledger in the service's database), or Stripe. */
+  PROCESSOR: Type.Enum(['simulated', 'stripe'], { default: 'simulated' }),
+  /** With PROCESSOR=stripe: the secret (or restricted) key, sk_test_... or, with API_KEY_MODE=live, sk_live_... */
+  STRIPE_SECRET_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  /** With PROCESSOR=stripe: Stripe's API, or a Stripe-compatible server (plain http only on a loopback address). */
+  STRIPE_API_URL: Type.String({ pattern: '^https?://', default: 'https://api.stripe.com' }),
   /** How long the simulated processor's pm_card_slow takes. */
   SIMULATED_SLOW_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 2000 }),
 })
@@ -156,8 +162,25 @@ function contradictionsIn(config: Config): string[] {
   if (sslmode === 'prefer' || sslmode === 'allow') {
     found.push(`DATABASE_URL's sslmode=${sslmode} cannot be honoured by both database drivers: say sslmode=require (encrypted) or sslmode=disable`)
   }
+  if (config.PROCESSOR === 'stripe') found.push(...stripeContradictions(config))
   if (config.HTTP_BODY_TIMEOUT_MS < config.HTTP_HEADERS_TIMEOUT_MS) {
     found.push('HTTP_BODY_TIMEOUT_MS covers the headers too, so it must not be shorter than HTTP_HEADERS_TIMEOUT_MS')
+  }
+  return found
+}
+
+/** The Stripe settings that cannot work, or would move money the operator did not mean to. */
+function stripeContradictions(config: Config): string[] {
+  const key = config.STRIPE_SECRET_KEY
+  if (!key) return ['PROCESSOR=stripe needs STRIPE_SECRET_KEY (sk_test_... from the Stripe dashboard, Developers > API keys)']
+  const mode = /^(?:sk|rk)_(test|live)_[0-9A-Za-z]{10,}$/.exec(key)?.[1]
+  if (!mode) return [`STRIPE_SECRET_KEY is not a Stripe secret key (sk_test_..., or rk_test_... for a restricted one; it begins ${JSON.stringify(key.slice(0, 8))})`]
+  const found: string[] = []
+  if (mode === 'live' && config.API_KEY_MODE !== 'live') found.push('STRIPE_SECRET_KEY is a live key, which moves real money: say so with API_KEY_MODE=live, or use an sk_test_ key')
+  if (mode === 'test' && config.API_KEY_MODE === 'live') found.push('API_KEY_MODE=live with a test STRIPE_SECRET_KEY: live clients would be charged nothing; use an sk_live_ key')
+  const url = new URL(config.STRIPE_API_URL)
+  if (url.protocol === 'http:' && !['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) {
+    found.push(`STRIPE_API_URL ${url.origin} would send the secret key unencrypted: use https, or http only on a loopback address`)
   }
   return found
 }

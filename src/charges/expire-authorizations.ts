@@ -8,6 +8,7 @@ import type { Logger } from 'pino'
 import type { Sql } from '../db/connect.js'
 import { pipelinedTransaction } from '../db/pipeline.js'
 import type { PaymentProcessor } from '../processor/processor.js'
+import { voidCall } from './calls.js'
 import type { ChargeRow } from './repository.js'
 import { recordVoid } from './settle.js'
 
@@ -27,7 +28,7 @@ export async function expireAuthorizations(sql: Sql, processor: PaymentProcessor
   let expired = 0
   for (const charge of claimed) {
     try {
-      await processor.void({ chargeReference: charge.processor_reference!, idempotencyKey: charge.pending_operation_id! })
+      await processor.void(voidCall(charge, charge.pending_operation_id!))
       await pipelinedTransaction(sql, (tx) => recordVoid(tx, charge, 'expired'))
       expired++
     } catch (error) {

@@ -1,11 +1,13 @@
 // Settles abandoned charges, captures and voids: the processor says what it did under the claim's operation id
 // (a charge or authorization, with its outcome; a capture; a void), and it is recorded as the live request would
 // have recorded it, or, when the processor never saw it, the reservation is given back.
+import type { Sql } from '../db/connect.js'
 import { sendAll } from '../db/pipeline.js'
 import { insertRow } from '../db/row-insert.js'
 import { type ChargeOutcome, lookupOutcome, type PaymentProcessor, type SettlementOutcome } from '../processor/processor.js'
 import type { Recovery } from '../idempotency/recovery.js'
 import type { CreateChargeBody } from '../schemas/charge.js'
+import { captureCall, chargeCall, voidCall } from './calls.js'
 import { authorizationExpiry, recordCharge } from './record-charge.js'
 import type { ChargeRow } from './repository.js'
 import { recordCapture, recordVoid, releaseSettlement, type Settlement } from './settle.js'
@@ -14,7 +16,12 @@ export function chargeRecovery(processor: PaymentProcessor, settings: { authoriz
   const bodyOf = (claim: { request: { body: unknown } }) => claim.request.body as CreateChargeBody
   return {
     endpoint: 'POST /v1/charges',
-    lookup: (claim) => lookupOutcome(processor, claim.operationId, bodyOf(claim).capture === false ? 'authorization' : 'charge'),
+    lookup: (claim) =>
+      lookupOutcome(processor, {
+        kind: bodyOf(claim).capture === false ? 'authorization' : 'charge',
+        request: chargeCall(claim.accountId, bodyOf(claim), claim.operationId),
+        notBefore: claim.createdAt,
+      }),
     async record(tx, claim, outcome) {
       const body = bodyOf(claim)
       const { writes, response } = recordCharge(claim.accountId, body, outcome, authorizationExpiry(body, settings.authorizationExpiresDays))
@@ -24,11 +31,19 @@ export function chargeRecovery(processor: PaymentProcessor, settings: { authoriz
   }
 }
 
-export function settlementRecovery(processor: PaymentProcessor, kind: Settlement): Recovery<SettlementOutcome> {
+export function settlementRecovery(processor: PaymentProcessor, sql: Sql, kind: Settlement): Recovery<SettlementOutcome> {
   const chargeIdOf = (claim: { request: { params: unknown } }) => (claim.request.params as { id: string }).id
   return {
     endpoint: `POST /v1/charges/:id/${kind}`,
-    lookup: (claim) => lookupOutcome(processor, claim.operationId, kind),
+    async lookup(claim) {
+      // The reservation is made before the call: without it pending, nothing under this operation went out.
+      const [charge] = await sql<ChargeRow[]>`
+        select * from charges where id = ${chargeIdOf(claim)} and account_id = ${claim.accountId} and pending_operation_id = ${claim.operationId}`
+      if (!charge) return undefined
+      return kind === 'capture'
+        ? lookupOutcome(processor, { kind, request: captureCall(charge, charge.pending_amount_cents!, claim.operationId), notBefore: claim.createdAt })
+        : lookupOutcome(processor, { kind, request: voidCall(charge, claim.operationId), notBefore: claim.createdAt })
+    },
     async record(tx, claim) {
       const [charge] = await tx<ChargeRow[]>`
         select * from charges where id = ${chargeIdOf(claim)} and account_id = ${claim.accountId} and pending_operation_id = ${claim.operationId} for update`

@@ -53,7 +53,7 @@ export function newChargeRow(accountId: string, input: CreateChargeBody, outcome
     status: failed ? 'failed' : authorized ? 'requires_capture' : 'succeeded',
     failure_code: failed ? outcome.failureCode : null,
     failure_message: failed ? outcome.failureMessage : null,
-    processor_reference: failed ? null : outcome.processorReference,
+    processor_reference: outcome.processorReference ?? null,
     authorization_expires_at: authorized ? authorizationExpiresAt : null,
     pending_operation: null,
     pending_operation_id: null,
@@ -120,6 +120,7 @@ export function toCharge(row: ChargeRow): Charge {
     status: row.status,
     failure_code: row.failure_code,
     failure_message: row.failure_message,
+    processor_reference: row.processor_reference,
     authorization_expires_at: row.authorization_expires_at?.toISOString() ?? null,
     created_at: row.created_at.toISOString(),
   }

@@ -24,6 +24,8 @@ export interface AbandonedClaim extends ClaimedOperation {
   token: string
   endpoint: string
   key: string
+  /** When the key was claimed: no call under its operation id went out before (a bound for lookups by time). */
+  createdAt: Date
 }
 
 export interface Recovery<Found = unknown> {

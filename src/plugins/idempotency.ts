@@ -88,6 +88,17 @@ declare module 'fastify' {
      * For records that need no reads.
      */
     commit(recorded: Recorded): Promise<FastifyReply>
+    /**
+     * The call out: hands the operation to whoever moves the money (a processor, a bank) under its operation id,
+     * the idempotency key it must forward. From this moment the operation counts as possibly downstream, for this
+     * request and every later holder of its key: a rollback keeps the key bound to the operation, for a retry or
+     * the recovery worker to settle. Refused once the request's deadline has passed (its client has been answered,
+     * so nothing new goes out for it). A refusal that says nothing was performed (an error whose
+     * `operationNotPerformed` is true: src/processor ProcessorRequestError) lets the key go again, unless an
+     * earlier holder may have called out under it. Reservations come before it: a reservation refused with a 4xx
+     * then leaves the key free for a corrected retry.
+     */
+    callOut<T>(call: (idempotencyKey: string) => Promise<T>): Promise<T>
   }
 }
 
@@ -213,6 +224,19 @@ export default fp(
       return sendCommitted(this, stored)
     })
 
+    app.decorateReply('callOut', async function callOut<T>(this: FastifyReply, call: (idempotencyKey: string) => Promise<T>): Promise<T> {
+      const request = this.request
+      if (request.deadline?.aborted) throw new Problem('service-unavailable', 'The request ran out of time before the processor was called.')
+      const inherited = request.operationMayBeDownstream
+      request.operationMayBeDownstream = true
+      try {
+        return await call(operationIdOf(request))
+      } catch (error) {
+        if ((error as { operationNotPerformed?: unknown } | null)?.operationNotPerformed === true && !inherited) request.operationMayBeDownstream = false
+        throw error
+      }
+    })
+
     app.decorateReply('commit', async function commit(this: FastifyReply, recorded: Recorded) {
       const stored = toStoredResponse(recorded.response)
       if (!(await commits.commit(recorded.writes, this.request.idempotencyClaim, stored))) throw lostClaim()
@@ -241,20 +265,7 @@ function sendCommitted(reply: FastifyReply, stored: StoredResponse): FastifyRepl
   return reply.code(stored.status).headers(stored.headers).send(stored.body)
 }
 
-/**
- * The idempotency key to forward to a downstream processor: stable for the logical operation across retries
- * and takeovers, so the processor dedupes too. A request sent without a key gets a fresh one.
- * From this call on, the operation counts as gone downstream: a rollback keeps the key bound to the request,
- * for a retry or the recovery worker to settle. It refuses once the request's deadline has passed: its client
- * has been answered, so nothing new goes out for it.
- */
-export function downstreamIdempotencyKey(request: FastifyRequest): string {
-  if (request.deadline?.aborted) throw new Problem('service-unavailable', 'The request ran out of time before the processor was called.')
-  request.operationMayBeDownstream = true
-  return operationIdOf(request)
-}
-
-/** The operation id without sending it anywhere yet: to write it beside work reserved before the call. */
+/** The operation id, without handing it out: to write it beside work reserved before the call out. */
 export function operationIdOf(request: FastifyRequest): string {
   if (request.idempotencyClaim) return request.idempotencyClaim.operationId
   request.keylessOperationId ??= randomUUID()

@@ -2,13 +2,14 @@
 // outcome, without the routes or the processor knowing.
 //
 // The timeout is what the recovery worker's "the processor never saw it" rests on: a call given up is assumed
-// never to reach the processor later than that (a real integration passes the same timeout to its HTTP client,
-// which then closes the connection), and the worker waits longer than it (RECOVERY_GRACE_SECONDS, checked in
-// src/config.ts) before it asks.
+// never to reach the processor later than that (a real integration bounds its HTTP client by the same time, as
+// src/processor/stripe/ does: nothing is sent after it, and what is in flight is cut), and the worker waits
+// longer than it (RECOVERY_GRACE_SECONDS, checked in src/config.ts) before it asks.
+import type { Logger } from 'pino'
 import { processorCalls } from '../observability/metrics.js'
-import { type ChargeOutcome, type PaymentProcessor, ProcessorUnavailableError } from './processor.js'
+import { type ChargeOutcome, type PaymentProcessor, ProcessorIdempotencyError, ProcessorRequestError, ProcessorUnavailableError } from './processor.js'
 
-export function instrumented(processor: PaymentProcessor, options: { timeoutMs: number }): PaymentProcessor {
+export function instrumented(processor: PaymentProcessor, options: { timeoutMs: number; log?: Logger }): PaymentProcessor {
   async function timed<T>(operation: string, call: () => Promise<T>, outcomeOf: (result: T) => string): Promise<T> {
     const stop = processorCalls.startTimer({ operation })
     let timer: NodeJS.Timeout | undefined
@@ -20,7 +21,11 @@ export function instrumented(processor: PaymentProcessor, options: { timeoutMs: 
       stop({ outcome: outcomeOf(result) })
       return result
     } catch (error) {
-      stop({ outcome: error instanceof ProcessorUnavailableError ? 'unavailable' : 'error' })
+      stop({ outcome: failureOf(error) })
+      if (error instanceof ProcessorIdempotencyError) {
+        // Every call under one operation id is built from the same request: a refusal means a defect here.
+        options.log?.error({ err: error, operation }, 'DEFECT: the processor refused an operation id it had seen with other parameters; the outcome is left to the recovery worker')
+      }
       throw error
     } finally {
       clearTimeout(timer)
@@ -33,6 +38,13 @@ export function instrumented(processor: PaymentProcessor, options: { timeoutMs: 
     capture: (request) => timed('capture', () => processor.capture(request), () => 'succeeded'),
     void: (request) => timed('void', () => processor.void(request), () => 'succeeded'),
     refund: (request) => timed('refund', () => processor.refund(request), () => 'succeeded'),
-    lookup: (key) => timed('lookup', () => processor.lookup(key), (found) => (found ? 'found' : 'not_found')),
+    lookup: (request) => timed('lookup', () => processor.lookup(request), (found) => (found ? 'found' : 'not_found')),
   }
+}
+
+function failureOf(error: unknown): string {
+  if (error instanceof ProcessorUnavailableError) return 'unavailable'
+  if (error instanceof ProcessorIdempotencyError) return 'idempotency_error'
+  if (error instanceof ProcessorRequestError) return 'refused'
+  return 'error'
 }

@@ -1,25 +1,32 @@
-// The boundary to whoever really moves the money. Forks plug a real processor in behind this interface.
+// The boundary to whoever really moves the money. Forks plug a real processor in behind this interface
+// (docs/processors.md: how to write the next one); the rest of the service sees only these types and errors.
 import { Problem } from '../problems.js'
 
-export interface ChargeRequest {
-  amountCents: number
-  currency: string
-  source: string
+/** What every money-moving call carries: who it is for, and the operation id the processor dedupes by. */
+interface Keyed {
+  accountId: string
   /**
-   * Stable for one logical operation, even when a crashed attempt is taken over: a real implementation
-   * must forward it as the processor's own idempotency key, or a retry after a crash can charge twice.
+   * The operation id: stable for one logical operation, even when a crashed attempt is taken over. A real
+   * implementation must forward it as the processor's own idempotency key, or a retry after a crash can charge twice.
    */
   idempotencyKey: string
 }
 
+export interface ChargeRequest extends Keyed {
+  amountCents: number
+  currency: string
+  source: string
+  description?: string | null
+}
+
 export type ChargeOutcome =
   | { status: 'succeeded'; processorReference: string }
-  | { status: 'failed'; failureCode: string; failureMessage: string }
+  /** A decline; the processor's reference when it kept a record of the attempt (Stripe's PaymentIntent). */
+  | { status: 'failed'; failureCode: string; failureMessage: string; processorReference?: string }
 
-export interface RefundRequest {
+export interface RefundRequest extends Keyed {
   chargeReference: string
   amountCents: number
-  idempotencyKey: string
 }
 
 export interface RefundOutcome {
@@ -27,15 +34,13 @@ export interface RefundOutcome {
 }
 
 /** Capture all or part of an authorization; the rest of it is released. */
-export interface CaptureRequest {
+export interface CaptureRequest extends Keyed {
   chargeReference: string
   amountCents: number
-  idempotencyKey: string
 }
 
-export interface VoidRequest {
+export interface VoidRequest extends Keyed {
   chargeReference: string
-  idempotencyKey: string
 }
 
 /** A capture or a void that the processor performed. */
@@ -52,8 +57,24 @@ interface OutcomeOf {
   refund: RefundOutcome
 }
 
+export type OperationKind = keyof OutcomeOf
+
+/** Every kind of operation, for the lists that must name each (the simulated processor's ledger, its check). */
+export const OPERATION_KINDS = ['charge', 'authorization', 'capture', 'void', 'refund'] as const satisfies readonly OperationKind[]
+
 /** What the processor did under one idempotency key, as its lookup reports it. */
-export type OperationRecord = { [Kind in keyof OutcomeOf]: { kind: Kind; outcome: OutcomeOf[Kind] } }[keyof OutcomeOf]
+export type OperationRecord = { [Kind in OperationKind]: { kind: Kind; outcome: OutcomeOf[Kind] } }[OperationKind]
+
+/**
+ * Which operation a lookup asks about: the very request that was sent under the idempotency key (the claim keeps
+ * it), so that a processor can find it by strongly consistent means, and when it could first have gone out.
+ */
+export type LookupRequest = { notBefore: Date } & (
+  | { kind: 'charge' | 'authorization'; request: ChargeRequest }
+  | { kind: 'capture'; request: CaptureRequest }
+  | { kind: 'void'; request: VoidRequest }
+  | { kind: 'refund'; request: RefundRequest }
+)
 
 export interface PaymentProcessor {
   /** Resolves with a decline as a normal outcome; throws ProcessorUnavailableError when the outcome is unknown. */
@@ -64,24 +85,25 @@ export interface PaymentProcessor {
   void(request: VoidRequest): Promise<SettlementOutcome>
   refund(request: RefundRequest): Promise<RefundOutcome>
   /**
-   * What the processor did under `idempotencyKey` (the operation id it was sent), or undefined when it never
-   * saw it. Real processors answer this (Stripe lists PaymentIntents by metadata; Adyen answers by reference).
-   * Throws ProcessorUnavailableError when it cannot tell right now.
+   * What the processor did with the request (under its idempotency key, the operation id), or undefined when it
+   * never saw it. The recovery worker forgets an operation on undefined and the client's retry then makes a new one, so
+   * undefined must be final: answer it only from reads that cannot lag (never a search index), and only for a
+   * call that can no longer arrive (the recovery worker asks after RECOVERY_GRACE_SECONDS, longer than
+   * PROCESSOR_TIMEOUT_MS, past which no call is sent). Throws ProcessorUnavailableError when it cannot tell now.
    */
-  lookup(idempotencyKey: string): Promise<OperationRecord | undefined>
+  lookup(request: LookupRequest): Promise<OperationRecord | undefined>
 }
 
 /**
- * What the processor did under `operationId`, if that was an operation of `kind`; undefined if it never saw it.
+ * What the processor did under the operation, if it was an operation of that kind; undefined if it never saw it.
  * An operation of another kind under the id means the books and the processor disagree: that is thrown.
  */
-export async function lookupOutcome<Kind extends keyof OutcomeOf>(
+export async function lookupOutcome<Kind extends OperationKind>(
   processor: PaymentProcessor,
-  operationId: string,
-  kind: Kind,
+  lookup: LookupRequest & { kind: Kind },
 ): Promise<OutcomeOf[Kind] | undefined> {
-  const found = await processor.lookup(operationId)
-  if (found && found.kind !== kind) throw new Error(`operation ${operationId} is a ${found.kind} at the processor, not a ${kind}`)
+  const found = await processor.lookup(lookup)
+  if (found && found.kind !== lookup.kind) throw new Error(`operation ${lookup.request.idempotencyKey} is a ${found.kind} at the processor, not a ${lookup.kind}`)
   return found?.outcome as OutcomeOf[Kind] | undefined
 }
 
@@ -90,21 +112,49 @@ export class ProcessorUnavailableError extends Error {
   override name = 'ProcessorUnavailableError'
 }
 
-/** The processor refused a key it had seen with other parameters (Stripe's idempotency_error): a defect here. */
+/**
+ * The processor refused a key it had seen with other parameters (Stripe's idempotency_error): a defect here, since
+ * every call under one operation id is built from the same request. What the first call did is still unknown.
+ */
 export class ProcessorIdempotencyError extends Error {
   override name = 'ProcessorIdempotencyError'
 }
 
-/** For `.catch()` on a processor call: an outage becomes a 503 problem; anything else stays a 500. */
-export function rethrowUnavailable(error: unknown): never {
-  if (error instanceof ProcessorUnavailableError) {
+/**
+ * The processor refused the request itself: nothing was performed, and the same request will be refused again.
+ * With `field`, the request's field to change (an unknown or unusable payment method, an amount below the
+ * processor's minimum); without, a refusal of the operation (the payment is in no state for it at the processor).
+ */
+export class ProcessorRequestError extends Error {
+  override name = 'ProcessorRequestError'
+  /** Read by reply.callOut (src/plugins/idempotency.ts): a refusal leaves nothing downstream. */
+  readonly operationNotPerformed = true
+
+  constructor(
+    readonly field: 'source' | 'amount_cents' | 'currency' | undefined,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+/**
+ * For `.catch()` on a processor call: an unknown outcome becomes a 503 problem (settled later, by a retry or the
+ * recovery worker), a refused request a 422 naming the field to change, if one; anything else stays an error.
+ */
+export function rethrowAsProblem(error: unknown): never {
+  if (error instanceof ProcessorUnavailableError || error instanceof ProcessorIdempotencyError) {
     throw new Problem(
       'processor-unavailable',
       'The payment processor did not answer, so the outcome is not known yet. Retry with the same Idempotency-Key and body; if you do not, the service settles it within minutes.',
-      {
-        headers: { 'retry-after': '5' },
-      },
+      { headers: { 'retry-after': '5' } },
     )
+  }
+  if (error instanceof ProcessorRequestError) {
+    throw new Problem('processor-refused', `The payment processor refused the request: ${error.message}`, {
+      extensions: { ...(error.field ? { param: error.field } : {}), processor_code: error.code },
+    })
   }
   throw error
 }

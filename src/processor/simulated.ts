@@ -12,20 +12,22 @@ import {
   type OperationRecord,
   type PaymentProcessor,
   ProcessorIdempotencyError,
+  ProcessorRequestError,
   ProcessorUnavailableError,
   type RefundOutcome,
 } from './processor.js'
 
 /**
- * Test sources (docs/charges.md has the same table):
+ * Test sources, named as Stripe's test payment methods where Stripe has one (docs/charges.md has the same table):
  * - pm_card_visa, pm_card_mastercard: succeed
- * - pm_card_chargeDeclined, pm_card_insufficientFunds: declined (card_declined, insufficient_funds)
+ * - pm_card_chargeDeclined (generic_decline), pm_card_chargeDeclinedInsufficientFunds or pm_card_insufficientFunds
+ *   (insufficient_funds), pm_card_chargeDeclinedExpiredCard (expired_card): declined
  * - pm_card_slow: charged at once, answered after a delay (2 s by default), long enough for a client to time out
  * - pm_card_processorDown: fails as unavailable, every time, having done nothing
  * - pm_card_responseLost: charged, then the answer is lost (the service sees a timeout after the money moved)
  * - pm_card_timeoutBeforeCharge: times out before doing anything, the first time a charge of that amount and
  *   currency is attempted in this process; later attempts go through
- * - anything else: declined as unknown_source
+ * - anything else: refused, as Stripe refuses a payment method it does not know (ProcessorRequestError, nothing done)
  * Authorizations (capture: false) behave as charges; captures, voids and refunds of a pm_card_slow,
  * pm_card_responseLost or pm_card_timeoutBeforeCharge charge behave the same way.
  */
@@ -42,6 +44,7 @@ export function createSimulatedProcessor(options: { sql: Sql; slowDelayMs?: numb
 
   async function chargeOrAuthorize(kind: 'charge' | 'authorization', { amountCents, currency, source, idempotencyKey }: ChargeRequest) {
     if (source === 'pm_card_processorDown') throw new ProcessorUnavailableError('simulated processor outage')
+    if (!KNOWN_SOURCES.has(source)) throw new ProcessorRequestError('source', 'resource_missing', `No such PaymentMethod: '${source.slice(0, 60)}'`)
     if (source === 'pm_card_timeoutBeforeCharge') timeOutOnce(`${kind}:${amountCents}:${currency}`)
     const parameters = { amount_cents: amountCents, currency, source }
     const { outcome, performed } = await perform<ChargeOutcome>(sql, idempotencyKey, kind, parameters, () => chargeOutcome(source, idempotencyKey))
@@ -71,7 +74,8 @@ export function createSimulatedProcessor(options: { sql: Sql; slowDelayMs?: numb
     refund: ({ chargeReference, amountCents, idempotencyKey }) =>
       settle('refund', chargeReference, idempotencyKey, { amount_cents: amountCents }, () => ({ processorReference: reference('sim_re', idempotencyKey) })),
 
-    async lookup(idempotencyKey) {
+    // Its ledger is read in the same database it was written to: it cannot lag.
+    async lookup({ request: { idempotencyKey } }) {
       const [row] = await sql<{ kind: OperationRecord['kind']; outcome: OperationRecord['outcome'] }[]>`
         select kind, outcome from simulated_processor.operations where idempotency_key = ${idempotencyKey}`
       return row && ({ kind: row.kind, outcome: row.outcome } as OperationRecord)
@@ -104,21 +108,18 @@ async function perform<Outcome>(
   return { outcome: existing.outcome, performed: false }
 }
 
+const DECLINES: Record<string, { failureCode: string; failureMessage: string }> = {
+  pm_card_chargeDeclined: { failureCode: 'generic_decline', failureMessage: 'Your card was declined.' },
+  pm_card_chargeDeclinedInsufficientFunds: { failureCode: 'insufficient_funds', failureMessage: 'Your card has insufficient funds.' },
+  pm_card_insufficientFunds: { failureCode: 'insufficient_funds', failureMessage: 'Your card has insufficient funds.' },
+  pm_card_chargeDeclinedExpiredCard: { failureCode: 'expired_card', failureMessage: 'Your card has expired.' },
+}
+const SUCCEEDING = ['pm_card_visa', 'pm_card_mastercard', 'pm_card_slow', 'pm_card_responseLost', 'pm_card_timeoutBeforeCharge']
+const KNOWN_SOURCES = new Set([...SUCCEEDING, ...Object.keys(DECLINES), 'pm_card_processorDown'])
+
 function chargeOutcome(source: string, idempotencyKey: string): ChargeOutcome {
-  switch (source) {
-    case 'pm_card_visa':
-    case 'pm_card_mastercard':
-    case 'pm_card_slow':
-    case 'pm_card_responseLost':
-    case 'pm_card_timeoutBeforeCharge':
-      return { status: 'succeeded', processorReference: reference('sim_ch', idempotencyKey) }
-    case 'pm_card_chargeDeclined':
-      return { status: 'failed', failureCode: 'card_declined', failureMessage: 'Your card was declined.' }
-    case 'pm_card_insufficientFunds':
-      return { status: 'failed', failureCode: 'insufficient_funds', failureMessage: 'Your card has insufficient funds.' }
-    default:
-      return { status: 'failed', failureCode: 'unknown_source', failureMessage: `No such payment source: ${source.slice(0, 60)}.` }
-  }
+  const decline = DECLINES[source]
+  return decline ? { status: 'failed', ...decline } : { status: 'succeeded', processorReference: reference('sim_ch', idempotencyKey) }
 }
 
 /** Deterministic in the key: a retry of the same operation gets the same processor reference back. */

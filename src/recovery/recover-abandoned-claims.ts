@@ -100,7 +100,7 @@ async function wakeWhenNextDue(sql: Sql, endpoints: string[], settings: Recovery
 async function claimAbandoned(sql: Sql, endpoints: string[], settings: RecoverySettings): Promise<AbandonedClaim[]> {
   if (endpoints.length === 0) return []
   const rows = await sql<
-    { id: string; claim_token: string; operation_id: string; account_id: string; endpoint: string; key: string; request: AbandonedClaim['request'] | null }[]
+    { id: string; claim_token: string; operation_id: string; account_id: string; endpoint: string; key: string; request: AbandonedClaim['request'] | null; created_at: Date }[]
   >`
     update idempotency_keys as k set
       claim_token = gen_random_uuid(),
@@ -113,7 +113,7 @@ async function claimAbandoned(sql: Sql, endpoints: string[], settings: RecoveryS
       order by locked_until
       limit ${settings.batchSize}
       for update skip locked)
-    returning k.id, k.claim_token, k.operation_id, k.account_id, k.endpoint, k.key, k.request`
+    returning k.id, k.claim_token, k.operation_id, k.account_id, k.endpoint, k.key, k.request, k.created_at`
   return rows.map((row) => ({
     rowId: row.id,
     token: row.claim_token,
@@ -122,6 +122,7 @@ async function claimAbandoned(sql: Sql, endpoints: string[], settings: RecoveryS
     endpoint: row.endpoint,
     key: row.key,
     request: row.request ?? { params: {}, body: null },
+    createdAt: row.created_at,
   }))
 }
 

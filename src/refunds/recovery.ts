@@ -1,14 +1,23 @@
 // Settles an abandoned POST /v1/charges/:id/refunds: its pending refund becomes succeeded if the processor
 // refunded under the claim's operation id, and is given back if it never saw it.
+import type { Sql } from '../db/connect.js'
 import { lookupOutcome, type PaymentProcessor, type RefundOutcome } from '../processor/processor.js'
 import type { Recovery } from '../idempotency/recovery.js'
 import { deletePendingRefund, findRefundByOperation } from './repository.js'
-import { recordRefund } from './refunds.js'
+import { recordRefund, refundCall } from './refunds.js'
 
-export function refundRecovery(processor: PaymentProcessor): Recovery<RefundOutcome> {
+export function refundRecovery(processor: PaymentProcessor, sql: Sql): Recovery<RefundOutcome> {
   return {
     endpoint: 'POST /v1/charges/:id/refunds',
-    lookup: (claim) => lookupOutcome(processor, claim.operationId, 'refund'),
+    async lookup(claim) {
+      // The pending refund is reserved before the call: without it, nothing under this operation went out.
+      const [pending] = await sql<{ account_id: string; amount_cents: number; processor_reference: string }[]>`
+        select r.account_id, r.amount_cents, coalesce(c.processor_reference, c.id) as processor_reference
+        from refunds r join charges c on c.id = r.charge_id
+        where r.operation_id = ${claim.operationId} and r.status = 'pending'`
+      if (!pending) return undefined
+      return lookupOutcome(processor, { kind: 'refund', request: refundCall(pending, pending.processor_reference, claim.operationId), notBefore: claim.createdAt })
+    },
     async record(tx, claim, outcome) {
       const refund = await findRefundByOperation(tx, claim.operationId)
       // The processor refunded, so the reservation was made first; without it the books and the processor disagree.

@@ -10,6 +10,7 @@ import { send } from '../db/pipeline.js'
 import { insertRow } from '../db/row-insert.js'
 import { eventInsert } from '../events/events.js'
 import type { RouteResponse } from '../idempotency/response.js'
+import type { RefundRequest } from '../processor/processor.js'
 import { Problem } from '../problems.js'
 import { lockCharge } from '../charges/repository.js'
 import { findRefundByOperation, insertPendingRefund, markRefundSucceeded, type RefundRow } from './repository.js'
@@ -43,6 +44,11 @@ export async function reserveRefund(
     })
   }
   return { refund: await insertPendingRefund(tx, charge, amountCents, request.operationId), chargeReference }
+}
+
+/** What the processor is sent for a reserved refund: the route sends it, the recovery worker asks about it. */
+export function refundCall(refund: { account_id: string; amount_cents: number }, chargeReference: string, idempotencyKey: string): RefundRequest {
+  return { chargeReference, amountCents: refund.amount_cents, accountId: refund.account_id, idempotencyKey }
 }
 
 /** Phase 3: what the processor did becomes the refund, and the response a request for it returns. */

@@ -16,6 +16,7 @@ export interface RefundRow {
   currency: string
   status: 'pending' | 'succeeded'
   operation_id: string | null
+  processor_reference: string | null
   created_at: Date
 }
 
@@ -84,6 +85,7 @@ export function toRefund(row: RefundRow): Refund {
     amount_cents: row.amount_cents,
     currency: row.currency as Refund['currency'],
     status: row.status,
+    processor_reference: row.processor_reference,
     created_at: row.created_at.toISOString(),
   }
 }

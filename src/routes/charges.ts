@@ -2,12 +2,13 @@
 // (idempotent), GET /v1/charges/:id and GET /v1/charges.
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { captureCall, chargeCall, voidCall } from '../charges/calls.js'
 import { authorizationExpiry, recordCharge } from '../charges/record-charge.js'
 import { findCharge, findChargeByIdempotencyKey, listCharges } from '../charges/repository.js'
 import { recordCapture, recordVoid, reserveSettlement, type Settlement } from '../charges/settle.js'
 import type { Sql } from '../db/connect.js'
-import { downstreamIdempotencyKey, operationIdOf } from '../plugins/idempotency.js'
-import { type PaymentProcessor, rethrowUnavailable } from '../processor/processor.js'
+import { operationIdOf } from '../plugins/idempotency.js'
+import { type PaymentProcessor, rethrowAsProblem } from '../processor/processor.js'
 import { Problem } from '../problems.js'
 import { listBody } from './list-body.js'
 import { absentBodyIsEmpty } from './optional-body.js'
@@ -24,8 +25,12 @@ export default async function chargeRoutes(base: FastifyInstance, options: { sql
     const expiresAt = authorizationExpiry(input, options.authorizationExpiresDays)
     // Outside any transaction: a slow processor must not hold a database connection or locks. If the answer is
     // lost, the key stays bound to this operation id: a retry, or the recovery worker, settles it.
-    const call = { amountCents: input.amount_cents, currency: input.currency, source: input.source, idempotencyKey: downstreamIdempotencyKey(request) }
-    const outcome = await (expiresAt ? processor.authorize(call) : processor.charge(call)).catch(rethrowUnavailable)
+    const outcome = await reply
+      .callOut((idempotencyKey) => {
+        const call = chargeCall(request.account.id, input, idempotencyKey)
+        return expiresAt ? processor.authorize(call) : processor.charge(call)
+      })
+      .catch(rethrowAsProblem)
     // One statement: the charge, its event and the key's completion commit together, in one round trip.
     return reply.commit(recordCharge(request.account.id, input, outcome, expiresAt))
   })
@@ -46,8 +51,11 @@ export default async function chargeRoutes(base: FastifyInstance, options: { sql
         const { charge, amountCents } = await reply.reserve((tx) =>
           reserveSettlement(tx, { accountId: request.account.id, chargeId: request.params.id, kind, amountCents: request.body.amount_cents, operationId: operationIdOf(request) }),
         )
-        const call = { chargeReference: charge.processor_reference!, amountCents, idempotencyKey: downstreamIdempotencyKey(request) }
-        await (kind === 'capture' ? processor.capture(call) : processor.void(call)).catch(rethrowUnavailable)
+        await reply
+          .callOut((idempotencyKey) =>
+            kind === 'capture' ? processor.capture(captureCall(charge, amountCents, idempotencyKey)) : processor.void(voidCall(charge, idempotencyKey)),
+          )
+          .catch(rethrowAsProblem)
         return reply.transact((tx) => (kind === 'capture' ? recordCapture(tx, charge, amountCents) : recordVoid(tx, charge, 'voided')))
       },
     )

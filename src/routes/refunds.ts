@@ -3,11 +3,11 @@
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Sql } from '../db/connect.js'
-import { downstreamIdempotencyKey, operationIdOf } from '../plugins/idempotency.js'
-import { type PaymentProcessor, rethrowUnavailable } from '../processor/processor.js'
+import { operationIdOf } from '../plugins/idempotency.js'
+import { type PaymentProcessor, rethrowAsProblem } from '../processor/processor.js'
 import { Problem } from '../problems.js'
 import { listBody } from './list-body.js'
-import { recordRefund, reserveRefund } from '../refunds/refunds.js'
+import { recordRefund, refundCall, reserveRefund } from '../refunds/refunds.js'
 import { findRefund, listRefunds } from '../refunds/repository.js'
 import { findCharge } from '../charges/repository.js'
 import { ChargeParams } from '../schemas/charge.js'
@@ -27,8 +27,9 @@ export default async function refundRoutes(base: FastifyInstance, options: { sql
       const { refund, chargeReference } = await reply.reserve((tx) =>
         reserveRefund(tx, { accountId: request.account.id, chargeId: request.params.id, amountCents: request.body.amount_cents, operationId: operationIdOf(request) }),
       )
-      const call = { chargeReference, amountCents: refund.amount_cents, idempotencyKey: downstreamIdempotencyKey(request) }
-      const outcome = await processor.refund(call).catch(rethrowUnavailable)
+      const outcome = await reply
+        .callOut((idempotencyKey) => processor.refund(refundCall(refund, chargeReference, idempotencyKey)))
+        .catch(rethrowAsProblem)
       return reply.transact((tx) => recordRefund(tx, refund, outcome.processorReference))
     },
   )

@@ -41,6 +41,8 @@ export const Charge = Type.Object({
   status: Type.Enum(['succeeded', 'failed', 'requires_capture', 'voided', 'expired']),
   failure_code: Type.Union([Type.String(), Type.Null()]),
   failure_message: Type.Union([Type.String(), Type.Null()]),
+  /** The processor's own id of the payment (Stripe: the PaymentIntent); null when it kept no record of a decline. */
+  processor_reference: Type.Union([Type.String(), Type.Null()]),
   /** Until when an uncaptured authorization holds; after that it is voided and the charge expired. */
   authorization_expires_at: Type.Union([Timestamp, Type.Null()]),
   created_at: Timestamp,

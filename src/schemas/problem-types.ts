@@ -18,6 +18,7 @@ export const PROBLEM_TYPES = {
   'charge-not-refundable': { status: 422, title: 'The charge cannot be refunded' },
   'refund-exceeds-charge': { status: 422, title: 'The refund exceeds what is left of the charge' },
   'capture-exceeds-authorization': { status: 422, title: 'The capture exceeds the authorized amount' },
+  'processor-refused': { status: 422, title: 'The payment processor refused the operation' },
   'rate-limited': { status: 429, title: 'Too many requests' },
   'processor-unavailable': { status: 503, title: 'The payment processor is unavailable' },
   'service-unavailable': { status: 503, title: 'The service is temporarily unavailable' },

@@ -19,6 +19,8 @@ export const Refund = Type.Object({
   currency: Currency,
   /** pending from the moment its amount is reserved until the processor's answer is recorded. */
   status: Type.Enum(['pending', 'succeeded']),
+  /** The processor's own id of the refund (Stripe: re_...); null while pending. */
+  processor_reference: Type.Union([Type.String(), Type.Null()]),
   created_at: Timestamp,
 })
 export type Refund = Static<typeof Refund>

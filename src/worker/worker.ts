@@ -84,7 +84,7 @@ const SETTLEMENT_CONCURRENCY = 3
 
 export async function startWorker(options: WorkerOptions): Promise<Worker> {
   const { sql, log, reaper, recovery } = options
-  const settle = recoveries(options.processor, options.charges)
+  const settle = recoveries(options.processor, sql, options.charges)
   const settlement = await startRunner(options, 'payments-api worker', SETTLEMENT_CONCURRENCY, {
     taskList: {
       [REAP_TASK]: async (_payload, helpers) => {

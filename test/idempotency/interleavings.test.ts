@@ -22,7 +22,7 @@ const lineIf = (line: string) => (JSON.parse(line).msg === LATE_END ? [line] : [
 const suite = useTestApp({ processor: processor.factory, config: { REQUEST_TIMEOUT_MS: 1000, IDEMPOTENCY_LEASE_SECONDS: 1 }, log })
 
 const recover = (leaseSeconds = 30) =>
-  recoverAbandonedClaims(suite.context.sql, recoveries(suite.context.processor), { graceSeconds: 0, leaseSeconds, batchSize: 100 }, pino({ level: 'silent' }))
+  recoverAbandonedClaims(suite.context.sql, recoveries(suite.context.processor, suite.context.sql), { graceSeconds: 0, leaseSeconds, batchSize: 100 }, pino({ level: 'silent' }))
 
 const keyRow = async (accountId: string, key: string) =>
   (await suite.context.sql<{ operation_id: string; claim_token: string | null; expires_at: Date }[]>`

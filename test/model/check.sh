@@ -47,6 +47,7 @@ mutant TAKEOVER_NOT_SENT            # a takeover forgets an operation its predec
 mutant DEADLINE_PAST_LEASE          # a holder calls out after the worker concluded "never seen"
 mutant EXPIRE_UNSETTLED             # an expired unsettled key becomes a new operation
 mutant GRACE_NOT_LONGER             # the worker asks while a call can still arrive
+mutant REFUSAL_FORGETS_INHERITED    # a refused call frees a key an earlier holder's call still performs
 
 if [ "$failed" -ne 0 ]; then echo "check:model FAILED" >&2; exit 1; fi
 echo "check:model passed: no violation in any interleaving; every guard's removal is caught"

@@ -30,8 +30,11 @@
  *                               step or before it, both checked here
  * reserve (REFUND)              refunds/refunds.ts reserveRefund, charges/settle.ts reserveSettlement, run by
  *                               plugins/idempotency.ts reply.reserve (fenced: holdsClaim ... for share)
- * send                          plugins/idempotency.ts downstreamIdempotencyKey (refuses past the deadline) and
- *                               the processor call in routes/charges.ts, routes/refunds.ts
+ * send                          plugins/idempotency.ts reply.callOut (refuses past the deadline) and the processor
+ *                               call in routes/charges.ts, routes/refunds.ts
+ * network refuse                the processor refuses the call (processor ProcessorRequestError): nothing performed
+ *                               for it; reply.callOut then lets the key go, unless the claim was inherited (an
+ *                               earlier holder's call may still be performed)
  * network deliver / drop        the processor receives the call, or never does; processor/instrumented.ts gives a
  *                               call up after PROCESSOR_TIMEOUT_MS, and the clock may not pass that while it flies
  * record and complete           reply.transact + store.ts completeClaim (complete_idempotency_key, db/migrations/
@@ -55,6 +58,7 @@
  *   MUT_GIVEBACK_UNFENCED   give-back without the token      MUT_RESERVE_UNFENCED   reservation without the token
  *   MUT_TAKEOVER_NOT_SENT   a takeover counts as not sent    MUT_DEADLINE_PAST_LEASE deadline longer than the lease
  *   MUT_EXPIRE_UNSETTLED    an expired unsettled key is new  MUT_GRACE_NOT_LONGER   grace not longer than the timeout
+ *   MUT_REFUSAL_FORGETS_INHERITED  a refusal frees an inherited claim too
  */
 
 #define L   2           /* IDEMPOTENCY_LEASE_SECONDS */
@@ -93,8 +97,11 @@ bool performed[MAXOP];  /* the processor's ledger */
 byte recorded[MAXOP];   /* the books: charges or refunds recorded for the operation */
 byte performedInLife[MAXLIFE]; byte completionsInLife[MAXLIFE];
 
-/* Calls in flight, one slot per request. */
+/* Calls in flight, one slot per request, and whether the processor refused the request's call (nothing performed
+   for it). A refusal is assumed to say nothing of other calls of the operation: another may still be performed
+   (weaker than Stripe, which refuses the same parameters under the same key alike). */
 bool callPending[NREQ + 1]; byte callOp[NREQ + 1]; byte callSentAt[NREQ + 1];
+bool callRefused[NREQ + 1];
 
 /* Who may still call out, for (f): a request's operation and deadline while it has not passed its send step. */
 byte holdsOp[NREQ + 1]; byte holdsDeadline[NREQ + 1];
@@ -138,6 +145,9 @@ end: do
   :: atomic { callPending[1] -> deliver(1) }
   :: atomic { callPending[2] -> deliver(2) }
   :: atomic { callPending[3] -> deliver(3) }
+  :: atomic { callPending[1] && !performed[callOp[1]] -> callRefused[1] = 1; callPending[1] = 0 }   /* refused */
+  :: atomic { callPending[2] && !performed[callOp[2]] -> callRefused[2] = 1; callPending[2] = 0 }   /* refused */
+  :: atomic { callPending[3] && !performed[callOp[3]] -> callRefused[3] = 1; callPending[3] = 0 }   /* refused */
   :: atomic { callPending[1] -> callPending[1] = 0 }             /* never arrives */
   :: atomic { callPending[2] -> callPending[2] = 0 }
   :: atomic { callPending[3] -> callPending[3] = 0 }
@@ -212,9 +222,17 @@ proctype Request(byte me; byte body) {
     :: else -> holdsOp[me] = 0; goto letgo                       /* past the deadline (a crash here is letGo's skip) */
     fi
   }
-  /* the answer: given, or lost (a timeout), once the call has arrived or is given up */
+  /* the answer: given, or lost (a timeout), once the call has arrived or is given up; a refusal (nothing
+     performed, src/processor ProcessorRequestError) lets the key go, unless an earlier holder may have called out */
   if
-  :: !callPending[me] && performed[myop] -> skip
+  :: !callPending[me] && callRefused[me] ->
+#ifdef MUT_REFUSAL_FORGETS_INHERITED
+       sent = 0; inherited = 0;
+#else
+       if :: !inherited -> sent = 0 :: else -> skip fi;
+#endif
+       goto letgo
+  :: !callPending[me] && performed[myop] && !callRefused[me] -> skip
   :: !callPending[me] -> goto letgo
   :: goto crash
   fi;
@@ -264,7 +282,7 @@ crash:
   holdsOp[me] = 0;
 done:
   /* An ended request is no longer part of the state: forget its locals so that equal states meet. */
-  atomic { finished++; t0 = 0; mytok = 0; myop = 0; inherited = 0; sent = 0; holdsDeadline[me] = 0 }
+  atomic { finished++; t0 = 0; mytok = 0; myop = 0; inherited = 0; sent = 0; holdsDeadline[me] = 0; callRefused[me] = 0 }
 }
 
 /* A recovery worker; `limit` bounds its claims (0: no bound). With WORKERS=2 a second one runs beside the first,

@@ -7,7 +7,7 @@ import { createAccount } from '../../src/accounts/api-keys.js'
 import type { Sql, Transaction } from '../../src/db/connect.js'
 import auth from '../../src/plugins/auth.js'
 import errorHandler from '../../src/plugins/error-handler.js'
-import idempotency, { downstreamIdempotencyKey, type RouteResponse } from '../../src/plugins/idempotency.js'
+import idempotency, { type RouteResponse } from '../../src/plugins/idempotency.js'
 import { recoverAbandonedClaims } from '../../src/recovery/recover-abandoned-claims.js'
 import type { Recovery } from '../../src/idempotency/recovery.js'
 import { Problem } from '../../src/problems.js'
@@ -80,7 +80,7 @@ beforeAll(async () => {
     // Calls out first, outside any transaction, then records and completes.
     scope.post('/notes/published', { config: { idempotency: { required: true } } }, async (request, reply) => {
       const { text } = request.body as { text: string }
-      const ref = await pub.publish(text, downstreamIdempotencyKey(request))
+      const ref = await reply.callOut((idempotencyKey) => pub.publish(text, idempotencyKey))
       return reply.transact((tx) => recordNote(tx, text, ref))
     })
   })

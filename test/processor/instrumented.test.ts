@@ -5,18 +5,23 @@ import { instrumented } from '../../src/processor/instrumented.js'
 import { type PaymentProcessor, ProcessorUnavailableError } from '../../src/processor/processor.js'
 
 const never = () => new Promise<never>(() => {})
+const lookupOfK = {
+  kind: 'charge' as const,
+  request: { amountCents: 100, currency: 'usd', source: 'pm_card_visa', accountId: 'acct_1', idempotencyKey: 'k' },
+  notBefore: new Date(),
+}
 const silentProcessor: PaymentProcessor = { charge: never, authorize: never, capture: never, void: never, refund: never, lookup: never }
 
 describe('instrumented', () => {
   it('when the processor does not answer within the timeout, then the call fails as an unknown outcome', async () => {
     const processor = instrumented(silentProcessor, { timeoutMs: 50 })
-    const call = { amountCents: 100, currency: 'usd', source: 'pm_card_visa', idempotencyKey: 'k' }
+    const call = { amountCents: 100, currency: 'usd', source: 'pm_card_visa', accountId: 'acct_1', idempotencyKey: 'k' }
     await expect(processor.charge(call)).rejects.toBeInstanceOf(ProcessorUnavailableError)
-    await expect(processor.lookup('k')).rejects.toThrow(/did not answer lookup within 50 ms/)
+    await expect(processor.lookup(lookupOfK)).rejects.toThrow(/did not answer lookup within 50 ms/)
   })
 
   it('when the processor answers in time, then its answer is passed on', async () => {
     const processor = instrumented({ ...silentProcessor, lookup: async () => undefined }, { timeoutMs: 5000 })
-    await expect(processor.lookup('k')).resolves.toBeUndefined()
+    await expect(processor.lookup(lookupOfK)).resolves.toBeUndefined()
   })
 })

@@ -12,7 +12,7 @@ const suite = useTestApp({ processor: processor.factory })
 function recover(): Promise<RecoveryRun> {
   return recoverAbandonedClaims(
     suite.context.sql,
-    recoveries(suite.context.processor),
+    recoveries(suite.context.processor, suite.context.sql),
     { graceSeconds: 0, leaseSeconds: 30, batchSize: 100 },
     pino({ level: 'silent' }),
   )
@@ -90,7 +90,7 @@ describe('charges', () => {
     const { charge: recoveredCharge, ...recovered } = retry.json()
     const { charge: liveCharge, ...fresh } = live.json()
     expect(recovered).toEqual(fresh)
-    expect((await user.get(`/v1/charges/${recoveredCharge}`)).json()).toMatchObject({ status: 'failed', failure_code: 'card_declined' })
+    expect((await user.get(`/v1/charges/${recoveredCharge}`)).json()).toMatchObject({ status: 'failed', failure_code: 'generic_decline' })
     expect(liveCharge).not.toBe(recoveredCharge)
   })
 
@@ -124,7 +124,7 @@ describe('charges', () => {
     await lostCharge(user, 'graceful')
     const waited = await recoverAbandonedClaims(
       suite.context.sql,
-      recoveries(suite.context.processor),
+      recoveries(suite.context.processor, suite.context.sql),
       { graceSeconds: 3600, leaseSeconds: 30, batchSize: 100 },
       pino({ level: 'silent' }),
     )
@@ -205,7 +205,7 @@ describe('outcomes that cannot be recorded', () => {
     const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) })
     const settings = { graceSeconds: 0, leaseSeconds: 30, batchSize: 100 }
     try {
-      expect(await recoverAbandonedClaims(suite.context.sql, recoveries(suite.context.processor), settings, log)).toEqual({ settled: 0, released: 0, failed: 1 })
+      expect(await recoverAbandonedClaims(suite.context.sql, recoveries(suite.context.processor, suite.context.sql), settings, log)).toEqual({ settled: 0, released: 0, failed: 1 })
     } finally {
       await suite.context.sql`drop trigger refuse_for_account on charges`
     }
@@ -214,11 +214,11 @@ describe('outcomes that cannot be recorded', () => {
     expect(await keyRow(user.id, 'refused')).toMatchObject({ recovery_attempts: 1, completed_at: null })
 
     // Backoff: with a grace of 1 s, the next attempt waits 2 s after the failure...
-    const soon = await recoverAbandonedClaims(suite.context.sql, recoveries(suite.context.processor), { ...settings, graceSeconds: 1 }, log)
+    const soon = await recoverAbandonedClaims(suite.context.sql, recoveries(suite.context.processor, suite.context.sql), { ...settings, graceSeconds: 1 }, log)
     expect(soon).toEqual({ settled: 0, released: 0, failed: 0 })
     // ...and once that has passed, it settles.
     await suite.context.sql`update idempotency_keys set locked_until = now() - interval '10 seconds' where account_id = ${user.id} and key = 'refused'`
-    expect(await recoverAbandonedClaims(suite.context.sql, recoveries(suite.context.processor), { ...settings, graceSeconds: 1 }, log)).toEqual({ settled: 1, released: 0, failed: 0 })
+    expect(await recoverAbandonedClaims(suite.context.sql, recoveries(suite.context.processor, suite.context.sql), { ...settings, graceSeconds: 1 }, log)).toEqual({ settled: 1, released: 0, failed: 0 })
     expect(await countCharges(suite.context.sql, user.id)).toBe(1)
   })
 })

@@ -25,7 +25,7 @@ async function processorOperations(chargeId: string): Promise<Record<string, num
 
 /** One run of the recovery worker, with no grace period: every claim whose lease ended is settled. */
 function recover() {
-  return recoverAbandonedClaims(suite.context.sql, recoveries(suite.context.processor), { graceSeconds: 0, leaseSeconds: 30, batchSize: 100 }, pino({ level: 'silent' }))
+  return recoverAbandonedClaims(suite.context.sql, recoveries(suite.context.processor, suite.context.sql), { graceSeconds: 0, leaseSeconds: 30, batchSize: 100 }, pino({ level: 'silent' }))
 }
 
 async function eventTypes(chargeId: string): Promise<string[]> {

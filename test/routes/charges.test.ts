@@ -35,10 +35,10 @@ describe('POST /v1/charges', () => {
     expect(response.statusCode).toBe(402)
     expect(response.headers['content-type']).toBe('application/problem+json; charset=utf-8')
     const problem = response.json()
-    expect(problem).toMatchObject({ title: 'The card was declined', status: 402, decline_code: 'card_declined' })
+    expect(problem).toMatchObject({ title: 'The card was declined', status: 402, decline_code: 'generic_decline' })
     expect(problem.type).toMatch(/\/card-declined$/)
     const [row] = await suite.context.sql`select status, failure_code from charges where id = ${problem.charge}`
-    expect(row).toEqual({ status: 'failed', failure_code: 'card_declined' })
+    expect(row).toEqual({ status: 'failed', failure_code: 'generic_decline' })
   })
 
   it.each([

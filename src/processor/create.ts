@@ -1,0 +1,19 @@
+// The processor the configuration names (PROCESSOR), timed and bounded by PROCESSOR_TIMEOUT_MS
+// (instrumented.ts): the simulated one by default, or Stripe through its SDK.
+import type { Logger } from 'pino'
+import type { Config } from '../config.js'
+import type { Sql } from '../db/connect.js'
+import { instrumented } from './instrumented.js'
+import type { PaymentProcessor } from './processor.js'
+import { createSimulatedProcessor } from './simulated.js'
+import { createStripeClient } from './stripe/client.js'
+import { createStripeProcessor } from './stripe/stripe.js'
+
+export function createProcessor(config: Config, sql: Sql, log: Logger): PaymentProcessor {
+  const timeoutMs = config.PROCESSOR_TIMEOUT_MS
+  const processor =
+    config.PROCESSOR === 'stripe'
+      ? createStripeProcessor({ stripe: createStripeClient({ secretKey: config.STRIPE_SECRET_KEY!, apiUrl: config.STRIPE_API_URL, timeoutMs }), timeoutMs })
+      : createSimulatedProcessor({ sql, slowDelayMs: config.SIMULATED_SLOW_MS })
+  return instrumented(processor, { timeoutMs, log: log.child({ component: 'processor' }) })
+}

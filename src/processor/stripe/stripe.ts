@@ -1,0 +1,195 @@
+// The Stripe processor (PROCESSOR=stripe), on the official SDK: a charge is a PaymentIntent confirmed with the
+// charge's source and captured at once; an authorization one with capture_method manual; a capture captures it
+// (amount_to_capture, the rest released); a void cancels it; a refund is a Refund of it. Every money-moving call
+// carries the operation id as its Idempotency-Key, the same on every retry and takeover, and in metadata with the
+// account. Nothing Stripe-typed leaves this module: the service sees outcomes and the boundary's errors.
+import Stripe from 'stripe'
+import type {
+  CaptureRequest,
+  ChargeOutcome,
+  ChargeRequest,
+  LookupRequest,
+  OperationRecord,
+  PaymentProcessor,
+  RefundRequest,
+  VoidRequest,
+} from '../processor.js'
+import { ProcessorRequestError, ProcessorUnavailableError } from '../processor.js'
+import { withDeadline } from './client.js'
+import { toBoundaryError } from './errors.js'
+
+type ChargeKind = 'charge' | 'authorization'
+
+/**
+ * Stripe keeps an idempotency key for at least 24 hours (docs.stripe.com/api/idempotent_requests). A lookup by key
+ * (lookupCharge) is sound only while the key is kept; an older operation is looked for in the list of
+ * PaymentIntents instead.
+ */
+const KEY_KEPT_MS = 23 * 3600_000
+/** Stripe's clock and the database's may disagree: a list by creation time starts this much earlier. */
+const CLOCK_MARGIN_SECONDS = 600
+
+export function createStripeProcessor(options: { stripe: Stripe; timeoutMs: number }): PaymentProcessor {
+  const { stripe, timeoutMs } = options
+
+  /** One SDK call with all its retries, none of it sent after PROCESSOR_TIMEOUT_MS. Stripe's errors stay raw. */
+  const bounded = <T>(work: () => Promise<T>): Promise<T> => withDeadline(Date.now() + timeoutMs, work)
+  /** The same, its errors the boundary's. */
+  const call = <T>(work: () => Promise<T>): Promise<T> =>
+    bounded(work).catch((error: unknown) => {
+      throw toBoundaryError(error)
+    })
+
+  /** A PaymentIntent confirmed at once; a decline is its outcome, not an error. */
+  async function createIntent(kind: ChargeKind, request: ChargeRequest, params = intentParams(kind, request)): Promise<ChargeOutcome> {
+    try {
+      return chargeOutcome(kind, await bounded(() => stripe.paymentIntents.create(params, { idempotencyKey: request.idempotencyKey })))
+    } catch (error) {
+      if (error instanceof Stripe.errors.StripeCardError) return declined(error)
+      throw toBoundaryError(error)
+    }
+  }
+
+  /**
+   * What Stripe did with a charge, from reads that cannot lag (never the Search API, which is eventually
+   * consistent: docs.stripe.com/search). While Stripe keeps the key, the key itself answers: a PaymentIntent is
+   * created under it with the same parameters but not confirmed (no money moves). If Stripe never saw the key,
+   * that probe now owns it, and a late call under it would be refused (idempotency_error) and could never charge:
+   * "never" is final. If Stripe saw it, the probe is refused as another request under a used key, and the very
+   * request sent is replayed (a replay executes nothing) for the PaymentIntent it made.
+   */
+  async function lookupCharge(kind: ChargeKind, request: ChargeRequest, notBefore: Date): Promise<ChargeOutcome | undefined> {
+    if (Date.now() - notBefore.getTime() > KEY_KEPT_MS) return listedCharge(kind, request, notBefore)
+    const probe = { ...intentParams(kind, request), confirm: false, metadata: { ...metadataOf(request), lookup_probe: 'true' } }
+    try {
+      const owned = await bounded(() => stripe.paymentIntents.create(probe, { idempotencyKey: request.idempotencyKey }))
+      await call(() => stripe.paymentIntents.cancel(owned.id, {}, { idempotencyKey: `${request.idempotencyKey}:probe-cancel` })).catch(() => {})
+      return undefined
+    } catch (error) {
+      if (!(error instanceof Stripe.errors.StripeIdempotencyError)) {
+        const mapped = toBoundaryError(error)
+        // Refused for its parameters (an unknown payment method): the request sent was refused alike.
+        if (mapped instanceof ProcessorRequestError && mapped.field) return undefined
+        throw mapped
+      }
+    }
+    return createIntent(kind, request)
+  }
+
+  /** Past the key's retention: the PaymentIntents created since the claim, listed (lists do not lag), by metadata. */
+  async function listedCharge(kind: ChargeKind, request: ChargeRequest, notBefore: Date): Promise<ChargeOutcome | undefined> {
+    const created = { gte: Math.floor(notBefore.getTime() / 1000) - CLOCK_MARGIN_SECONDS }
+    const found = await call(async () => {
+      for await (const intent of stripe.paymentIntents.list({ created, limit: 100 })) {
+        if (intent.metadata.operation_id === request.idempotencyKey && intent.metadata.lookup_probe === undefined) return intent
+      }
+      return undefined
+    })
+    return found && chargeOutcome(kind, found)
+  }
+
+  async function lookupCapture({ chargeReference, idempotencyKey }: CaptureRequest): Promise<OperationRecord | undefined> {
+    const intent = await call(() => stripe.paymentIntents.retrieve(chargeReference))
+    if (intent.status === 'requires_capture') return undefined
+    if (intent.status === 'succeeded' && intent.metadata.capture_operation_id === idempotencyKey) return { kind: 'capture', outcome: { processorReference: intent.id } }
+    throw new Error(`the books and Stripe disagree: capture ${idempotencyKey} is pending, PaymentIntent ${intent.id} is ${intent.status}`)
+  }
+
+  async function lookupVoid({ chargeReference, idempotencyKey }: VoidRequest): Promise<OperationRecord | undefined> {
+    const intent = await call(() => stripe.paymentIntents.retrieve(chargeReference))
+    if (intent.status === 'requires_capture') return undefined
+    if (intent.status === 'canceled') return { kind: 'void', outcome: { processorReference: intent.id } }
+    throw new Error(`the books and Stripe disagree: void ${idempotencyKey} is pending, PaymentIntent ${intent.id} is ${intent.status}`)
+  }
+
+  /** A PaymentIntent's refunds, listed (lists do not lag), by the operation id in their metadata. */
+  async function lookupRefund({ chargeReference, idempotencyKey }: RefundRequest): Promise<OperationRecord | undefined> {
+    const refund = await call(async () => {
+      for await (const each of stripe.refunds.list({ payment_intent: chargeReference, limit: 100 })) {
+        if (each.metadata?.operation_id === idempotencyKey) return each
+      }
+      return undefined
+    })
+    return refund && { kind: 'refund', outcome: { processorReference: refund.id } }
+  }
+
+  return {
+    charge: (request) => createIntent('charge', request),
+    authorize: (request) => createIntent('authorization', request),
+    async capture(request) {
+      const params = { amount_to_capture: request.amountCents, metadata: { capture_operation_id: request.idempotencyKey } }
+      const intent = await call(() => stripe.paymentIntents.capture(request.chargeReference, params, { idempotencyKey: request.idempotencyKey }))
+      return { processorReference: intent.id }
+    },
+    async void(request) {
+      // A cancellation takes no metadata; its key is the operation id all the same.
+      const intent = await call(() => stripe.paymentIntents.cancel(request.chargeReference, {}, { idempotencyKey: request.idempotencyKey }))
+      return { processorReference: intent.id }
+    },
+    async refund(request) {
+      const params = { payment_intent: request.chargeReference, amount: request.amountCents, metadata: metadataOf(request) }
+      const refund = await call(() => stripe.refunds.create(params, { idempotencyKey: request.idempotencyKey }))
+      return { processorReference: refund.id }
+    },
+    async lookup(lookup: LookupRequest): Promise<OperationRecord | undefined> {
+      switch (lookup.kind) {
+        case 'charge':
+        case 'authorization': {
+          const outcome = await lookupCharge(lookup.kind, lookup.request, lookup.notBefore)
+          return outcome && { kind: lookup.kind, outcome }
+        }
+        case 'capture':
+          return lookupCapture(lookup.request)
+        case 'void':
+          return lookupVoid(lookup.request)
+        case 'refund':
+          return lookupRefund(lookup.request)
+      }
+    },
+  }
+}
+
+function metadataOf(request: { idempotencyKey: string; accountId: string }): Record<string, string> {
+  return { operation_id: request.idempotencyKey, account_id: request.accountId }
+}
+
+/** The one PaymentIntent a charge is: every field from the request, so a retry and a lookup send the very same. */
+function intentParams(kind: ChargeKind, request: ChargeRequest): Stripe.PaymentIntentCreateParams {
+  return {
+    amount: request.amountCents,
+    currency: request.currency,
+    payment_method: request.source,
+    confirm: true,
+    capture_method: kind === 'authorization' ? 'manual' : 'automatic',
+    // Payment methods that need no redirect: a server-side confirmation has no page to return to.
+    automatic_payment_methods: { enabled: true, allow_redirects: 'never' },
+    ...(request.description ? { description: request.description } : {}),
+    metadata: metadataOf(request),
+  }
+}
+
+/** What a PaymentIntent says of the charge it is. */
+function chargeOutcome(kind: ChargeKind, intent: Stripe.PaymentIntent): ChargeOutcome {
+  const succeeded = kind === 'authorization' ? intent.status === 'requires_capture' : intent.status === 'succeeded'
+  if (succeeded) return { status: 'succeeded', processorReference: intent.id }
+  const error = intent.last_payment_error
+  if (intent.status === 'requires_payment_method' && error) {
+    return { status: 'failed', failureCode: error.decline_code ?? error.code ?? 'card_declined', failureMessage: error.message ?? 'The card was declined.', processorReference: intent.id }
+  }
+  if (intent.status === 'requires_action') {
+    return { status: 'failed', failureCode: 'authentication_required', failureMessage: 'The card requires authentication (3-D Secure).', processorReference: intent.id }
+  }
+  if (intent.status === 'canceled') return { status: 'failed', failureCode: 'canceled', failureMessage: 'The payment was canceled at the processor.', processorReference: intent.id }
+  throw new ProcessorUnavailableError(`PaymentIntent ${intent.id} is ${intent.status}: its outcome is not known yet`)
+}
+
+/** docs.stripe.com/declines: a card_error carries the decline code, the message and the PaymentIntent. */
+function declined(error: Stripe.errors.StripeCardError): ChargeOutcome {
+  return {
+    status: 'failed',
+    failureCode: error.decline_code ?? error.code ?? 'card_declined',
+    // Stripe's own words, for the customer (the SDK's message also carries the request id).
+    failureMessage: (error.raw as Stripe.StripeRawError).message ?? 'Your card was declined.',
+    ...(error.payment_intent ? { processorReference: error.payment_intent.id } : {}),
+  }
+}

@@ -1,0 +1,61 @@
+// Refunds as docs.stripe.com/api/refunds describes them: of a PaymentIntent's received amount, in part or in full,
+// never more than is left; listed by PaymentIntent; each with metadata.
+import type Stripe from 'stripe'
+import { invalidRequest, noSuch } from './errors.js'
+import { type Form, integerParam, stringMap, stringParam } from './form.js'
+import { type StripeLedger, stripeId, unixNow } from './ledger.js'
+import { listOf, type Answer } from './lists.js'
+import type { Caller } from './payment-intents.js'
+
+export function createRefund(ledger: StripeLedger, form: Form, caller: Caller): Answer<Stripe.Refund> {
+  const intentId = stringParam(form, 'payment_intent')
+  if (intentId === undefined) throw invalidRequest('One of the following params should be provided for this request: payment_intent or charge.', 'payment_intent', 'parameter_missing')
+  const intent = ledger.paymentIntent(intentId)
+  if (!intent) throw noSuch('payment_intent', intentId, 'payment_intent')
+  if (intent.status !== 'succeeded') {
+    throw invalidRequest(`This PaymentIntent (${intent.id}) does not have a successful charge to refund.`, 'payment_intent', 'charge_not_refundable')
+  }
+  const left = intent.amount_received - ledger.refundedOf(intent.id)
+  if (left === 0) throw invalidRequest(`Charge ${String(intent.latest_charge)} has already been refunded.`, undefined, 'charge_already_refunded')
+  const amount = integerParam(form, 'amount') ?? left
+  if (amount < 1 || amount > left) {
+    throw invalidRequest(`Refund amount (${amount}) is greater than unrefunded amount on charge (${left})`, 'amount', 'amount_too_large')
+  }
+  const refund: Stripe.Refund = {
+    id: stripeId('re'),
+    object: 'refund',
+    amount,
+    application: null,
+    balance_transaction: stripeId('txn'),
+    charge: intent.latest_charge as string,
+    created: unixNow(),
+    currency: intent.currency,
+    customer: null,
+    customer_account: null,
+    metadata: stringMap(form, 'metadata') ?? {},
+    payment_intent: intent.id,
+    payment_method: intent.payment_method as string,
+    reason: (stringParam(form, 'reason') ?? null) as Stripe.Refund.Reason | null,
+    receipt_number: null,
+    source_transfer_reversal: null,
+    status: 'succeeded',
+    transfer_reversal: null,
+  }
+  ledger.refunds.set(refund.id, refund)
+  ledger.move({ kind: 'refund', object: refund.id, amount, idempotencyKey: caller.idempotencyKey })
+  return { status: 200, body: refund }
+}
+
+export function retrieveRefund(ledger: StripeLedger, id: string): Answer<Stripe.Refund> {
+  const refund = ledger.refunds.get(id)
+  if (!refund) throw noSuch('refund', id, 'refund')
+  return { status: 200, body: refund }
+}
+
+/** `payment_intent` or `charge` narrow the list to one payment's refunds. */
+export function listRefunds(ledger: StripeLedger, form: Form): Answer<Stripe.ApiList<Stripe.Refund>> {
+  const intent = stringParam(form, 'payment_intent')
+  const charge = stringParam(form, 'charge')
+  const refunds = [...ledger.refunds.values()].filter((refund) => (intent === undefined || refund.payment_intent === intent) && (charge === undefined || refund.charge === charge))
+  return { status: 200, body: listOf(refunds, form, '/v1/refunds') }
+}

@@ -1,0 +1,258 @@
+// A Stripe-compatible API server for tests, on 127.0.0.1, that the service's Stripe processor reaches through the
+// official SDK (STRIPE_API_URL). It follows Stripe's public documentation, not the adapter: bearer secret keys,
+// form-encoded bodies (form.ts), PaymentIntents and Refunds (payment-intents.ts, refunds.ts), lists and a search
+// that lags (lists.ts), Stripe's test payment methods (payment-methods.ts), and its idempotency
+// (docs.stripe.com/api/idempotent_requests):
+// - a POST's status and body are saved under its Idempotency-Key once the endpoint starts executing, and a retry
+//   with the same key and parameters gets them again, with `Idempotent-Replayed: true`;
+// - the same key with other parameters, or on another endpoint, is a 400 idempotency_error;
+// - a key whose first request is still executing is a 409 idempotency_key_in_use;
+// - a request refused before it executes (a parameter missing or wrong) saves nothing.
+// Faults come on cue (fault()): drop the connection before acting or after, delay, answer 500 or 429.
+// Everything it received is logged (requests) and every movement of money is in its ledger, for tests to count.
+import { createHash, randomBytes } from 'node:crypto'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type Stripe from 'stripe'
+import { invalidRequest, StripeFailure } from './errors.js'
+import { type Form, FormError, parseForm } from './form.js'
+import { StripeLedger } from './ledger.js'
+import type { Answer } from './lists.js'
+import {
+  cancelPaymentIntent,
+  capturePaymentIntent,
+  type Caller,
+  createPaymentIntent,
+  listPaymentIntents,
+  retrievePaymentIntent,
+  searchPaymentIntents,
+} from './payment-intents.js'
+import { createRefund, listRefunds, retrieveRefund } from './refunds.js'
+
+export interface LoggedRequest {
+  method: string
+  path: string
+  idempotencyKey: string | undefined
+  form: Form
+  receivedAt: number
+  /** The status answered; 'dropped' when the connection was cut instead. */
+  outcome: number | 'dropped'
+  replayed: boolean
+}
+
+export type Fault =
+  /** The connection is cut before the request is acted on: nothing happened. */
+  | { kind: 'drop-before' }
+  /** The request is acted on (and its answer saved under its key), then the connection is cut. */
+  | { kind: 'drop-after' }
+  /**
+   * The answer is held for `ms` after acting, or the request for `ms` before acting: it is then executing, and a
+   * request under the same key meanwhile gets 409 idempotency_key_in_use.
+   */
+  | { kind: 'delay'; ms: number; when: 'before' | 'after' }
+  /** An error answer before acting; `shouldRetry` sets Stripe-Should-Retry. Nothing happened, nothing is saved. */
+  | { kind: 'error'; status: 429 | 500 | 503; shouldRetry?: boolean }
+
+export interface FaultRule {
+  method?: string
+  path: RegExp
+  fault: Fault
+  /** How many matching requests it applies to. */
+  times: number
+}
+
+export interface StripeTestServer {
+  url: string
+  secretKey: string
+  ledger: StripeLedger
+  requests: LoggedRequest[]
+  /** Applies `fault` to the next `times` requests whose path matches (and method, if given). */
+  fault(match: { method?: string; path: RegExp }, fault: Fault, times?: number): void
+  /** Forgets the faults not applied yet. */
+  clearFaults(): void
+  /** The requests that were POSTs (money-moving or not), for counting calls. */
+  posts(): LoggedRequest[]
+  close(): Promise<void>
+}
+
+interface Saved {
+  path: string
+  fingerprint: string
+  /** Unset while the first request under the key is executing. */
+  answer?: { status: number; body: unknown }
+}
+
+type Route = { method: string; pattern: RegExp; handle: (form: Form, caller: Caller, id: string) => Answer<unknown> }
+
+export async function startStripeServer(options: { secretKey?: string; searchLagMs?: number } = {}): Promise<StripeTestServer> {
+  const secretKey = options.secretKey ?? `sk_test_${randomBytes(12).toString('hex')}`
+  const ledger = new StripeLedger(options.searchLagMs ?? 60_000)
+  const requests: LoggedRequest[] = []
+  const faults: FaultRule[] = []
+  const saved = new Map<string, Saved>()
+  const routes: Route[] = [
+    { method: 'POST', pattern: /^\/v1\/payment_intents$/, handle: (form, caller) => createPaymentIntent(ledger, form, caller) },
+    { method: 'GET', pattern: /^\/v1\/payment_intents$/, handle: (form) => listPaymentIntents(ledger, form) },
+    { method: 'GET', pattern: /^\/v1\/payment_intents\/search$/, handle: (form) => searchPaymentIntents(ledger, form) },
+    { method: 'GET', pattern: /^\/v1\/payment_intents\/([^/]+)$/, handle: (_form, _caller, id) => retrievePaymentIntent(ledger, id) },
+    { method: 'POST', pattern: /^\/v1\/payment_intents\/([^/]+)\/capture$/, handle: (form, caller, id) => capturePaymentIntent(ledger, id, form, caller) },
+    { method: 'POST', pattern: /^\/v1\/payment_intents\/([^/]+)\/cancel$/, handle: (form, caller, id) => cancelPaymentIntent(ledger, id, form, caller) },
+    { method: 'POST', pattern: /^\/v1\/refunds$/, handle: (form, caller) => createRefund(ledger, form, caller) },
+    { method: 'GET', pattern: /^\/v1\/refunds$/, handle: (form) => listRefunds(ledger, form) },
+    { method: 'GET', pattern: /^\/v1\/refunds\/([^/]+)$/, handle: (_form, _caller, id) => retrieveRefund(ledger, id) },
+  ]
+
+  const server = createServer((request, response) => {
+    void handle(request, response).catch((error: unknown) => {
+      if (!response.headersSent) send(response, 500, { error: { type: 'api_error', message: String(error) } })
+    })
+  })
+
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const url = new URL(request.url ?? '/', 'http://stripe.test')
+    const raw = await readBody(request)
+    const idempotencyKey = headerOf(request, 'idempotency-key')
+    const entry: LoggedRequest = { method: request.method ?? 'GET', path: url.pathname, idempotencyKey, form: {}, receivedAt: Date.now(), outcome: 'dropped', replayed: false }
+    requests.push(entry)
+    const answer = (status: number, body: unknown, headers: Record<string, string> = {}) => {
+      entry.outcome = status
+      send(response, status, body, headers)
+    }
+    if (bearerOf(request) !== secretKey) {
+      return answer(401, { error: { type: 'invalid_request_error', message: `Invalid API Key provided: ${redacted(bearerOf(request))}` } })
+    }
+    let form: Form
+    try {
+      form = parseForm(request.method === 'GET' ? url.search.slice(1) : raw)
+    } catch (error) {
+      return answer(400, { error: { type: 'invalid_request_error', message: (error as Error).message } })
+    }
+    entry.form = form
+    const found = routes.map((route) => ({ route, match: route.method === request.method ? route.pattern.exec(url.pathname) : null })).find((candidate) => candidate.match)
+    if (!found) return answer(404, { error: { type: 'invalid_request_error', message: `Unrecognized request URL (${request.method}: ${url.pathname}).` } })
+
+    const fault = takeFault(entry)
+    if (fault?.kind === 'drop-before') return void request.socket.destroy()
+    if (fault?.kind === 'error') {
+      return answer(fault.status, { error: { type: fault.status === 429 ? 'invalid_request_error' : 'api_error', message: 'Simulated failure on cue.' } }, fault.shouldRetry === undefined ? {} : { 'stripe-should-retry': String(fault.shouldRetry) })
+    }
+    const caller: Caller = { idempotencyKey, baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }
+    const run = async () => {
+      if (fault?.kind === 'delay' && fault.when === 'before') await sleep(fault.ms)
+      return execute(found.route, form, caller, found.match![1] ?? '')
+    }
+    const result = request.method === 'POST' && idempotencyKey !== undefined ? await idempotent(idempotencyKey, url.pathname, form, run) : { ...(await run()), replayed: false }
+
+    if (fault?.kind === 'drop-after') return void request.socket.destroy()
+    if (fault?.kind === 'delay' && fault.when === 'after') await sleep(fault.ms)
+    entry.replayed = result.replayed
+    answer(result.status, result.body, result.replayed ? { 'idempotent-replayed': 'true' } : {})
+  }
+
+  /** The endpoint's answer; a refusal before it acted is marked so that it is not saved under the key. */
+  function execute(route: Route, form: Form, caller: Caller, id: string): { status: number; body: unknown; save: boolean } {
+    try {
+      const { status, body } = route.handle(form, caller, id)
+      return { status, body, save: true }
+    } catch (error) {
+      if (error instanceof FormError) return { ...failure(invalidRequest(error.message)), save: false }
+      if (!(error instanceof StripeFailure)) throw error
+      // A card error happened while executing (the PaymentIntent exists, declined): saved. A parameter refused
+      // before anything was created is not.
+      return { ...failure(error), save: error.status === 402 }
+    }
+  }
+
+  async function idempotent(key: string, path: string, form: Form, run: () => Promise<{ status: number; body: unknown; save: boolean }>) {
+    const fingerprint = createHash('sha256').update(canonical(form)).digest('hex')
+    const earlier = saved.get(key)
+    if (earlier && (earlier.path !== path || earlier.fingerprint !== fingerprint)) {
+      return {
+        ...failure(
+          new StripeFailure(400, {
+            type: 'idempotency_error',
+            message: `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${key}' if you meant to execute a different request.`,
+          }),
+        ),
+        replayed: false,
+      }
+    }
+    if (earlier && !earlier.answer) {
+      return {
+        ...failure(new StripeFailure(409, { type: 'invalid_request_error', code: 'idempotency_key_in_use', message: 'There is currently another in-progress request using this Idempotent Key (that probably means you submitted twice, and the other request is still going through): ' + key + '. Please try again later.' })),
+        replayed: false,
+      }
+    }
+    if (earlier?.answer) return { ...earlier.answer, replayed: true }
+    const entry: Saved = { path, fingerprint }
+    saved.set(key, entry)
+    const result = await run()
+    if (result.save) entry.answer = { status: result.status, body: result.body }
+    else saved.delete(key)
+    return { status: result.status, body: result.body, replayed: false }
+  }
+
+  function takeFault(entry: LoggedRequest): Fault | undefined {
+    const rule = faults.find((candidate) => (candidate.method === undefined || candidate.method === entry.method) && candidate.path.test(entry.path))
+    if (!rule) return undefined
+    if (--rule.times === 0) faults.splice(faults.indexOf(rule), 1)
+    return rule.fault
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    secretKey,
+    ledger,
+    requests,
+    fault: (match, fault, times = 1) => void faults.push({ ...match, fault, times }),
+    clearFaults: () => void faults.splice(0),
+    posts: () => requests.filter((request) => request.method === 'POST'),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
+  }
+}
+
+function failure(error: StripeFailure): { status: number; body: { error: Stripe.StripeRawError } } {
+  return { status: error.status, body: { error: error.error } }
+}
+
+function send(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body)
+  response.writeHead(status, { 'content-type': 'application/json', 'request-id': `req_${randomBytes(7).toString('hex')}`, 'content-length': Buffer.byteLength(text), ...headers })
+  response.end(text)
+}
+
+async function readBody(request: IncomingMessage): Promise<string> {
+  let body = ''
+  for await (const chunk of request) body += chunk
+  return body
+}
+
+function headerOf(request: IncomingMessage, name: string): string | undefined {
+  const value = request.headers[name]
+  return Array.isArray(value) ? value[0] : value
+}
+
+/** Stripe takes the key as a bearer token, or as the user name of basic auth (curl -u sk_test_...:). */
+function bearerOf(request: IncomingMessage): string | undefined {
+  const header = headerOf(request, 'authorization') ?? ''
+  if (header.startsWith('Bearer ')) return header.slice(7)
+  if (header.startsWith('Basic ')) return Buffer.from(header.slice(6), 'base64').toString().split(':')[0]
+  return undefined
+}
+
+function redacted(key: string | undefined): string {
+  return key ? `${key.slice(0, 8)}${'*'.repeat(Math.max(0, key.length - 12))}${key.slice(-4)}` : '(none)'
+}
+
+/** The parameters in a fixed order: a retry that sends the same parameters has the same fingerprint. */
+function canonical(value: unknown): string {
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value)
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
+  return `{${Object.keys(value).sort().map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`).join(',')}}`
+}

@@ -1,0 +1,136 @@
+// What every processor must do, whoever moves the money: the simulated processor and the Stripe processor (against
+// the Stripe-compatible test server) alike. A new processor (Adyen, Checkout.com) passes this before anything else:
+// add it to `processors`.
+import { randomUUID } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type ChargeRequest, ProcessorIdempotencyError, ProcessorRequestError } from '../../src/processor/processor.js'
+import { createTestDatabase } from '../helpers/database.js'
+import { type ProcessorUnderTest, simulatedUnderTest, startStripeServer, stripeUnderTest } from '../helpers/processors.js'
+
+const processors: { name: string; start: () => Promise<ProcessorUnderTest & { close(): Promise<void> }> }[] = [
+  {
+    name: 'simulated',
+    start: async () => {
+      const database = await createTestDatabase()
+      return { ...simulatedUnderTest(database.sql), close: () => database.drop() }
+    },
+  },
+  {
+    name: 'stripe',
+    start: async () => {
+      const server = await startStripeServer()
+      return { ...stripeUnderTest(server), close: () => server.close() }
+    },
+  },
+]
+
+const chargeRequest = (overrides: Partial<ChargeRequest> = {}): ChargeRequest => ({
+  amountCents: 2500,
+  currency: 'usd',
+  source: 'pm_card_visa',
+  accountId: 'acct_contract',
+  idempotencyKey: randomUUID(),
+  ...overrides,
+})
+
+describe.each(processors)('the $name processor', ({ start }) => {
+  let under: ProcessorUnderTest & { close(): Promise<void> }
+  beforeAll(async () => {
+    under = await start()
+  })
+  afterAll(() => under?.close())
+
+  it('when a charge succeeds, then it has a reference, and the same request again gets the same outcome with one movement', async () => {
+    const request = chargeRequest()
+    const first = await under.processor.charge(request)
+    expect(first).toEqual({ status: 'succeeded', processorReference: expect.any(String) })
+    expect(await under.processor.charge(request)).toEqual(first)
+    expect(await under.movementsUnder(request.idempotencyKey)).toBe(1)
+  })
+
+  it('when the card is declined, then the outcome is a failed charge with the decline code and message, and nothing moved', async () => {
+    const generic = chargeRequest({ source: 'pm_card_chargeDeclined' })
+    expect(await under.processor.charge(generic)).toMatchObject({ status: 'failed', failureCode: 'generic_decline', failureMessage: 'Your card was declined.' })
+    const funds = chargeRequest({ source: 'pm_card_chargeDeclinedInsufficientFunds' })
+    expect(await under.processor.charge(funds)).toMatchObject({ status: 'failed', failureCode: 'insufficient_funds', failureMessage: 'Your card has insufficient funds.' })
+    const expired = chargeRequest({ source: 'pm_card_chargeDeclinedExpiredCard' })
+    expect(await under.processor.charge(expired)).toMatchObject({ status: 'failed', failureCode: 'expired_card' })
+    for (const request of [generic, funds, expired]) expect(await under.movementsUnder(request.idempotencyKey)).toBe(0)
+  })
+
+  it('when the source is unknown, then the request is refused naming source, and nothing moved', async () => {
+    const request = chargeRequest({ source: 'pm_card_doesNotExist' })
+    const refusal = await under.processor.charge(request).catch((error: unknown) => error)
+    expect(refusal).toBeInstanceOf(ProcessorRequestError)
+    expect(refusal).toMatchObject({ field: 'source', operationNotPerformed: true })
+    expect(await under.movementsUnder(request.idempotencyKey)).toBe(0)
+  })
+
+  it('when an operation id is used again with other parameters, then it is refused as an idempotency error', async () => {
+    const request = chargeRequest()
+    await under.processor.charge(request)
+    await expect(under.processor.charge({ ...request, amountCents: 9900 })).rejects.toBeInstanceOf(ProcessorIdempotencyError)
+    expect(await under.movementsUnder(request.idempotencyKey)).toBe(1)
+  })
+
+  it('when an authorization is captured in part and another voided, then each is done once, and a retry changes nothing', async () => {
+    const held = chargeRequest()
+    const authorized = await under.processor.authorize(held)
+    expect(authorized).toEqual({ status: 'succeeded', processorReference: expect.any(String) })
+    const reference = (authorized as { processorReference: string }).processorReference
+    const capture = { chargeReference: reference, amountCents: 2000, accountId: held.accountId, idempotencyKey: randomUUID() }
+    expect(await under.processor.capture(capture)).toEqual({ processorReference: expect.any(String) })
+    await under.processor.capture(capture)
+    expect(await under.movementsUnder(capture.idempotencyKey)).toBe(1)
+
+    const other = await under.processor.authorize(chargeRequest())
+    const voided = { chargeReference: (other as { processorReference: string }).processorReference, accountId: held.accountId, idempotencyKey: randomUUID() }
+    expect(await under.processor.void(voided)).toEqual({ processorReference: expect.any(String) })
+    await under.processor.void(voided)
+    expect(await under.movementsUnder(voided.idempotencyKey)).toBe(1)
+  })
+
+  it('when a charge is refunded in part and then in full, then each refund is done once, with a reference of its own', async () => {
+    const charged = (await under.processor.charge(chargeRequest())) as { processorReference: string }
+    const refund = (amountCents: number) => ({ chargeReference: charged.processorReference, amountCents, accountId: 'acct_contract', idempotencyKey: randomUUID() })
+    const [part, rest] = [refund(1000), refund(1500)]
+    const first = await under.processor.refund(part)
+    const second = await under.processor.refund(rest)
+    expect(first.processorReference).not.toEqual(second.processorReference)
+    expect(await under.processor.refund(part)).toEqual(first)
+    expect((await under.movementsUnder(part.idempotencyKey)) + (await under.movementsUnder(rest.idempotencyKey))).toBe(2)
+  })
+
+  it('when each kind of operation is looked up, then the lookup says what was done; an operation never sent is not found', async () => {
+    const notBefore = new Date(Date.now() - 1000)
+    const charged = chargeRequest()
+    const chargeOutcome = await under.processor.charge(charged)
+    expect(await under.processor.lookup({ kind: 'charge', request: charged, notBefore })).toEqual({ kind: 'charge', outcome: chargeOutcome })
+    const declined = chargeRequest({ source: 'pm_card_chargeDeclined' })
+    const declineOutcome = await under.processor.charge(declined)
+    expect(await under.processor.lookup({ kind: 'charge', request: declined, notBefore })).toEqual({ kind: 'charge', outcome: declineOutcome })
+
+    const held = chargeRequest()
+    const authorization = (await under.processor.authorize(held)) as { status: 'succeeded'; processorReference: string }
+    expect(await under.processor.lookup({ kind: 'authorization', request: held, notBefore })).toEqual({ kind: 'authorization', outcome: authorization })
+    const capture = { chargeReference: authorization.processorReference, amountCents: 2500, accountId: held.accountId, idempotencyKey: randomUUID() }
+    expect(await under.processor.lookup({ kind: 'capture', request: capture, notBefore })).toBeUndefined()
+    const captured = await under.processor.capture(capture)
+    expect(await under.processor.lookup({ kind: 'capture', request: capture, notBefore })).toEqual({ kind: 'capture', outcome: captured })
+
+    const refund = { chargeReference: authorization.processorReference, amountCents: 500, accountId: held.accountId, idempotencyKey: randomUUID() }
+    expect(await under.processor.lookup({ kind: 'refund', request: refund, notBefore })).toBeUndefined()
+    const refunded = await under.processor.refund(refund)
+    expect(await under.processor.lookup({ kind: 'refund', request: refund, notBefore })).toEqual({ kind: 'refund', outcome: refunded })
+
+    const other = (await under.processor.authorize(chargeRequest())) as { processorReference: string }
+    const voided = { chargeReference: other.processorReference, accountId: held.accountId, idempotencyKey: randomUUID() }
+    expect(await under.processor.lookup({ kind: 'void', request: voided, notBefore })).toBeUndefined()
+    const voidOutcome = await under.processor.void(voided)
+    expect(await under.processor.lookup({ kind: 'void', request: voided, notBefore })).toEqual({ kind: 'void', outcome: voidOutcome })
+
+    const neverSent = chargeRequest()
+    expect(await under.processor.lookup({ kind: 'charge', request: neverSent, notBefore })).toBeUndefined()
+    expect(await under.movementsUnder(neverSent.idempotencyKey)).toBe(0)
+  })
+})
