@@ -88,6 +88,7 @@ export async function appPlugin(app: FastifyInstance, options: { sql: Sql; proce
     recoveries: recoveries(processor, sql, { authorizationExpiresDays: config.AUTHORIZATION_EXPIRES_DAYS }),
     replayCacheSize: config.IDEMPOTENCY_REPLAY_CACHE_SIZE,
     statementStallMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+    downstreamKeyRetentionSeconds: processor.keyRetentionSeconds,
   })
   // After idempotency: both wrap route handlers, and the deadline's wrapper must be the outer one.
   await app.register(deadline, { timeoutMs: config.REQUEST_TIMEOUT_MS })

@@ -105,8 +105,11 @@ export class KeyClaims {
         const response = { status: row.response_status!, headers: row.response_headers!, body: row.response_body! }
         return { outcome: 'completed', response, expiresInMs: row.expires_in_ms!, askedAt }
       }
-      const operationId = await takeOver(this.#sql, row, fingerprint, token, this.#timing, request)
-      if (operationId) return { outcome: 'claimed', claim: { rowId: row.id, token, operationId }, takenOver: true, inherited: unsettled }
+      const taken = await takeOver(this.#sql, row, fingerprint, token, this.#timing, request)
+      if (taken) {
+        const claim = { rowId: row.id, token, operationId: taken.operation_id }
+        return { outcome: 'claimed', claim, takenOver: true, inherited: unsettled, ...(unsettled && { operationSince: taken.created_at }) }
+      }
     }
     return { outcome: 'in-flight' }
   }
@@ -209,8 +212,8 @@ async function claimOne(sql: Sql, timing: Timing, { scope, fingerprint, token, r
  * takeovers exactly one wins. A completed key is never changed before it expires: the replay cache
  * (replay-cache.ts) relies on that.
  */
-async function takeOver(sql: Sql, row: KeyRow, fingerprint: Buffer, token: string, timing: Timing, request: unknown): Promise<string | undefined> {
-  const [taken] = await sql<{ operation_id: string }[]>`
+async function takeOver(sql: Sql, row: KeyRow, fingerprint: Buffer, token: string, timing: Timing, request: unknown) {
+  const [taken] = await sql<{ operation_id: string; created_at: Date }[]>`
     update idempotency_keys as k set
       fingerprint = ${fingerprint},
       request = ${request === null ? null : sql.json(request as never)},
@@ -225,7 +228,7 @@ async function takeOver(sql: Sql, row: KeyRow, fingerprint: Buffer, token: strin
       and k.claim_token is not distinct from ${row.claim_token}
       and ((k.completed_at is not null and k.expires_at <= now())
            or (k.completed_at is null and k.locked_until <= now() and k.fingerprint = ${fingerprint}))
-    returning k.operation_id`
-  return taken?.operation_id
+    returning k.operation_id, k.created_at`
+  return taken
 }
 

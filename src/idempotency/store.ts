@@ -24,9 +24,10 @@ export type ClaimResult =
   /**
    * `inherited`: the claim took over an unsettled key, keeping its operation id, so the operation may already be
    * downstream (its earlier holder may have called out before it crashed or timed out): whatever this request
-   * does, it must not forget the operation as if it had never been sent.
+   * does, it must not forget the operation as if it had never been sent. `operationSince`: when that operation was
+   * first claimed (the earliest it can have gone out).
    */
-  | { outcome: 'claimed'; claim: Claim; takenOver: boolean; inherited: boolean }
+  | { outcome: 'claimed'; claim: Claim; takenOver: boolean; inherited: boolean; operationSince?: Date }
   /**
    * `expiresInMs`: how long the key had left, as PostgreSQL counted it, at the latest at `askedAt` (both clocks,
    * read before the statement was sent: a process that stalls after the answer cannot stretch the lifetime).

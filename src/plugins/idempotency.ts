@@ -50,11 +50,20 @@ export interface IdempotencyOptions {
    * DATABASE_STATEMENT_TIMEOUT_MS, past which PostgreSQL itself would have cancelled a statement it was running.
    */
   statementStallMs?: number
+  /**
+   * How long downstream keeps the idempotency keys it is sent (Stripe: at least 24 hours). A takeover of an
+   * operation first claimed longer ago does not call out again: downstream may have forgotten the key and would
+   * act a second time. It answers 503 and leaves the operation to the recovery worker, whose lookup then reads
+   * without the key. Unset: downstream keeps keys for ever (the simulated processor's ledger).
+   */
+  downstreamKeyRetentionSeconds?: number | undefined
 }
 
 interface HeldClaim extends Claim {
   endpoint: string
   recovery: Recovery | undefined
+  /** When the operation a takeover inherited was first claimed. */
+  operationSince?: Date | undefined
 }
 
 declare module 'fastify' {
@@ -158,7 +167,7 @@ export default fp(
           case 'fingerprint-mismatch':
             throw new Problem('idempotency-key-reused', 'This Idempotency-Key was already used with a different request body or path; use a new key for a new operation.')
           case 'claimed':
-            request.idempotencyClaim = { ...result.claim, endpoint: scope.endpoint, recovery }
+            request.idempotencyClaim = { ...result.claim, endpoint: scope.endpoint, recovery, operationSince: result.operationSince }
             request.operationMayBeDownstream = result.inherited
         }
         try {
@@ -228,6 +237,12 @@ export default fp(
       const request = this.request
       if (request.deadline?.aborted) throw new Problem('service-unavailable', 'The request ran out of time before the processor was called.')
       const inherited = request.operationMayBeDownstream
+      const since = request.idempotencyClaim?.operationSince
+      if (inherited && since && options.downstreamKeyRetentionSeconds !== undefined && Date.now() - since.getTime() > options.downstreamKeyRetentionSeconds * 1000) {
+        throw new Problem('processor-unavailable', 'This operation was first tried longer ago than the processor keeps its idempotency keys; it is being settled without calling out again. Retry later with the same Idempotency-Key and body.', {
+          headers: { 'retry-after': '60' },
+        })
+      }
       request.operationMayBeDownstream = true
       try {
         return await call(operationIdOf(request))

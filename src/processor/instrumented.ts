@@ -33,6 +33,7 @@ export function instrumented(processor: PaymentProcessor, options: { timeoutMs: 
   }
   const declinedOrSucceeded = (outcome: ChargeOutcome) => (outcome.status === 'failed' ? 'declined' : 'succeeded')
   return {
+    ...(processor.keyRetentionSeconds !== undefined && { keyRetentionSeconds: processor.keyRetentionSeconds }),
     charge: (request) => timed('charge', () => processor.charge(request), declinedOrSucceeded),
     authorize: (request) => timed('authorize', () => processor.authorize(request), declinedOrSucceeded),
     capture: (request) => timed('capture', () => processor.capture(request), () => 'succeeded'),

@@ -77,6 +77,8 @@ export type LookupRequest = { notBefore: Date } & (
 )
 
 export interface PaymentProcessor {
+  /** How long the processor keeps the idempotency keys it is sent; unset: for ever (src/plugins/idempotency.ts). */
+  readonly keyRetentionSeconds?: number
   /** Resolves with a decline as a normal outcome; throws ProcessorUnavailableError when the outcome is unknown. */
   charge(request: ChargeRequest): Promise<ChargeOutcome>
   /** Like charge, but only reserves the amount on the card, to capture later (or void). */

@@ -6,16 +6,13 @@ import { pino } from 'pino'
 import { createAccount } from '../../src/accounts/api-keys.js'
 import { buildApp } from '../../src/app.js'
 import { type PaymentProcessor, ProcessorUnavailableError } from '../../src/processor/processor.js'
-import { createSimulatedProcessor } from '../../src/processor/simulated.js'
+import { type ProcessorFactory, simulatedProcessor } from './processors.js'
 import type { Sql } from '../../src/db/connect.js'
 import type { Config } from '../../src/config.js'
 import { watchContract } from './contract.js'
 import { createTestDatabase } from './database.js'
 
-/** Builds the processor for a test database (the simulated one keeps its ledger there). */
-export type ProcessorFactory = (sql: Sql) => PaymentProcessor
-
-export const simulatedProcessor: ProcessorFactory = (sql) => createSimulatedProcessor({ sql, slowDelayMs: 300 })
+export { type ProcessorFactory, simulatedProcessor }
 
 export interface TestContext {
   app: FastifyInstance
@@ -139,6 +136,7 @@ export function controllableProcessor(inner: ProcessorFactory = simulatedProcess
     factory: ((sql) => {
       const processor = inner(sql)
       return {
+        ...(processor.keyRetentionSeconds !== undefined && { keyRetentionSeconds: processor.keyRetentionSeconds }),
         charge: (request) => around('charge', request.idempotencyKey, () => processor.charge(request)),
         authorize: (request) => around('authorize', request.idempotencyKey, () => processor.authorize(request)),
         capture: (request) => around('capture', request.idempotencyKey, () => processor.capture(request)),

@@ -1,12 +1,19 @@
 // The processors a test can run against: the simulated one (its ledger in the test database) and the Stripe
-// processor against the Stripe-compatible test server (test/helpers/stripe). Each says how many times money moved
-// under an idempotency key, at the processor itself, for tests that count.
+// processor against the Stripe-compatible test server (test/helpers/stripe). Each says what it did at the
+// processor itself (money movements under a key; an account's charges and refunds), for tests that count.
+// The suites that carry the promise run once with each: describe.each(PROCESSORS) and useProcessor(name).
+import { afterAll, beforeAll } from 'vitest'
 import type { Sql } from '../../src/db/connect.js'
 import type { PaymentProcessor } from '../../src/processor/processor.js'
 import { createSimulatedProcessor } from '../../src/processor/simulated.js'
 import { createStripeClient } from '../../src/processor/stripe/client.js'
 import { createStripeProcessor } from '../../src/processor/stripe/stripe.js'
 import { startStripeServer, type StripeTestServer } from './stripe/server.js'
+
+/** Builds the processor for a test database (the simulated one keeps its ledger there). */
+export type ProcessorFactory = (sql: Sql) => PaymentProcessor
+
+export const simulatedProcessor: ProcessorFactory = (sql) => createSimulatedProcessor({ sql, slowDelayMs: 300 })
 
 export interface ProcessorUnderTest {
   processor: PaymentProcessor
@@ -15,21 +22,109 @@ export interface ProcessorUnderTest {
 }
 
 export function simulatedUnderTest(sql: Sql, slowDelayMs = 300): ProcessorUnderTest {
-  return {
-    processor: createSimulatedProcessor({ sql, slowDelayMs }),
-    movementsUnder: async (key) => (await sql`select 1 from simulated_processor.operations where idempotency_key = ${key} and outcome->>'status' is distinct from 'failed'`).length,
-  }
+  return { processor: createSimulatedProcessor({ sql, slowDelayMs }), movementsUnder: (key) => simulatedMovements(sql, key) }
 }
 
 export function stripeUnderTest(server: StripeTestServer, timeoutMs = 5000): ProcessorUnderTest {
-  return {
-    processor: stripeProcessorFor(server, timeoutMs),
-    movementsUnder: async (key) => server.ledger.movements.filter((movement) => movement.idempotencyKey === key).length,
-  }
+  return { processor: stripeProcessorFor(server, timeoutMs), movementsUnder: async (key) => stripeMovements(server, key) }
 }
 
 export function stripeProcessorFor(server: StripeTestServer, timeoutMs = 5000): PaymentProcessor {
   return createStripeProcessor({ stripe: createStripeClient({ secretKey: server.secretKey, apiUrl: server.url, timeoutMs }), timeoutMs })
+}
+
+export const PROCESSORS = [{ name: 'simulated' as const }, { name: 'stripe' as const }]
+
+/** What the processor did for an account's charges: charges and authorizations, refunds, and the sum refunded. */
+export interface ProcessorLedger {
+  charges: number
+  refunds: number
+  refunded: number
+}
+
+export interface ProcessorChoice {
+  /** For useTestApp (or controllableProcessor): called once the suite's beforeAll has started what it needs. */
+  factory: ProcessorFactory
+  movementsUnder(sql: Sql, idempotencyKey: string): Promise<number>
+  ledgerOf(sql: Sql, accountId: string): Promise<ProcessorLedger>
+  /** The captures, voids and refunds the processor performed on one of the service's charges, by kind. */
+  operationsOn(sql: Sql, chargeId: string): Promise<Record<string, number>>
+  /** The Stripe test server, with PROCESSORS' 'stripe'. */
+  stripe(): StripeTestServer
+}
+
+/** For a test file or describe block: the processor by name, with the Stripe test server run around it. */
+export function useProcessor(name: 'simulated' | 'stripe'): ProcessorChoice {
+  let server: StripeTestServer | undefined
+  if (name === 'stripe') {
+    beforeAll(async () => {
+      server = await startStripeServer()
+    })
+    afterAll(() => server?.close())
+  }
+  const stripe = () => {
+    if (!server) throw new Error('the Stripe test server runs only with the stripe processor, once beforeAll has run')
+    return server
+  }
+  if (name === 'simulated') {
+    return { factory: simulatedProcessor, movementsUnder: simulatedMovements, ledgerOf: simulatedLedger, operationsOn: simulatedOperationsOn, stripe }
+  }
+  return {
+    factory: () => stripeProcessorFor(stripe()),
+    movementsUnder: async (_sql, key) => stripeMovements(stripe(), key),
+    ledgerOf: async (_sql, accountId) => stripeLedger(stripe(), accountId),
+    operationsOn: (sql, chargeId) => stripeOperationsOn(stripe(), sql, chargeId),
+    stripe,
+  }
+}
+
+async function simulatedMovements(sql: Sql, key: string): Promise<number> {
+  return (await sql`select 1 from simulated_processor.operations where idempotency_key = ${key} and outcome->>'status' is distinct from 'failed'`).length
+}
+
+function stripeMovements(server: StripeTestServer, key: string): number {
+  return server.ledger.movements.filter((movement) => movement.idempotencyKey === key).length
+}
+
+async function simulatedLedger(sql: Sql, accountId: string): Promise<ProcessorLedger> {
+  const [row] = await sql<ProcessorLedger[]>`
+    with mine as (select processor_reference from charges where account_id = ${accountId})
+    select count(*) filter (where o.kind in ('charge', 'authorization') and o.outcome->>'status' is distinct from 'failed')::int as charges,
+           count(*) filter (where o.kind = 'refund')::int as refunds,
+           coalesce(sum((o.parameters->>'amount_cents')::int) filter (where o.kind = 'refund'), 0)::int as refunded
+    from simulated_processor.operations o
+    where o.outcome->>'processorReference' in (select processor_reference from mine)
+       or o.parameters->>'charge_reference' in (select processor_reference from mine)`
+  return row!
+}
+
+/** Stripe's own books for the account: movements on the PaymentIntents its charges are, and their refunds. */
+function stripeLedger(server: StripeTestServer, accountId: string): ProcessorLedger {
+  const intents = new Set(
+    [...server.ledger.paymentIntents.values()].filter((intent) => intent.metadata.account_id === accountId).map((intent) => intent.id),
+  )
+  const refunds = [...server.ledger.refunds.values()].filter((refund) => intents.has(refund.payment_intent as string))
+  const charges = server.ledger.movements.filter((movement) => (movement.kind === 'charge' || movement.kind === 'authorization') && intents.has(movement.object))
+  return { charges: charges.length, refunds: refunds.length, refunded: refunds.reduce((sum, refund) => sum + refund.amount, 0) }
+}
+
+async function simulatedOperationsOn(sql: Sql, chargeId: string): Promise<Record<string, number>> {
+  const rows = await sql<{ kind: string; count: number }[]>`
+    select o.kind, count(*)::int as count from simulated_processor.operations o
+    join charges c on c.processor_reference = o.parameters->>'charge_reference'
+    where c.id = ${chargeId} group by o.kind`
+  return Object.fromEntries(rows.map((row) => [row.kind, row.count]))
+}
+
+async function stripeOperationsOn(server: StripeTestServer, sql: Sql, chargeId: string): Promise<Record<string, number>> {
+  const [charge] = await sql<{ processor_reference: string }[]>`select processor_reference from charges where id = ${chargeId}`
+  const refunds = new Set([...server.ledger.refunds.values()].filter((refund) => refund.payment_intent === charge?.processor_reference).map((refund) => refund.id))
+  const counts: Record<string, number> = {}
+  for (const movement of server.ledger.movements) {
+    if (movement.kind === 'charge' || movement.kind === 'authorization') continue
+    if (movement.object === charge?.processor_reference || refunds.has(movement.object)) counts[movement.kind] = (counts[movement.kind] ?? 0) + 1
+  }
+  return counts
 }
 
 export { startStripeServer, type StripeTestServer }

@@ -30,8 +30,9 @@
  *                               step or before it, both checked here
  * reserve (REFUND)              refunds/refunds.ts reserveRefund, charges/settle.ts reserveSettlement, run by
  *                               plugins/idempotency.ts reply.reserve (fenced: holdsClaim ... for share)
- * send                          plugins/idempotency.ts reply.callOut (refuses past the deadline) and the processor
- *                               call in routes/charges.ts, routes/refunds.ts
+ * send                          plugins/idempotency.ts reply.callOut (refuses past the deadline, and a takeover of an
+ *                               operation older than the processor keeps keys: both the "else" branch) and the
+ *                               processor call in routes/charges.ts, routes/refunds.ts
  * network refuse                the processor refuses the call (processor ProcessorRequestError): nothing performed
  *                               for it; reply.callOut then lets the key go, unless the claim was inherited (an
  *                               earlier holder's call may still be performed)

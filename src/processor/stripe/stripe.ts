@@ -114,6 +114,7 @@ export function createStripeProcessor(options: { stripe: Stripe; timeoutMs: numb
   }
 
   return {
+    keyRetentionSeconds: KEY_KEPT_MS / 1000,
     charge: (request) => createIntent('charge', request),
     authorize: (request) => createIntent('authorization', request),
     async capture(request) {
