@@ -85,7 +85,7 @@ interface Saved {
 
 type Route = { method: string; pattern: RegExp; handle: (form: Form, caller: Caller, id: string) => Answer<unknown> }
 
-export async function startStripeServer(options: { secretKey?: string; searchLagMs?: number } = {}): Promise<StripeTestServer> {
+export async function startStripeServer(options: { secretKey?: string; searchLagMs?: number; port?: number } = {}): Promise<StripeTestServer> {
   const secretKey = options.secretKey ?? `sk_test_${randomBytes(12).toString('hex')}`
   const ledger = new StripeLedger(options.searchLagMs ?? 60_000)
   const requests: LoggedRequest[] = []
@@ -200,7 +200,7 @@ export async function startStripeServer(options: { secretKey?: string; searchLag
     return rule.fault
   }
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(options.port ?? 0, '127.0.0.1', resolve))
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     secretKey,

@@ -1,0 +1,20 @@
+// npm run stripe:test-server: the Stripe-compatible server the tests use (test/helpers/stripe), on 127.0.0.1, to
+// try PROCESSOR=stripe without a Stripe account or a network. It prints the two settings to give the service.
+//   npm run --silent stripe:test-server -- [--port 12111] [--key sk_test_...]
+import { parseArgs } from 'node:util'
+import { startStripeServer } from '../../test/helpers/stripe/server.js'
+
+const { values } = parseArgs({ options: { port: { type: 'string', default: '12111' }, key: { type: 'string', default: 'sk_test_localstripetestserver' } } })
+const port = Number(values.port)
+try {
+  const server = await startStripeServer({ port, secretKey: values.key })
+  console.log(`STRIPE_API_URL=${server.url} STRIPE_SECRET_KEY=${server.secretKey}`)
+  console.error(`Stripe test server listening at ${server.url} (Ctrl-C stops it)`)
+  const stop = () => void server.close().then(() => process.exit(0))
+  process.on('SIGINT', stop)
+  process.on('SIGTERM', stop)
+} catch (error) {
+  const code = (error as { code?: string }).code
+  console.error(code === 'EADDRINUSE' ? `port ${port} is taken: pass another with --port` : `could not start: ${(error as Error).message}`)
+  process.exit(1)
+}
