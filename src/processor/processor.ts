@@ -146,7 +146,14 @@ export class ProcessorRequestError extends Error {
  * recovery worker), a refused request a 422 naming the field to change, if one; anything else stays an error.
  */
 export function rethrowAsProblem(error: unknown): never {
-  if (error instanceof ProcessorUnavailableError || error instanceof ProcessorIdempotencyError) {
+  if (error instanceof ProcessorIdempotencyError) {
+    throw new Problem(
+      'processor-unavailable',
+      'The payment processor refused this operation as one it saw with other parameters (a defect of this service, logged). What it did is being settled: retry later with the same Idempotency-Key and body.',
+      { headers: { 'retry-after': '60' } },
+    )
+  }
+  if (error instanceof ProcessorUnavailableError) {
     throw new Problem(
       'processor-unavailable',
       'The payment processor did not answer, so the outcome is not known yet. Retry with the same Idempotency-Key and body; if you do not, the service settles it within minutes.',

@@ -91,7 +91,11 @@ export function createStripeProcessor(options: { stripe: Stripe; timeoutMs: numb
   async function lookupCapture({ chargeReference, idempotencyKey }: CaptureRequest): Promise<OperationRecord | undefined> {
     const intent = await call(() => stripe.paymentIntents.retrieve(chargeReference))
     if (intent.status === 'requires_capture') return undefined
-    if (intent.status === 'succeeded' && intent.metadata.capture_operation_id === idempotencyKey) return { kind: 'capture', outcome: { processorReference: intent.id } }
+    // Captured by this operation: its id in the metadata the capture set (or none, if the API kept none; the books
+    // allow one capture or void of a charge at a time, so it can only be this one).
+    if (intent.status === 'succeeded' && (intent.metadata.capture_operation_id ?? idempotencyKey) === idempotencyKey) {
+      return { kind: 'capture', outcome: { processorReference: intent.id } }
+    }
     throw new Error(`the books and Stripe disagree: capture ${idempotencyKey} is pending, PaymentIntent ${intent.id} is ${intent.status}`)
   }
 
