@@ -19,6 +19,7 @@ import responseHeaders from './plugins/response-headers.js'
 import chargeRoutes from './routes/charges.js'
 import healthRoutes, { type NotReady } from './routes/health.js'
 import openapiRoutes from './routes/openapi.js'
+import { collectDocumentedRoutes } from './openapi/document.js'
 import eventRoutes from './routes/events.js'
 import refundRoutes from './routes/refunds.js'
 import webhookEndpointRoutes from './routes/webhook-endpoints.js'
@@ -69,6 +70,8 @@ export async function buildHealthApp(options: { sql: Sql; config?: Partial<Confi
 export async function appPlugin(app: FastifyInstance, options: { sql: Sql; processor: PaymentProcessor; config: Config; notReady?: NotReady | undefined }) {
   const { sql, processor, config } = options
   app.setValidatorCompiler(validatorCompiler)
+  // Before any route: each route's entry of openapi.yaml, collected as it is added.
+  const documented = collectDocumentedRoutes(app)
 
   watchPool(sql)
   await app.register(errorHandler)
@@ -94,7 +97,6 @@ export async function appPlugin(app: FastifyInstance, options: { sql: Sql; proce
   await app.register(deadline, { timeoutMs: config.REQUEST_TIMEOUT_MS })
 
   await app.register(healthRoutes, { sql, notReady: options.notReady })
-  await app.register(openapiRoutes)
   await app.register(
     async (v1) => {
       v1.addHook('onRequest', v1.authenticate)
@@ -106,4 +108,6 @@ export async function appPlugin(app: FastifyInstance, options: { sql: Sql; proce
     },
     { prefix: '/v1' },
   )
+  // Last: the document is built from every route above.
+  await app.register(openapiRoutes, { routes: documented })
 }

@@ -1,77 +1,150 @@
 // POST /v1/charges (idempotent; capture: false authorizes only), POST /v1/charges/:id/capture and /void
-// (idempotent), GET /v1/charges/:id and GET /v1/charges.
+// (idempotent), GET /v1/charges/:id and GET /v1/charges; each with its entry of openapi.yaml.
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { captureCall, chargeCall, voidCall } from '../charges/calls.js'
 import { authorizationExpiry, recordCharge } from '../charges/record-charge.js'
 import { findCharge, findChargeByIdempotencyKey, listCharges } from '../charges/repository.js'
-import { recordCapture, recordVoid, reserveSettlement, type Settlement } from '../charges/settle.js'
+import { recordCapture, recordVoid, reserveSettlement } from '../charges/settle.js'
 import type { Sql } from '../db/connect.js'
 import { operationIdOf } from '../plugins/idempotency.js'
 import { type PaymentProcessor, rethrowAsProblem } from '../processor/processor.js'
 import { Problem } from '../problems.js'
 import { listBody } from './list-body.js'
 import { absentBodyIsEmpty } from './optional-body.js'
-import { CaptureChargeBody, ChargeParams, CreateChargeBody, ListChargesQuery } from '../schemas/charge.js'
+import { CaptureChargeBody, Charge, ChargeList, ChargeParams, CreateChargeBody, ListChargesQuery, VoidChargeBody } from '../schemas/charge.js'
 import { pageRequest } from '../schemas/page.js'
+
+const SETTLEMENT_PROBLEMS = ['charge-operation-in-progress', 'charge-not-capturable', 'processor-unavailable', 'processor-refused'] as const
 
 export default async function chargeRoutes(base: FastifyInstance, options: { sql: Sql; processor: PaymentProcessor; authorizationExpiresDays: number }) {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
   const { sql, processor } = options
 
   // Phases: claim (the idempotency plugin, before this runs); call out; record and complete.
-  app.post('/charges', { schema: { body: CreateChargeBody }, config: { idempotency: { required: true } } }, async (request, reply) => {
-    const input = request.body
-    const expiresAt = authorizationExpiry(input, options.authorizationExpiresDays)
-    // Outside any transaction: a slow processor must not hold a database connection or locks. If the answer is
-    // lost, the key stays bound to this operation id: a retry, or the recovery worker, settles it.
-    const outcome = await reply
-      .callOut((idempotencyKey) => {
-        const call = chargeCall(request.account.id, input, idempotencyKey)
-        return expiresAt ? processor.authorize(call) : processor.charge(call)
-      })
-      .catch(rethrowAsProblem)
-    // One statement: the charge, its event and the key's completion commit together, in one round trip.
-    return reply.commit(recordCharge(request.account.id, input, outcome, expiresAt))
-  })
+  app.post(
+    '/charges',
+    {
+      schema: { body: CreateChargeBody },
+      config: {
+        idempotency: { required: true },
+        openapi: {
+          operationId: 'createCharge',
+          tag: 'Charges',
+          summary: 'Create a charge',
+          description:
+            'Charges `source` for `amount_cents`. A decline is an outcome, not an error of the request: the failed charge is recorded, and the `402` is recorded and replayed like a `201`. `source` is a payment method of the processor (docs/processors.md); the simulated processor’s test sources are named as Stripe’s: `pm_card_visa` succeeds, `pm_card_chargeDeclined` and `pm_card_chargeDeclinedInsufficientFunds` are declined, `pm_card_slow` answers after about 2 s, `pm_card_processorDown` fails with `503` having done nothing, `pm_card_responseLost` is charged and its answer lost (`503`; a retry, or the recovery worker, settles it).',
+          bodyExample: { amount_cents: 2500, currency: 'usd', source: 'pm_card_visa', description: 'Invoice 1042', metadata: { invoice_id: '1042' } },
+          responses: { 201: { description: 'The charge succeeded (or, with `capture: false`, is authorized).', schema: Charge, headers: ['Location'] } },
+          problems: ['card-declined', 'processor-unavailable', 'processor-refused'],
+        },
+      },
+    },
+    async (request, reply) => {
+      const input = request.body
+      const expiresAt = authorizationExpiry(input, options.authorizationExpiresDays)
+      // Outside any transaction: a slow processor must not hold a database connection or locks. If the answer is
+      // lost, the key stays bound to this operation id: a retry, or the recovery worker, settles it.
+      const outcome = await reply
+        .callOut((idempotencyKey) => {
+          const call = chargeCall(request.account.id, input, idempotencyKey)
+          return expiresAt ? processor.authorize(call) : processor.charge(call)
+        })
+        .catch(rethrowAsProblem)
+      // One statement: the charge, its event and the key's completion commit together, in one round trip.
+      return reply.commit(recordCharge(request.account.id, input, outcome, expiresAt))
+    },
+  )
 
   // Phases (src/charges/settle.ts): claim; reserve (fenced by the claim); call out; record and complete. If the
   // request fails before the call, the plugin gives the reservation back with the key (settlementRecovery's release).
-  for (const kind of ['capture', 'void'] as const satisfies Settlement[]) {
-    app.post(
-      `/charges/:id/${kind}`,
-      {
-        schema: { params: ChargeParams, body: CaptureChargeBody },
-        config: { idempotency: { required: true } },
-        // No body means {}: "capture all of it" and "void" need nothing more.
-        preValidation: absentBodyIsEmpty,
+  app.post(
+    '/charges/:id/capture',
+    {
+      schema: { params: ChargeParams, body: CaptureChargeBody },
+      config: {
+        idempotency: { required: true },
+        openapi: {
+          operationId: 'captureCharge',
+          tag: 'Charges',
+          summary: 'Capture an authorized charge, in full or in part',
+          description:
+            'Captures a charge created with `capture: false`, once: all of the authorization, or part of it (the rest is released). The charge becomes `succeeded` with `captured: true` and `amount_captured_cents`. A retry with the same key replays the first answer; a capture with a new key of a charge already captured (or voided, expired, declined) is `409 charge-not-capturable`, never a second capture. Captures, voids and refunds of one charge are decided one at a time. If the processor’s answer is lost, retry with the same key; the service also settles it by itself.',
+          bodyOptional: true,
+          bodyExample: { amount_cents: 2000 },
+          responses: { 200: { description: 'The charge after the capture.', schema: Charge } },
+          problems: [...SETTLEMENT_PROBLEMS, 'capture-exceeds-authorization'],
+        },
       },
-      async (request, reply) => {
-        if (kind === 'void' && request.body.amount_cents !== undefined) throw new Problem('validation-failed', 'A void releases the whole authorization; it takes no amount_cents.')
-        const { charge, amountCents } = await reply.reserve((tx) =>
-          reserveSettlement(tx, { accountId: request.account.id, chargeId: request.params.id, kind, amountCents: request.body.amount_cents, operationId: operationIdOf(request) }),
-        )
-        await reply
-          .callOut((idempotencyKey) =>
-            kind === 'capture' ? processor.capture(captureCall(charge, amountCents, idempotencyKey)) : processor.void(voidCall(charge, idempotencyKey)),
-          )
-          .catch(rethrowAsProblem)
-        return reply.transact((tx) => (kind === 'capture' ? recordCapture(tx, charge, amountCents) : recordVoid(tx, charge, 'voided')))
+      // No body means {}: "capture all of it" needs nothing more.
+      preValidation: absentBodyIsEmpty,
+    },
+    async (request, reply) => {
+      const { charge, amountCents } = await reply.reserve((tx) =>
+        reserveSettlement(tx, { accountId: request.account.id, chargeId: request.params.id, kind: 'capture', amountCents: request.body.amount_cents, operationId: operationIdOf(request) }),
+      )
+      await reply.callOut((idempotencyKey) => processor.capture(captureCall(charge, amountCents, idempotencyKey))).catch(rethrowAsProblem)
+      return reply.transact((tx) => recordCapture(tx, charge, amountCents))
+    },
+  )
+
+  app.post(
+    '/charges/:id/void',
+    {
+      schema: { params: ChargeParams, body: VoidChargeBody },
+      config: {
+        idempotency: { required: true },
+        openapi: {
+          operationId: 'voidCharge',
+          tag: 'Charges',
+          summary: 'Void an authorization',
+          description: 'Releases the authorization of a `requires_capture` charge; it becomes `voided`. A void racing a capture ends with exactly one of them; the other is a `409`.',
+          bodyOptional: true,
+          responses: { 200: { description: 'The charge after the void.', schema: Charge } },
+          problems: SETTLEMENT_PROBLEMS,
+        },
       },
-    )
-  }
+      preValidation: absentBodyIsEmpty,
+    },
+    async (request, reply) => {
+      const { charge } = await reply.reserve((tx) =>
+        reserveSettlement(tx, { accountId: request.account.id, chargeId: request.params.id, kind: 'void', operationId: operationIdOf(request) }),
+      )
+      await reply.callOut((idempotencyKey) => processor.void(voidCall(charge, idempotencyKey))).catch(rethrowAsProblem)
+      return reply.transact((tx) => recordVoid(tx, charge, 'voided'))
+    },
+  )
 
-  app.get('/charges/:id', { schema: { params: ChargeParams } }, async (request) => {
-    const charge = await findCharge(sql, request.account.id, request.params.id)
-    if (!charge) throw new Problem('resource-not-found', `No charge ${request.params.id}.`)
-    return charge
-  })
+  app.get(
+    '/charges/:id',
+    { schema: { params: ChargeParams }, config: { openapi: { operationId: 'getCharge', tag: 'Charges', summary: 'Retrieve a charge', responses: { 200: { description: 'The charge.', schema: Charge } } } } },
+    async (request) => {
+      const charge = await findCharge(sql, request.account.id, request.params.id)
+      if (!charge) throw new Problem('resource-not-found', `No charge ${request.params.id}.`)
+      return charge
+    },
+  )
 
-  app.get('/charges', { schema: { querystring: ListChargesQuery } }, async (request) => {
-    if (request.query.idempotency_key !== undefined) {
-      const charge = await findChargeByIdempotencyKey(sql, request.account.id, request.query.idempotency_key)
-      return { object: 'list', data: charge ? [charge] : [], has_more: false }
-    }
-    return listBody(await listCharges(sql, request.account.id, pageRequest(request.query)), 'charge of this account')
-  })
+  app.get(
+    '/charges',
+    {
+      schema: { querystring: ListChargesQuery },
+      config: {
+        openapi: {
+          operationId: 'listCharges',
+          tag: 'Charges',
+          summary: 'List charges, newest first',
+          description: 'Pages go either way: `starting_after` the last charge of a page gives the older ones, `ending_before` the first gives the newer ones.',
+          responses: { 200: { description: 'One page of charges.', schema: ChargeList } },
+        },
+      },
+    },
+    async (request) => {
+      if (request.query.idempotency_key !== undefined) {
+        const charge = await findChargeByIdempotencyKey(sql, request.account.id, request.query.idempotency_key)
+        return { object: 'list', data: charge ? [charge] : [], has_more: false }
+      }
+      return listBody(await listCharges(sql, request.account.id, pageRequest(request.query)), 'charge of this account')
+    },
+  )
 }

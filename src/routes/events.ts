@@ -7,7 +7,7 @@ import { Problem } from '../problems.js'
 import { foundPage } from './list-body.js'
 import { absentBodyIsEmpty } from './optional-body.js'
 import { pageRequest } from '../schemas/page.js'
-import { EventParams, ListEventsQuery, RedeliverBody } from '../schemas/webhook.js'
+import { Event, EventList, EventParams, ListEventsQuery, RedeliverBody, WebhookDeliveryList } from '../schemas/webhook.js'
 import { redeliver } from '../webhooks/deliveries.js'
 
 const JSON_TYPE = 'application/json; charset=utf-8'
@@ -17,12 +17,26 @@ export default async function eventRoutes(base: FastifyInstance, options: { sql:
   const { sql } = options
 
   // Events are stored as the bytes they were sent as; lists are spliced from them, not re-serialised.
-  app.get('/events', { schema: { querystring: ListEventsQuery } }, async (request, reply) => {
+  const list = {
+    operationId: 'listEvents',
+    tag: 'Events' as const,
+    summary: 'List events, newest first',
+    description: 'Events are kept `EVENT_RETENTION_DAYS` (30). Pages go either way, as for charges.',
+    responses: { 200: { description: 'One page of events.', schema: EventList } },
+  }
+  app.get('/events', { schema: { querystring: ListEventsQuery }, config: { openapi: list } }, async (request, reply) => {
     const page = foundPage(await listEventBodies(sql, request.account.id, pageRequest(request.query), request.query.type), 'event of this account')
     return reply.type(JSON_TYPE).send(`{"object":"list","data":[${page.rows.join(',')}],"has_more":${page.hasMore}}`)
   })
 
-  app.get('/events/:id', { schema: { params: EventParams } }, async (request, reply) => {
+  const retrieve = {
+    operationId: 'getEvent',
+    tag: 'Events' as const,
+    summary: 'Retrieve an event',
+    description: 'The very bytes every webhook delivery of the event carries.',
+    responses: { 200: { description: 'The event.', schema: Event } },
+  }
+  app.get('/events/:id', { schema: { params: EventParams }, config: { openapi: retrieve } }, async (request, reply) => {
     const body = await findEventBody(sql, request.account.id, request.params.id)
     if (!body) throw new Problem('resource-not-found', `No event ${request.params.id}.`)
     return reply.type(JSON_TYPE).send(body)
@@ -30,7 +44,22 @@ export default async function eventRoutes(base: FastifyInstance, options: { sql:
 
   app.post(
     '/events/:id/redeliver',
-    { schema: { params: EventParams, body: RedeliverBody }, config: { idempotency: { required: true } }, preValidation: absentBodyIsEmpty },
+    {
+      schema: { params: EventParams, body: RedeliverBody },
+      config: {
+        idempotency: { required: true },
+        openapi: {
+          operationId: 'redeliverEvent',
+          tag: 'Events',
+          summary: 'Send an event again',
+          description:
+            'To one endpoint (`endpoint_id`), or to every enabled endpoint that takes its type, with the same `webhook-id`. When there is no such endpoint, `404`: nothing would be sent.',
+          bodyOptional: true,
+          responses: { 202: { description: 'The deliveries, pending again.', schema: WebhookDeliveryList } },
+        },
+      },
+      preValidation: absentBodyIsEmpty,
+    },
     async (request, reply) =>
       reply.transact(async (tx) => {
         const deliveries = await redeliver(tx, request.account.id, request.params.id, request.body.endpoint_id)

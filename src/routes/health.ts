@@ -2,19 +2,34 @@
 // else the process says it needs: its worker running), for orchestrators and load balancers. A frozen database
 // makes readiness fail fast instead of hanging the probe.
 import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
 import type { Sql } from '../db/connect.js'
 import { withTimeout } from '../db/errors.js'
 import { genericProblem, PROBLEM_CONTENT_TYPE } from '../problems.js'
 
 export const READINESS_TIMEOUT_MS = 1500
 
+const Healthy = Type.Object({ status: Type.Literal('ok') })
+
 /** Why the process is not ready apart from its database (its worker stopped, or cannot write), or undefined when it is. */
 export type NotReady = () => string | undefined | Promise<string | undefined>
 
 export default async function healthRoutes(app: FastifyInstance, options: { sql: Sql; notReady?: NotReady }) {
-  app.get('/healthz', async () => ({ status: 'ok' }))
+  const ok = { description: 'Healthy.', schema: Healthy }
+  const liveness = { operationId: 'liveness', tag: 'Service' as const, summary: 'Liveness: the process answers', public: true, responses: { 200: ok } }
+  app.get('/healthz', { config: { openapi: liveness } }, async () => ({ status: 'ok' }))
 
-  app.get('/readyz', async (request, reply) => {
+  const readiness = {
+    operationId: 'readiness',
+    tag: 'Service' as const,
+    summary: 'Readiness: a writable primary answers, and the worker runs',
+    description:
+      '`503` while the database is unreachable or read-only (a standby, or a primary being demoted in a failover), and in a process that runs the worker while its worker has stopped, its pools cannot reach the primary, or settlement is behind.',
+    public: true,
+    responses: { 200: ok },
+    problems: ['service-unavailable' as const],
+  }
+  app.get('/readyz', { config: { openapi: readiness } }, async (request, reply) => {
     const notReady = (reason: string) => reply.code(503).header('retry-after', '2').type(PROBLEM_CONTENT_TYPE).send(genericProblem(503, reason))
     try {
       const reason = await withTimeout(Promise.resolve(options.notReady?.()), READINESS_TIMEOUT_MS, 'the readiness check')

@@ -1,23 +1,34 @@
-// The hand-written OpenAPI document, as written (/openapi.yaml, shown as text by browsers) and as JSON
-// (/openapi.json), and an interactive reference page at /docs (Swagger UI, served from this service's own
-// files: no CDN, so it works on machines with no internet).
-import { readFile } from 'node:fs/promises'
+// openapi.yaml, built from the routes (src/openapi/document.ts): as YAML (/openapi.yaml, shown as text by
+// browsers), as JSON (/openapi.json), and as an interactive reference page at /docs (Swagger UI, served from this
+// service's own files: no CDN, so it works on machines with no internet). Registered after every other route, so
+// that the document it builds has them all.
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
-import { parse } from 'yaml'
+import { type DocumentedRoute, openapiDocument, openapiYaml } from '../openapi/document.js'
 
-const OPENAPI_PATH = new URL('../../openapi.yaml', import.meta.url)
+const document = (contentType: string) => ({ description: 'The OpenAPI document.', contentType, schema: { type: contentType === 'text/yaml' ? 'string' : 'object' } })
 
-export default async function openapiRoutes(app: FastifyInstance) {
-  const text = await readFile(OPENAPI_PATH, 'utf8')
-  const document = parse(text) as Record<string, unknown>
-  const json = JSON.stringify(document)
+export default async function openapiRoutes(app: FastifyInstance, options: { routes: DocumentedRoute[] }) {
+  let yaml = ''
+  let json = ''
+  const asYaml = { operationId: 'openapi', tag: 'Service' as const, summary: 'This document (text/yaml, which browsers display)', public: true, responses: { 200: document('text/yaml') } }
   // text/yaml rather than application/yaml: browsers display it instead of downloading it.
-  app.get('/openapi.yaml', async (_request, reply) => reply.type('text/yaml; charset=utf-8').send(text))
-  app.get('/openapi.json', async (_request, reply) => reply.type('application/json; charset=utf-8').send(json))
+  app.get('/openapi.yaml', { config: { openapi: asYaml } }, async (_request, reply) => reply.type('text/yaml; charset=utf-8').send(yaml))
+  const asJson = {
+    operationId: 'openapiJson',
+    tag: 'Service' as const,
+    summary: 'This document, as JSON',
+    description: 'The reference page at `/docs` (Swagger UI) reads the same document from its own `/docs/json` and `/docs/yaml`; use this address, which is the one that stays.',
+    public: true,
+    responses: { 200: document('application/json') },
+  }
+  app.get('/openapi.json', { config: { openapi: asJson } }, async (_request, reply) => reply.type('application/json; charset=utf-8').send(json))
 
-  await app.register(swagger, { mode: 'static', specification: { document: document as never } })
+  const built = openapiDocument(options.routes)
+  yaml = openapiYaml(built)
+  json = JSON.stringify(built)
+  await app.register(swagger, { mode: 'static', specification: { document: built as never } })
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     // No call home: the validator badge would fetch validator.swagger.io.

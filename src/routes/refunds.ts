@@ -12,7 +12,7 @@ import { findRefund, listRefunds } from '../refunds/repository.js'
 import { findCharge } from '../charges/repository.js'
 import { ChargeParams } from '../schemas/charge.js'
 import { pageRequest } from '../schemas/page.js'
-import { CreateRefundBody, ListRefundsQuery, RefundParams } from '../schemas/refund.js'
+import { CreateRefundBody, ListRefundsQuery, Refund, RefundList, RefundParams } from '../schemas/refund.js'
 
 export default async function refundRoutes(base: FastifyInstance, options: { sql: Sql; processor: PaymentProcessor }) {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
@@ -22,7 +22,22 @@ export default async function refundRoutes(base: FastifyInstance, options: { sql
   // complete. If the request fails before the call, the plugin gives the reservation back with the key.
   app.post(
     '/charges/:id/refunds',
-    { schema: { params: ChargeParams, body: CreateRefundBody }, config: { idempotency: { required: true } } },
+    {
+      schema: { params: ChargeParams, body: CreateRefundBody },
+      config: {
+        idempotency: { required: true },
+        openapi: {
+          operationId: 'createRefund',
+          tag: 'Refunds',
+          summary: 'Refund a charge, in part or in full',
+          description:
+            'Refunds come out of captured money. Refunds of one charge are serialised on the charge row, so concurrent refunds can never add up to more than was captured. Leave `amount_cents` out to refund whatever is left.',
+          bodyExample: { amount_cents: 500 },
+          responses: { 201: { description: 'The refund succeeded.', schema: Refund, headers: ['Location'] } },
+          problems: ['charge-not-refundable', 'refund-exceeds-charge', 'processor-unavailable', 'processor-refused'],
+        },
+      },
+    },
     async (request, reply) => {
       const { refund, chargeReference } = await reply.reserve((tx) =>
         reserveRefund(tx, { accountId: request.account.id, chargeId: request.params.id, amountCents: request.body.amount_cents, operationId: operationIdOf(request) }),
@@ -34,16 +49,25 @@ export default async function refundRoutes(base: FastifyInstance, options: { sql
     },
   )
 
-  app.get('/refunds', { schema: { querystring: ListRefundsQuery } }, async (request) => {
+  const listed = (operationId: string, summary: string) => ({
+    operationId,
+    tag: 'Refunds' as const,
+    summary,
+    description: 'Newest first; pages go either way, as for charges.',
+    responses: { 200: { description: 'One page of refunds.', schema: RefundList } },
+  })
+
+  app.get('/refunds', { schema: { querystring: ListRefundsQuery }, config: { openapi: listed('listRefunds', 'List refunds, newest first') } }, async (request) => {
     return listBody(await listRefunds(sql, request.account.id, undefined, pageRequest(request.query)), 'refund of this account')
   })
 
-  app.get('/charges/:id/refunds', { schema: { params: ChargeParams, querystring: ListRefundsQuery } }, async (request) => {
+  app.get('/charges/:id/refunds', { schema: { params: ChargeParams, querystring: ListRefundsQuery }, config: { openapi: listed('listChargeRefunds', 'List a charge’s refunds') } }, async (request) => {
     if (!(await findCharge(sql, request.account.id, request.params.id))) throw new Problem('resource-not-found', `No charge ${request.params.id}.`)
     return listBody(await listRefunds(sql, request.account.id, request.params.id, pageRequest(request.query)), 'refund of this charge')
   })
 
-  app.get('/refunds/:id', { schema: { params: RefundParams } }, async (request) => {
+  const retrieve = { operationId: 'getRefund', tag: 'Refunds' as const, summary: 'Retrieve a refund', responses: { 200: { description: 'The refund.', schema: Refund } } }
+  app.get('/refunds/:id', { schema: { params: RefundParams }, config: { openapi: retrieve } }, async (request) => {
     const refund = await findRefund(sql, request.account.id, request.params.id)
     if (!refund) throw new Problem('resource-not-found', `No refund ${request.params.id}.`)
     return refund

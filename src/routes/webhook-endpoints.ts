@@ -11,7 +11,11 @@ import {
   CreateWebhookEndpointBody,
   ListDeliveriesQuery,
   ListWebhookEndpointsQuery,
+  DeletedWebhookEndpoint,
   UpdateWebhookEndpointBody,
+  WebhookDeliveryList,
+  WebhookEndpoint,
+  WebhookEndpointList,
   WebhookEndpointParams,
 } from '../schemas/webhook.js'
 import { listDeliveries } from '../webhooks/deliveries.js'
@@ -27,7 +31,16 @@ export default async function webhookEndpointRoutes(base: FastifyInstance, optio
     if (problem) throw new Problem('webhook-url-refused', `The url ${problem}.`)
   }
 
-  app.post('/webhook_endpoints', { schema: { body: CreateWebhookEndpointBody }, config: { idempotency: { required: true } } }, async (request, reply) => {
+  const create = {
+    operationId: 'createWebhookEndpoint',
+    tag: 'Webhook endpoints' as const,
+    summary: 'Create a webhook endpoint',
+    description: 'Returns the signing secret (`whsec_...`) this once.',
+    bodyExample: { url: 'https://example.com/hooks/payments', enabled_events: ['*'] },
+    responses: { 201: { description: 'The endpoint, with its secret.', schema: WebhookEndpoint, headers: ['Location' as const] } },
+    problems: ['webhook-url-refused' as const],
+  }
+  app.post('/webhook_endpoints', { schema: { body: CreateWebhookEndpointBody }, config: { idempotency: { required: true }, openapi: create } }, async (request, reply) => {
     await checkUrl(request.body.url)
     return reply.transact(async (tx) => {
       const endpoint = await createEndpoint(tx, request.account.id, request.body)
@@ -35,31 +48,72 @@ export default async function webhookEndpointRoutes(base: FastifyInstance, optio
     })
   })
 
-  app.get('/webhook_endpoints', { schema: { querystring: ListWebhookEndpointsQuery } }, async (request) => {
+  const list = {
+    operationId: 'listWebhookEndpoints',
+    tag: 'Webhook endpoints' as const,
+    summary: 'List webhook endpoints, newest first',
+    responses: { 200: { description: 'One page of endpoints.', schema: WebhookEndpointList } },
+  }
+  app.get('/webhook_endpoints', { schema: { querystring: ListWebhookEndpointsQuery }, config: { openapi: list } }, async (request) => {
     return listBody(await listEndpoints(sql, request.account.id, pageRequest(request.query)), 'webhook endpoint of this account')
   })
 
-  app.get('/webhook_endpoints/:id', { schema: { params: WebhookEndpointParams } }, async (request) => {
+  const retrieve = {
+    operationId: 'getWebhookEndpoint',
+    tag: 'Webhook endpoints' as const,
+    summary: 'Retrieve a webhook endpoint',
+    responses: { 200: { description: 'The endpoint (without its secret).', schema: WebhookEndpoint } },
+  }
+  app.get('/webhook_endpoints/:id', { schema: { params: WebhookEndpointParams }, config: { openapi: retrieve } }, async (request) => {
     const endpoint = await findEndpoint(sql, request.account.id, request.params.id)
     if (!endpoint) throw notFound(request.params.id)
     return endpoint
   })
 
-  app.patch('/webhook_endpoints/:id', { schema: { params: WebhookEndpointParams, body: UpdateWebhookEndpointBody } }, async (request) => {
+  const update = {
+    operationId: 'updateWebhookEndpoint',
+    tag: 'Webhook endpoints' as const,
+    summary: 'Update a webhook endpoint',
+    description: 'Change its url, events or description, or disable it (`disabled: true`) and enable it again.',
+    responses: { 200: { description: 'The endpoint.', schema: WebhookEndpoint } },
+    problems: ['webhook-url-refused' as const],
+  }
+  app.patch('/webhook_endpoints/:id', { schema: { params: WebhookEndpointParams, body: UpdateWebhookEndpointBody }, config: { openapi: update } }, async (request) => {
     if (request.body.url !== undefined) await checkUrl(request.body.url)
     const endpoint = await updateEndpoint(sql, request.account.id, request.params.id, request.body)
     if (!endpoint) throw notFound(request.params.id)
     return endpoint
   })
 
-  app.delete('/webhook_endpoints/:id', { schema: { params: WebhookEndpointParams } }, async (request) => {
+  const remove = {
+    operationId: 'deleteWebhookEndpoint',
+    tag: 'Webhook endpoints' as const,
+    summary: 'Delete a webhook endpoint',
+    description: 'Its deliveries go with it.',
+    responses: { 200: { description: 'Deleted.', schema: DeletedWebhookEndpoint } },
+  }
+  app.delete('/webhook_endpoints/:id', { schema: { params: WebhookEndpointParams }, config: { openapi: remove } }, async (request) => {
     if (!(await deleteEndpoint(sql, request.account.id, request.params.id))) throw notFound(request.params.id)
     return { id: request.params.id, object: 'webhook_endpoint', deleted: true }
   })
 
   app.post(
     '/webhook_endpoints/:id/rotate_secret',
-    { schema: { params: WebhookEndpointParams, body: EmptyBody }, config: { idempotency: { required: true } }, preValidation: absentBodyIsEmpty },
+    {
+      schema: { params: WebhookEndpointParams, body: EmptyBody },
+      config: {
+        idempotency: { required: true },
+        openapi: {
+          operationId: 'rotateWebhookSecret',
+          tag: 'Webhook endpoints',
+          summary: 'Rotate the signing secret',
+          description: 'Returns the new secret this once. For 24 hours deliveries carry two signatures, one per secret, so receivers can switch without a gap.',
+          bodyOptional: true,
+          responses: { 200: { description: 'The endpoint, with its new secret.', schema: WebhookEndpoint } },
+        },
+      },
+      preValidation: absentBodyIsEmpty,
+    },
     async (request, reply) =>
       reply.transact(async (tx) => {
         const endpoint = await rotateSecret(tx, request.account.id, request.params.id)
@@ -68,7 +122,13 @@ export default async function webhookEndpointRoutes(base: FastifyInstance, optio
       }),
   )
 
-  app.get('/webhook_endpoints/:id/deliveries', { schema: { params: WebhookEndpointParams, querystring: ListDeliveriesQuery } }, async (request) => {
+  const deliveries = {
+    operationId: 'listWebhookDeliveries',
+    tag: 'Webhook endpoints' as const,
+    summary: 'List the deliveries of an endpoint, with every attempt',
+    responses: { 200: { description: 'The latest deliveries, newest first.', schema: WebhookDeliveryList } },
+  }
+  app.get('/webhook_endpoints/:id/deliveries', { schema: { params: WebhookEndpointParams, querystring: ListDeliveriesQuery }, config: { openapi: deliveries } }, async (request) => {
     if (!(await findEndpoint(sql, request.account.id, request.params.id))) throw notFound(request.params.id)
     const limit = request.query.limit ?? DEFAULT_PAGE_SIZE
     const data = await listDeliveries(sql, { accountId: request.account.id, endpointId: request.params.id, limit: limit + 1 })

@@ -1,26 +1,40 @@
-// Shared schema primitives: money, currencies, ids, and the problem body every error uses.
+// Shared schema primitives: money, currencies, ids, metadata and the problem body every error uses. A schema with a
+// `title` is a named component of openapi.yaml (src/openapi/schemas.ts); `description`s are the document's words.
 import { Type } from 'typebox'
 
 export const SUPPORTED_CURRENCIES = ['usd', 'eur', 'gbp', 'cad', 'aud', 'chf', 'jpy', 'sek', 'nok', 'dkk'] as const
 
-/** In the currency's minor unit (cents for usd, yen for jpy). */
-export const AmountCents = Type.Integer({ minimum: 1, maximum: 99_999_999 })
-export const Currency = Type.Enum([...SUPPORTED_CURRENCIES])
+export const AmountCents = Type.Integer({
+  title: 'AmountCents',
+  minimum: 1,
+  maximum: 99_999_999,
+  description: "In the currency's minor unit (cents for usd, yen for jpy, which has none).",
+})
+export const Currency = Type.Enum([...SUPPORTED_CURRENCIES], { title: 'Currency', description: 'ISO 4217, in lower case.' })
 export const Timestamp = Type.String({ format: 'date-time' })
-export const ChargeId = Type.String({ pattern: '^ch_[0-9a-f]{24}$' })
-export const RefundId = Type.String({ pattern: '^re_[0-9a-f]{24}$' })
 
-/** Up to 20 short string pairs that the API stores and returns untouched. */
-export const Metadata = Type.Record(Type.String({ pattern: '^[A-Za-z0-9_.-]{1,40}$' }), Type.String({ maxLength: 500 }), {
+/** The id of a resource: its prefix, then 24 hexadecimal digits (src/db/ids.ts makes them). */
+export const ResourceId = (title: string, prefix: string) => Type.String({ title, pattern: `^${prefix}_[0-9a-f]{24}$` })
+export const ChargeId = ResourceId('ChargeId', 'ch')
+export const RefundId = ResourceId('RefundId', 're')
+
+export const Metadata = Type.Unsafe<Record<string, string>>({
+  type: 'object',
+  title: 'Metadata',
+  description:
+    'Up to 20 string pairs, stored and returned untouched. A key may not be `__proto__` (JavaScript clients would take it for the object’s prototype); the server refuses it as validation-failed, as it does anywhere in a body.',
   maxProperties: 20,
-  additionalProperties: false,
-  // Never reached by a request (src/plugins/http-edge.ts refuses the key while parsing): says what openapi.yaml says.
-  propertyNames: { not: { const: '__proto__' } },
+  additionalProperties: { type: 'string', maxLength: 500 },
+  // The parser refuses a __proto__ key before this is reached (src/plugins/http-edge.ts): said here for readers.
+  propertyNames: { pattern: '^[A-Za-z0-9_.-]{1,40}$', not: { const: '__proto__' } },
 })
 
-export const ProblemSchema = Type.Object({
-  type: Type.String(),
-  title: Type.String(),
-  status: Type.Integer(),
-  detail: Type.String(),
-})
+export const ProblemSchema = Type.Object(
+  {
+    type: Type.String(),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+  },
+  { title: 'Problem' },
+)

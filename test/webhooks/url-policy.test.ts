@@ -17,12 +17,18 @@ describe('webhook URLs', () => {
     ['https://169.254.169.254/latest/meta-data', 'loopback, private or link-local'],
     ['https://[::1]/hooks', 'loopback, private or link-local'],
     ['https://user:pass@example.com/hooks', 'must not carry credentials'],
-    ['not a url', 'is not a URL'],
   ])('when the url is %s, then the endpoint is refused with 400 webhook-url-refused', async (url, reason) => {
     const response = await suite.account.post('/v1/webhook_endpoints', { url, enabled_events: ['*'] })
     expect(response.statusCode).toBe(400)
     expect(response.json().type).toMatch(/\/webhook-url-refused$/)
     expect(response.json().detail).toContain(reason)
+  })
+
+  it('when the url is not a URL at all, then it is refused by its schema (format uri), naming url', async () => {
+    const response = await suite.account.post('/v1/webhook_endpoints', { url: 'not a url', enabled_events: ['*'] })
+    expect(response.statusCode).toBe(400)
+    expect(response.json()).toMatchObject({ type: expect.stringMatching(/\/validation-failed$/), errors: [{ location: 'body/url' }] })
+    expect(await webhookUrlProblem('not a url', false)).toContain('is not a URL')
   })
 
   it('when the address is public, then it is allowed, and development may allow private ones', async () => {

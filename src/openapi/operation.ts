@@ -1,0 +1,42 @@
+// What a route says of itself for openapi.yaml, beside its handler (route config `openapi`). The rest of its entry
+// follows from the route itself: its path, method, validation schemas, whether it takes an Idempotency-Key, and
+// the problems its shape implies (src/openapi/document.ts).
+import type { TSchema } from 'typebox'
+import type { ProblemType } from '../schemas/problem-types.js'
+import type { HeaderName } from './responses.js'
+import type { JsonSchema } from './schemas.js'
+import type { TAGS } from './frame.js'
+
+/** A successful answer. */
+export interface Answer {
+  description: string
+  /** Its body; none for an empty answer. */
+  schema?: TSchema | JsonSchema
+  /** application/json unless said. */
+  contentType?: string
+  headers?: readonly HeaderName[]
+}
+
+export interface OperationDoc {
+  operationId: string
+  tag: keyof typeof TAGS
+  summary: string
+  description?: string
+  /** Served without an API key: health and the document. */
+  public?: boolean
+  /** The body may be left out, or empty: it is then {}. */
+  bodyOptional?: boolean
+  /** An example request body. */
+  bodyExample?: unknown
+  /** The answers that are not problems, by status. */
+  responses: Record<number, Answer>
+  /** Problems it answers beyond those its shape implies (authentication, validation, keys, lists: documentProblems). */
+  problems?: readonly ProblemType[]
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** This route's entry in openapi.yaml; a route without one is not part of the API (the reference page's files). */
+    openapi?: OperationDoc
+  }
+}
