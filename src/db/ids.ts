@@ -1,7 +1,7 @@
-// Resource ids: a type prefix and 96 random bits, as Stripe's ch_..., so an id says what it names.
+// Resource ids: a type prefix and 96 random bits, as Stripe's ch_..., so an id says what it names. The prefixes are
+// declared with the id schemas (ID_PREFIXES, src/schemas/common.ts).
 import { randomFillSync } from 'node:crypto'
-
-export type IdPrefix = 'ch' | 're' | 'evt' | 'we' | 'wd'
+import type { IdPrefix } from '../schemas/common.js'
 
 const ID_BYTES = 12
 // Random bytes drawn 256 ids at a time: a call into the CSPRNG per id (randomBytes(12)) took 3.2 µs against 0.25

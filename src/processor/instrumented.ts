@@ -1,5 +1,6 @@
 // Times every processor call, counts its outcome, and gives it up after PROCESSOR_TIMEOUT_MS as an unknown
-// outcome, without the routes or the processor knowing.
+// outcome, without the routes or the processor knowing. Every method of the boundary is wrapped alike
+// (PROCESSOR_METHODS), so a new operation needs nothing here.
 //
 // The timeout is what the recovery worker's "the processor never saw it" rests on: a call given up is assumed
 // never to reach the processor later than that (a real integration bounds its HTTP client by the same time, as
@@ -7,10 +8,10 @@
 // longer than it (RECOVERY_GRACE_SECONDS, checked in src/config.ts) before it asks.
 import type { Logger } from 'pino'
 import { processorCalls } from '../observability/metrics.js'
-import { type ChargeOutcome, type PaymentProcessor, ProcessorIdempotencyError, ProcessorRequestError, ProcessorUnavailableError } from './processor.js'
+import { type PaymentProcessor, PROCESSOR_METHODS, ProcessorIdempotencyError, ProcessorRequestError, ProcessorUnavailableError } from './processor.js'
 
 export function instrumented(processor: PaymentProcessor, options: { timeoutMs: number; log?: Logger }): PaymentProcessor {
-  async function timed<T>(operation: string, call: () => Promise<T>, outcomeOf: (result: T) => string): Promise<T> {
+  async function timed(operation: string, call: () => Promise<unknown>): Promise<unknown> {
     const stop = processorCalls.startTimer({ operation })
     let timer: NodeJS.Timeout | undefined
     const timedOut = new Promise<never>((_, reject) => {
@@ -18,7 +19,7 @@ export function instrumented(processor: PaymentProcessor, options: { timeoutMs: 
     })
     try {
       const result = await Promise.race([call(), timedOut])
-      stop({ outcome: outcomeOf(result) })
+      stop({ outcome: outcomeOf(operation, result) })
       return result
     } catch (error) {
       stop({ outcome: failureOf(error) })
@@ -31,16 +32,16 @@ export function instrumented(processor: PaymentProcessor, options: { timeoutMs: 
       clearTimeout(timer)
     }
   }
-  const declinedOrSucceeded = (outcome: ChargeOutcome) => (outcome.status === 'failed' ? 'declined' : 'succeeded')
-  return {
-    ...(processor.keyRetentionSeconds !== undefined && { keyRetentionSeconds: processor.keyRetentionSeconds }),
-    charge: (request) => timed('charge', () => processor.charge(request), declinedOrSucceeded),
-    authorize: (request) => timed('authorize', () => processor.authorize(request), declinedOrSucceeded),
-    capture: (request) => timed('capture', () => processor.capture(request), () => 'succeeded'),
-    void: (request) => timed('void', () => processor.void(request), () => 'succeeded'),
-    refund: (request) => timed('refund', () => processor.refund(request), () => 'succeeded'),
-    lookup: (request) => timed('lookup', () => processor.lookup(request), (found) => (found ? 'found' : 'not_found')),
-  }
+  const wrapped = Object.fromEntries(
+    PROCESSOR_METHODS.map((method) => [method, (request: never) => timed(method, () => (processor[method] as (request: never) => Promise<unknown>)(request))]),
+  ) as unknown as PaymentProcessor
+  return processor.keyRetentionSeconds === undefined ? wrapped : { ...wrapped, keyRetentionSeconds: processor.keyRetentionSeconds }
+}
+
+/** A decline is an outcome (`declined`), a lookup says whether it found anything. */
+function outcomeOf(operation: string, result: unknown): string {
+  if (operation === 'lookup') return result ? 'found' : 'not_found'
+  return (result as { status?: string } | undefined)?.status === 'failed' ? 'declined' : 'succeeded'
 }
 
 function failureOf(error: unknown): string {

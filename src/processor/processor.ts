@@ -59,9 +59,6 @@ interface OutcomeOf {
 
 export type OperationKind = keyof OutcomeOf
 
-/** Every kind of operation, for the lists that must name each (the simulated processor's ledger, its check). */
-export const OPERATION_KINDS = ['charge', 'authorization', 'capture', 'void', 'refund'] as const satisfies readonly OperationKind[]
-
 /** What the processor did under one idempotency key, as its lookup reports it. */
 export type OperationRecord = { [Kind in OperationKind]: { kind: Kind; outcome: OutcomeOf[Kind] } }[OperationKind]
 
@@ -95,6 +92,12 @@ export interface PaymentProcessor {
    */
   lookup(request: LookupRequest): Promise<OperationRecord | undefined>
 }
+
+/** Every method of the boundary, for what wraps a processor whole (instrumented.ts, the tests' doubles). */
+export const PROCESSOR_METHODS = ['charge', 'authorize', 'capture', 'void', 'refund', 'lookup'] as const satisfies readonly (keyof PaymentProcessor)[]
+// A method added to PaymentProcessor and not to PROCESSOR_METHODS fails here, naming it.
+type Unlisted = Exclude<{ [K in keyof PaymentProcessor]-?: PaymentProcessor[K] extends (...args: never[]) => unknown ? K : never }[keyof PaymentProcessor], (typeof PROCESSOR_METHODS)[number]>
+export const EVERY_METHOD_LISTED: [Unlisted] extends [never] ? true : `add ${Unlisted & string} to PROCESSOR_METHODS` = true
 
 /**
  * What the processor did under the operation, if it was an operation of that kind; undefined if it never saw it.

@@ -5,9 +5,9 @@ import { ResourceId, Timestamp } from './common.js'
 import { Refund } from './refund.js'
 import { ListOf, PageLimit, PageQuery } from './page.js'
 
-export const EventId = ResourceId('EventId', 'evt')
-export const WebhookEndpointId = ResourceId('WebhookEndpointId', 'we')
-export const WebhookDeliveryId = ResourceId('WebhookDeliveryId', 'wd')
+export const EventId = ResourceId('EventId')
+export const WebhookEndpointId = ResourceId('WebhookEndpointId')
+export const WebhookDeliveryId = ResourceId('WebhookDeliveryId')
 
 const ChargeData = Type.Object(
   { object: Charge, refund: Type.Optional(Refund) },

@@ -5,7 +5,7 @@ import type { FastifyBaseLogger, FastifyInstance, LightMyRequestResponse } from 
 import { pino } from 'pino'
 import { createAccount } from '../../src/accounts/api-keys.js'
 import { buildApp } from '../../src/app.js'
-import { type PaymentProcessor, ProcessorUnavailableError } from '../../src/processor/processor.js'
+import { type PaymentProcessor, PROCESSOR_METHODS, ProcessorUnavailableError } from '../../src/processor/processor.js'
 import { type ProcessorFactory, simulatedProcessor } from './processors.js'
 import type { Sql } from '../../src/db/connect.js'
 import type { Config } from '../../src/config.js'
@@ -109,7 +109,7 @@ export async function countCharges(sql: Sql, accountId: string): Promise<number>
  * misbehave: hold it at a gate, time it out before it does anything, or lose its answer after it acted.
  */
 export function controllableProcessor(inner: ProcessorFactory = simulatedProcessor) {
-  type Operation = 'charge' | 'authorize' | 'capture' | 'void' | 'refund'
+  type Operation = Exclude<(typeof PROCESSOR_METHODS)[number], 'lookup'>
   const calls: { operation: Operation; idempotencyKey: string }[] = []
   let gate: Promise<void> | undefined
   let lookupGate: { reached: () => void; opened: Promise<void> } | undefined
@@ -135,13 +135,14 @@ export function controllableProcessor(inner: ProcessorFactory = simulatedProcess
     calls,
     factory: ((sql) => {
       const processor = inner(sql)
+      // Every money-moving method alike (PROCESSOR_METHODS): a new operation of the boundary needs nothing here.
+      const moving = PROCESSOR_METHODS.filter((method): method is Operation => method !== 'lookup').map((method) => [
+        method,
+        (request: { idempotencyKey: string }) => around(method, request.idempotencyKey, () => (processor[method] as (request: unknown) => Promise<unknown>)(request)),
+      ])
       return {
         ...(processor.keyRetentionSeconds !== undefined && { keyRetentionSeconds: processor.keyRetentionSeconds }),
-        charge: (request) => around('charge', request.idempotencyKey, () => processor.charge(request)),
-        authorize: (request) => around('authorize', request.idempotencyKey, () => processor.authorize(request)),
-        capture: (request) => around('capture', request.idempotencyKey, () => processor.capture(request)),
-        void: (request) => around('void', request.idempotencyKey, () => processor.void(request)),
-        refund: (request) => around('refund', request.idempotencyKey, () => processor.refund(request)),
+        ...(Object.fromEntries(moving) as Omit<PaymentProcessor, 'lookup'>),
         async lookup(key) {
           const found = await processor.lookup(key)
           const held = lookupGate

@@ -2,7 +2,7 @@
 // "the processor never saw it" rests on no call outliving that (src/processor/instrumented.ts).
 import { describe, expect, it } from 'vitest'
 import { instrumented } from '../../src/processor/instrumented.js'
-import { type PaymentProcessor, ProcessorUnavailableError } from '../../src/processor/processor.js'
+import { type PaymentProcessor, PROCESSOR_METHODS, ProcessorUnavailableError } from '../../src/processor/processor.js'
 
 const never = () => new Promise<never>(() => {})
 const lookupOfK = {
@@ -10,7 +10,7 @@ const lookupOfK = {
   request: { amountCents: 100, currency: 'usd', source: 'pm_card_visa', accountId: 'acct_1', idempotencyKey: 'k' },
   notBefore: new Date(),
 }
-const silentProcessor: PaymentProcessor = { charge: never, authorize: never, capture: never, void: never, refund: never, lookup: never }
+const silentProcessor = Object.fromEntries(PROCESSOR_METHODS.map((method) => [method, never])) as unknown as PaymentProcessor
 
 describe('instrumented', () => {
   it('when the processor does not answer within the timeout, then the call fails as an unknown outcome', async () => {
