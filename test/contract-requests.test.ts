@@ -115,37 +115,66 @@ const problemType = (body: string) => {
 }
 
 interface Operation {
-  name: string
-  url: (user: TestAccount) => Promise<string>
+  operationId: string
+  path: string
   method: 'POST' | 'PATCH'
-  schemaOf: () => Schema
-  /** A body the server accepts; each mutation changes one property of it. */
-  valid: Record<string, unknown>
+  schema: Schema
+  bodyRequired: boolean
+  example: Record<string, unknown> | undefined
 }
 
-const bodySchema = (path: string, method: string) => () => resolve(spec.paths[path][method].requestBody.content['application/json'].schema)
+/** Every operation of the document that takes a body: each gets the tests below, with nothing listed by hand. */
+const bodyOperations: Operation[] = Object.entries(spec.paths as Record<string, Record<string, Record<string, any>>>).flatMap(([path, methods]) =>
+  Object.entries(methods)
+    .filter(([method, operation]) => ['post', 'patch'].includes(method) && operation.requestBody)
+    .map(([method, operation]) => ({
+      operationId: operation.operationId as string,
+      path,
+      method: method.toUpperCase() as 'POST' | 'PATCH',
+      schema: resolve(operation.requestBody.content['application/json'].schema),
+      bodyRequired: operation.requestBody.required === true,
+      example: operation.requestBody.content['application/json'].example,
+    })),
+)
+
 const newCharge = async (user: TestAccount, extra = {}) => (await user.post('/v1/charges', chargeBody(extra))).json().id as string
 const newEndpoint = async (user: TestAccount) => (await user.post('/v1/webhook_endpoints', { url: 'http://127.0.0.1:9/hooks', enabled_events: ['*'] })).json().id as string
+const newEvent = async (user: TestAccount) => {
+  await newEndpoint(user)
+  await newCharge(user)
+  return (await user.get('/v1/events?limit=1')).json().data[0].id as string
+}
+/**
+ * What a path parameter of each kind of id is made of, for the operations that act on a resource: a resource of a
+ * fork's own needs one here (the test names the id it lacks). Capture and void need an authorization.
+ */
+const fixtures: Record<string, (user: TestAccount, operationId: string) => Promise<string>> = {
+  ChargeId: (user, operationId) => newCharge(user, ['captureCharge', 'voidCharge'].includes(operationId) ? { capture: false } : {}),
+  WebhookEndpointId: newEndpoint,
+  EventId: newEvent,
+}
+/** Bodies the document's examples cannot be here: its webhook URL names a host, and tests resolve no names. */
+const offlineBodies: Record<string, Record<string, unknown>> = {
+  createWebhookEndpoint: { url: 'http://127.0.0.1:9/hooks', enabled_events: ['charge.succeeded'], description: 'd' },
+}
 
-const operations: Operation[] = [
-  { name: 'createCharge', method: 'POST', url: async () => '/v1/charges', schemaOf: bodySchema('/v1/charges', 'post'), valid: { ...chargeBody(), description: 'd', metadata: { order: '1' }, capture: true } },
-  { name: 'captureCharge', method: 'POST', url: async (user) => `/v1/charges/${await newCharge(user, { capture: false })}/capture`, schemaOf: bodySchema('/v1/charges/{id}/capture', 'post'), valid: { amount_cents: 100 } },
-  { name: 'createRefund', method: 'POST', url: async (user) => `/v1/charges/${await newCharge(user)}/refunds`, schemaOf: bodySchema('/v1/charges/{id}/refunds', 'post'), valid: { amount_cents: 100 } },
-  {
-    name: 'createWebhookEndpoint',
-    method: 'POST',
-    url: async () => '/v1/webhook_endpoints',
-    schemaOf: bodySchema('/v1/webhook_endpoints', 'post'),
-    valid: { url: 'http://127.0.0.1:9/hooks', enabled_events: ['charge.succeeded'], description: 'd' },
-  },
-  {
-    name: 'updateWebhookEndpoint',
-    method: 'PATCH',
-    url: async (user) => `/v1/webhook_endpoints/${await newEndpoint(user)}`,
-    schemaOf: bodySchema('/v1/webhook_endpoints/{id}', 'patch'),
-    valid: { url: 'http://127.0.0.1:9/other', enabled_events: ['*'], description: 'd', disabled: false },
-  },
-]
+async function urlOf(user: TestAccount, operation: Operation): Promise<string> {
+  let url = operation.path
+  const parameters = (spec.paths[operation.path][operation.method.toLowerCase()].parameters ?? []) as { in: string; name: string; schema?: Schema }[]
+  for (const parameter of parameters.filter((each) => each.in === 'path')) {
+    const kind = parameter.schema!.$ref!.split('/').pop()!
+    const fixture = fixtures[kind]
+    if (!fixture) throw new Error(`no fixture makes a ${kind} for ${operation.operationId}: add one to fixtures in test/contract-requests.test.ts`)
+    url = url.replace(`{${parameter.name}}`, await fixture(user, operation.operationId))
+  }
+  return url
+}
+
+function validBody(operation: Operation): Record<string, unknown> {
+  const body = offlineBodies[operation.operationId] ?? operation.example ?? (operation.bodyRequired ? undefined : {})
+  if (!body) throw new Error(`${operation.operationId} takes a body and its openapi entry gives no bodyExample: add one`)
+  return body
+}
 
 const send = (user: TestAccount, method: 'POST' | 'PATCH', url: string, body: unknown) =>
   suite.context.app.inject({
@@ -155,12 +184,12 @@ const send = (user: TestAccount, method: 'POST' | 'PATCH', url: string, body: un
     payload: JSON.stringify(body),
   })
 
-describe.each(operations)('$name, generated from openapi.yaml', (operation) => {
+describe.each(bodyOperations)('$operationId, generated from openapi.yaml', (operation) => {
   it('when bodies are generated at random from its schema, then none is refused for its shape, and none fails', async () => {
     const user = await suite.context.newAccount()
     await fc.assert(
-      fc.asyncProperty(arbitraryFor(operation.schemaOf()), async (body) => {
-        const response = await send(user, operation.method, await operation.url(user), body)
+      fc.asyncProperty(arbitraryFor(operation.schema), async (body) => {
+        const response = await send(user, operation.method, await urlOf(user, operation), body)
         expect({ body, status: response.statusCode, type: problemType(response.body) }).not.toMatchObject({ type: expect.stringMatching(/^(validation-failed|malformed-request)$/) })
         expect(response.statusCode, response.body).toBeLessThan(500)
       }),
@@ -170,25 +199,26 @@ describe.each(operations)('$name, generated from openapi.yaml', (operation) => {
 
   it('when the body is the valid one, then it is not refused for its shape', async () => {
     const user = await suite.context.newAccount()
-    const response = await send(user, operation.method, await operation.url(user), operation.valid)
+    const response = await send(user, operation.method, await urlOf(user, operation), validBody(operation))
     expect(response.statusCode, response.body).toBeLessThan(300)
   })
 
   it('when one property breaks one of its documented constraints, or a required one is missing, or an unknown one is added, then 400', async () => {
     const user = await suite.context.newAccount()
-    const schema = operation.schemaOf()
-    const cases: [string, Record<string, unknown>][] = []
+    const { schema } = operation
+    const valid = validBody(operation)
+    const cases: [string, unknown][] = []
     for (const [name, property] of Object.entries(schema.properties ?? {})) {
-      for (const [why, value] of invalidValues(property)) cases.push([`${name}: ${why}`, { ...operation.valid, [name]: value }])
+      for (const [why, value] of invalidValues(property)) cases.push([`${name}: ${why}`, { ...valid, [name]: value }])
     }
     for (const name of schema.required ?? []) {
-      const { [name]: _omitted, ...rest } = operation.valid
+      const { [name]: _omitted, ...rest } = valid
       cases.push([`${name} missing`, rest])
     }
-    if (schema.additionalProperties === false) cases.push(['an unknown field', { ...operation.valid, zz_unknown: 1 }])
-    expect(cases.length).toBeGreaterThan(3)
+    if (schema.additionalProperties === false) cases.push(['an unknown field', { ...valid, zz_unknown: 1 }], ['not an object', [1, 2]])
+    expect(cases.length).toBeGreaterThan(0)
     for (const [why, body] of cases) {
-      const response = await send(user, operation.method, await operation.url(user), body)
+      const response = await send(user, operation.method, await urlOf(user, operation), body)
       // A webhook URL that is not a URL is refused by the URL policy, with its own documented 400.
       expect({ why, status: response.statusCode, type: response.json().type }).toEqual({ why, status: 400, type: expect.stringMatching(/\/(validation-failed|webhook-url-refused)$/) })
     }

@@ -235,6 +235,9 @@ export default fp(
 
     app.decorateReply('callOut', async function callOut<T>(this: FastifyReply, call: (idempotencyKey: string) => Promise<T>): Promise<T> {
       const request = this.request
+      const endpoint = `${request.method} ${request.routeOptions.url}`
+      // Without a Recovery an unknown outcome of this call would never be settled by itself: a defect of the route.
+      if (!recoveryOf.has(endpoint)) throw new Error(`${endpoint} calls out without a Recovery: register one for it in src/recovery/registry.ts (docs/extending.md)`)
       if (request.deadline?.aborted) throw new Problem('service-unavailable', 'The request ran out of time before the processor was called.')
       const inherited = request.operationMayBeDownstream
       const since = request.idempotencyClaim?.operationSince

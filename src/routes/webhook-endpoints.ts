@@ -75,6 +75,7 @@ export default async function webhookEndpointRoutes(base: FastifyInstance, optio
     tag: 'Webhook endpoints' as const,
     summary: 'Update a webhook endpoint',
     description: 'Change its url, events or description, or disable it (`disabled: true`) and enable it again.',
+    bodyExample: { enabled_events: ['charge.succeeded', 'charge.refunded'], description: 'orders' },
     responses: { 200: { description: 'The endpoint.', schema: WebhookEndpoint } },
     problems: ['webhook-url-refused' as const],
   }

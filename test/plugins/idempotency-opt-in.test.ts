@@ -83,6 +83,12 @@ beforeAll(async () => {
       const ref = await reply.callOut((idempotencyKey) => pub.publish(text, idempotencyKey))
       return reply.transact((tx) => recordNote(tx, text, ref))
     })
+    // The same route without its Recovery registered: a forgotten step.
+    scope.post('/notes/unrecoverable', { config: { idempotency: { required: true } } }, async (request, reply) => {
+      const published = reply.callOut((idempotencyKey) => pub.publish((request.body as { text: string }).text, idempotencyKey))
+      // What the error handler would log (at error level) with its 500, shown to the test.
+      return published.then((ref) => reply.send({ ref }), (error: Error) => reply.code(500).send({ error: error.message }))
+    })
   })
   await app.ready()
   authorization = `Bearer ${(await createAccount(database.sql, 'Notes')).api_key}`
@@ -140,6 +146,13 @@ describe('a route of its own with a Recovery', () => {
     expect(retry.statusCode).toBe(201)
     expect(retry.headers['idempotent-replayed']).toBe('true')
     expect(retry.json()).toMatchObject({ text: 'hello', ref: notes[0]!.ref })
+  })
+
+  it('when a route calls out without a Recovery, then nothing goes out, and the error names the step that was forgotten', async () => {
+    const response = await post('/notes/unrecoverable', 'lost for ever', 'unrecoverable-1')
+    expect(response.statusCode).toBe(500)
+    expect(response.json().error).toBe('POST /notes/unrecoverable calls out without a Recovery: register one for it in src/recovery/registry.ts (docs/extending.md)')
+    expect(await database.sql`select 1 from published where text = 'lost for ever'`).toHaveLength(0)
   })
 
   it('when a route has no Recovery, then its claims keep no request', async () => {
