@@ -110,6 +110,9 @@ const ConfigSchema = Type.Object({
 
 export type Config = Static<typeof ConfigSchema>
 
+/** Every setting's name: docs/operations.md's table must give each (test/config.test.ts). */
+export const SETTINGS = Object.keys(ConfigSchema.properties) as (keyof Config)[]
+
 /** A configuration the process must not start with; its message is meant for the operator, as is. */
 export class ConfigError extends Error {
   override name = 'ConfigError'

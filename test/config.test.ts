@@ -1,6 +1,7 @@
 // Configuration is checked once, at start-up: wrong or contradictory values stop the process with one line.
 import { describe, expect, it } from 'vitest'
-import { ConfigError, loadConfig } from '../src/config.js'
+import { readFile } from 'node:fs/promises'
+import { ConfigError, loadConfig, SETTINGS } from '../src/config.js'
 import { startServer } from './helpers/processes.js'
 
 function refusal(env: Record<string, string>): string {
@@ -14,6 +15,12 @@ function refusal(env: Record<string, string>): string {
 }
 
 describe('loadConfig', () => {
+  it('when a setting exists, then the configuration table of docs/operations.md gives it', async () => {
+    const table = (await readFile(new URL('../docs/operations.md', import.meta.url), 'utf8')).split('## Configuration')[1]!
+    const documented = new Set([...table.matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((match) => match[1]!))
+    expect(SETTINGS.filter((name) => !documented.has(name)).map((name) => `${name} is not in docs/operations.md's configuration table`)).toEqual([])
+  })
+
   it('when nothing is set, then every default holds together', () => {
     const config = loadConfig({})
     expect(config).toMatchObject({ PORT: 3000, IDEMPOTENCY_TTL_SECONDS: 86_400, IDEMPOTENCY_LEASE_SECONDS: 30, REQUEST_TIMEOUT_MS: 4000 })
