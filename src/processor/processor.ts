@@ -48,16 +48,20 @@ export interface SettlementOutcome {
   processorReference: string
 }
 
-/** The outcome of each kind of operation. */
-interface OutcomeOf {
-  charge: ChargeOutcome
-  authorization: ChargeOutcome
-  capture: SettlementOutcome
-  void: SettlementOutcome
-  refund: RefundOutcome
+/**
+ * Every kind of operation the processor performs, with what it is sent and what it answers: declared once here, and
+ * lookups, recoveries and records follow. A fork's operation (a payout) adds its line, and its method below.
+ */
+interface Operations {
+  charge: { request: ChargeRequest; outcome: ChargeOutcome }
+  authorization: { request: ChargeRequest; outcome: ChargeOutcome }
+  capture: { request: CaptureRequest; outcome: SettlementOutcome }
+  void: { request: VoidRequest; outcome: SettlementOutcome }
+  refund: { request: RefundRequest; outcome: RefundOutcome }
 }
 
-export type OperationKind = keyof OutcomeOf
+export type OperationKind = keyof Operations
+type OutcomeOf = { [Kind in OperationKind]: Operations[Kind]['outcome'] }
 
 /** What the processor did under one idempotency key, as its lookup reports it. */
 export type OperationRecord = { [Kind in OperationKind]: { kind: Kind; outcome: OutcomeOf[Kind] } }[OperationKind]
@@ -66,12 +70,7 @@ export type OperationRecord = { [Kind in OperationKind]: { kind: Kind; outcome: 
  * Which operation a lookup asks about: the very request that was sent under the idempotency key (the claim keeps
  * it), so that a processor can find it by strongly consistent means, and when it could first have gone out.
  */
-export type LookupRequest = { notBefore: Date } & (
-  | { kind: 'charge' | 'authorization'; request: ChargeRequest }
-  | { kind: 'capture'; request: CaptureRequest }
-  | { kind: 'void'; request: VoidRequest }
-  | { kind: 'refund'; request: RefundRequest }
-)
+export type LookupRequest = { [Kind in OperationKind]: { kind: Kind; request: Operations[Kind]['request']; notBefore: Date } }[OperationKind]
 
 export interface PaymentProcessor {
   /** How long the processor keeps the idempotency keys it is sent; unset: for ever (src/plugins/idempotency.ts). */
