@@ -6,7 +6,7 @@ import type { Sql } from './db/connect.js'
 import { loggerOptions, requestIdOptions } from './logger.js'
 import { watchPool } from './observability/metrics.js'
 import type { PaymentProcessor } from './processor/processor.js'
-import { recoveries } from './recovery/registry.js'
+import { recoveries, requireRecoveries } from './recovery/registry.js'
 import auth from './plugins/auth.js'
 import deadline from './plugins/deadline.js'
 import drain from './plugins/drain.js'
@@ -85,10 +85,11 @@ export async function appPlugin(app: FastifyInstance, options: { sql: Sql; proce
     maxAuthFailuresPerAddress: config.AUTH_FAILURE_LIMIT,
     windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS,
   })
+  const settled = recoveries(processor, sql, { authorizationExpiresDays: config.AUTHORIZATION_EXPIRES_DAYS })
   await app.register(idempotency, {
     sql,
     timing: { ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, leaseSeconds: config.IDEMPOTENCY_LEASE_SECONDS, recoveryGraceSeconds: config.RECOVERY_GRACE_SECONDS },
-    recoveries: recoveries(processor, sql, { authorizationExpiresDays: config.AUTHORIZATION_EXPIRES_DAYS }),
+    recoveries: settled,
     replayCacheSize: config.IDEMPOTENCY_REPLAY_CACHE_SIZE,
     statementStallMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
     downstreamKeyRetentionSeconds: processor.keyRetentionSeconds,
@@ -110,4 +111,5 @@ export async function appPlugin(app: FastifyInstance, options: { sql: Sql; proce
   )
   // Last: the document is built from every route above.
   await app.register(openapiRoutes, { routes: documented })
+  requireRecoveries(documented.map((route) => ({ method: route.method, url: route.url, problems: route.doc.problems })), settled)
 }

@@ -32,7 +32,10 @@ export function createReceiver(options: { sql: Sql; secret: string }) {
         insert into receiver_processed_webhooks (webhook_id, type) values (${webhookId}, ${event.type})
         on conflict (webhook_id) do nothing returning webhook_id`
       if (!first) return false
+      // data.object is whichever resource changed: this receiver keeps charges, and acknowledges the rest (a
+      // resource added later, a payout, say, arrives here too, and must not break it).
       const charge = event.data.object
+      if (charge.object !== 'charge') return true
       await tx`
         insert into receiver_charges (charge_id, status, amount_refunded_cents, applied_events)
         values (${charge.id}, ${charge.status}, ${charge.amount_refunded_cents}, 1)

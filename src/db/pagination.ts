@@ -13,7 +13,8 @@ export interface Page<Row> {
 
 export async function pageOf<Row extends object>(
   sql: Sql,
-  table: 'charges' | 'refunds' | 'events' | 'webhook_endpoints',
+  /** A table with `id`, `seq` (its insertion order), `created_at` and an index on (account_id, seq). */
+  table: string,
   /** Which rows belong to the list (the account, and a charge for its refunds), as a WHERE condition. */
   scope: Fragment,
   page: PageRequest,

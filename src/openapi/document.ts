@@ -53,7 +53,7 @@ export function openapiDocument(routes: DocumentedRoute[]): JsonSchema {
     openapi: '3.1.0',
     info: INFO,
     servers: SERVERS,
-    tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
+    tags: [...new Set(routes.map((route) => route.doc.tag))].map((name) => ({ name, ...(TAGS[name] && { description: TAGS[name] }) })),
     security: [{ apiKey: [] }],
     paths,
     webhooks: webhooks(event),

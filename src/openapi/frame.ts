@@ -52,8 +52,8 @@ export const SERVERS = [
   { url: 'http://127.0.0.1:3000', description: 'npm start' },
 ]
 
-/** The tags operations are grouped under, in this order. */
-export const TAGS = {
+/** What the tags operations are grouped under mean; a tag of a fork's own needs no line here (it then has none). */
+export const TAGS: Record<string, string> = {
   Charges: 'Charges, authorizations, captures and voids; every POST takes an Idempotency-Key.',
   Refunds: 'Refunds of captured money.',
   Events: 'What happened to your charges, as sent to your webhook endpoints.',

@@ -5,7 +5,6 @@ import type { TSchema } from 'typebox'
 import type { ProblemType } from '../schemas/problem-types.js'
 import type { HeaderName } from './responses.js'
 import type { JsonSchema } from './schemas.js'
-import type { TAGS } from './frame.js'
 
 /** A successful answer. */
 export interface Answer {
@@ -19,7 +18,8 @@ export interface Answer {
 
 export interface OperationDoc {
   operationId: string
-  tag: keyof typeof TAGS
+  /** Operations are grouped by it, in the order they first appear (src/openapi/frame.ts says what each means). */
+  tag: string
   summary: string
   description?: string
   /** Served without an API key: health and the document. */

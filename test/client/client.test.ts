@@ -69,9 +69,10 @@ describe('the client', () => {
 
     const events = await client.events.list({ type: 'charge.refunded' })
     expect(events.data.data).toHaveLength(1)
-    const event = await client.events.retrieve(events.data.data[0]!.id)
-    expect(event.data.data.refund?.id).toBe(refund.data.id)
-    const redelivered = await client.events.redeliver(event.data.id, { endpoint_id: endpoint.data.id })
+    const event = (await client.events.retrieve(events.data.data[0]!.id)).data
+    // The type says what the data holds: narrowed on it, refund is there.
+    expect(event.type === 'charge.refunded' && event.data.refund?.id).toBe(refund.data.id)
+    const redelivered = await client.events.redeliver(event.id, { endpoint_id: endpoint.data.id })
     expect(redelivered.status).toBe(202)
     const deliveries = await client.webhookEndpoints.deliveries(endpoint.data.id, { limit: 100 })
     expect(deliveries.data.data.length).toBeGreaterThan(0)

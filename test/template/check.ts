@@ -1,0 +1,116 @@
+// npm run check:template: the proof that the template tells a forker what they forgot. In a copy of the
+// repository it adds payouts (test/template/payouts) by docs/extending.md's checklist (steps.ts): with every step,
+// the type-check and the tests pass; then, for each step, a copy with every step but that one, where the check
+// named for it must fail, saying what was forgotten. A step whose omission no check names fails this run.
+import { execFile } from 'node:child_process'
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { promisify } from 'node:util'
+import { type Check, STEPS, type Step } from './steps.js'
+
+const run = promisify(execFile)
+const ROOT = new URL('../../', import.meta.url).pathname
+const EXAMPLE = join(ROOT, 'test/template/payouts')
+const PARALLEL = 2
+
+/** The files git tracks, as they are in the working tree, and node_modules linked. */
+async function copyOfRepository(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'template-check-'))
+  const { stdout } = await run('git', ['ls-files', '-z'], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 })
+  for (const file of stdout.split('\0').filter(Boolean)) {
+    if (file.startsWith('test/template/')) continue
+    await mkdir(dirname(join(dir, file)), { recursive: true })
+    await cp(join(ROOT, file), join(dir, file)).catch(() => {}) // a file deleted in the working tree
+  }
+  await symlink(join(ROOT, 'node_modules'), join(dir, 'node_modules'))
+  return dir
+}
+
+async function nextMigration(dir: string): Promise<string> {
+  const numbers = (await readdir(join(dir, 'db/migrations'))).map((name) => Number(name.slice(0, 4))).filter(Number.isFinite)
+  return `db/migrations/${String(Math.max(...numbers) + 1).padStart(4, '0')}_payouts.sql`
+}
+
+/** Applies the steps to the copy; `strict`: a command that fails fails the run (only with every step applied). */
+async function apply(dir: string, steps: Step[], strict: boolean): Promise<void> {
+  for (const step of steps) {
+    for (const file of step.adds ?? []) {
+      const target = file.endsWith('PAYOUTS.sql') ? await nextMigration(dir) : file
+      await mkdir(dirname(join(dir, target)), { recursive: true })
+      await cp(join(EXAMPLE, file), join(dir, target))
+    }
+    for (const edit of step.edits ?? []) {
+      const path = join(dir, edit.file)
+      const text = await readFile(path, 'utf8')
+      const at = text.indexOf(edit.find)
+      if (at < 0) throw new Error(`step "${step.name}": ${edit.file} no longer has ${JSON.stringify(edit.find)}: test/template/steps.ts (and docs/extending.md) are stale`)
+      const end = at + edit.find.length
+      const changed =
+        edit.at === 'instead' ? text.slice(0, at) + edit.text + text.slice(end) : edit.at === 'after' ? text.slice(0, end) + edit.text + text.slice(end) : text.slice(0, at) + edit.text + text.slice(at)
+      await writeFile(path, changed)
+    }
+    if (step.runs) {
+      const done = await run('bash', ['-c', step.runs], { cwd: dir }).then(() => true, (error: { stderr?: string }) => (strict ? Promise.reject(new Error(`${step.runs}: ${error.stderr}`)) : false))
+      if (!done) console.log(`  (${step.runs} failed, as a copy missing a step may)`)
+    }
+  }
+}
+
+/** Runs a check in the copy: whether it passed, and what it printed. */
+async function check(dir: string, what: Check): Promise<{ passed: boolean; output: string }> {
+  const [command, args] = what.kind === 'tsc' ? ['npx', ['tsc', '-p', '.']] : ['npx', ['vitest', 'run', ...what.files]]
+  const plain = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, '')
+  return run(command, args, { cwd: dir, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1' } }).then(
+    ({ stdout, stderr }) => ({ passed: true, output: plain(stdout + stderr) }),
+    (error: { stdout?: string; stderr?: string }) => ({ passed: false, output: plain(`${error.stdout ?? ''}${error.stderr ?? ''}`) }),
+  )
+}
+
+async function withCopy<T>(work: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await copyOfRepository()
+  try {
+    return await work(dir)
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+
+console.log(`check:template: payouts by the checklist, ${STEPS.length} steps`)
+const failures: string[] = []
+
+await withCopy(async (dir) => {
+  await apply(dir, STEPS, true)
+  const checks: Check[] = [{ kind: 'tsc' }, { kind: 'vitest', files: ['test/payouts/payouts.test.ts', 'test/openapi.test.ts', 'test/client/client.test.ts', 'test/client/types.test.ts'] }]
+  for (const each of checks) {
+    const result = await check(dir, each)
+    console.log(`  every step: ${each.kind} ${result.passed ? 'passes' : 'FAILS'}`)
+    if (!result.passed) failures.push(`with every step, ${each.kind} fails:\n${result.output.slice(-3000)}`)
+  }
+})
+
+const queue = [...STEPS]
+await Promise.all(
+  Array.from({ length: PARALLEL }, async () => {
+    for (let step = queue.shift(); step; step = queue.shift()) {
+      const omitted = step
+      await withCopy(async (dir) => {
+        await apply(dir, STEPS.filter((each) => each !== omitted), false)
+        const result = await check(dir, omitted.catchesOmission)
+        const said = result.output.split('\n').find((line) => omitted.says.test(line)) ?? (omitted.says.test(result.output) ? omitted.says.exec(result.output)![0] : undefined)
+        if (!result.passed && said) {
+          console.log(`  forgot "${omitted.name}": ${omitted.catchesOmission.kind} says ${said.trim().slice(0, 160)}`)
+        } else {
+          console.log(`  forgot "${omitted.name}": NOT CAUGHT`)
+          failures.push(`forgetting "${omitted.name}" was not caught by ${omitted.catchesOmission.kind} with ${omitted.says}:\n${result.output.slice(-3000)}`)
+        }
+      })
+    }
+  }),
+)
+
+if (failures.length) {
+  console.error(failures.join('\n\n'))
+  process.exit(1)
+}
+console.log('check:template passed: the checklist builds payouts that pass every check, and each forgotten step is named')

@@ -1,0 +1,39 @@
+// A payout in brandur's atomic phases, as a refund is, because its money can run out:
+//   1. reserve: take the amount from the balance and write the payout pending (one transaction, fenced by the
+//      key's token: reply.reserve). A retry of the same operation finds its pending payout instead.
+//   2. call out: the processor, with the claim's operation id as its idempotency key (reply.callOut)
+//   3. record and complete: paid (or failed, the amount given back), its event, in the transaction that stores
+//      the response (reply.transact)
+// A reservation whose operation never went downstream is given back with the key (payoutRecovery's release).
+import type { Transaction } from '../db/connect.js'
+import { send } from '../db/pipeline.js'
+import { insertRow } from '../db/row-insert.js'
+import { eventInsert } from '../events/events.js'
+import type { RouteResponse } from '../idempotency/response.js'
+import type { PayoutOutcome, PayoutRequest } from '../processor/processor.js'
+import { Problem } from '../problems.js'
+import type { CreatePayoutBody } from '../schemas/payout.js'
+import { debitAndInsertPending, findPayoutByOperation, markPayout, type PayoutRow, toPayout } from './repository.js'
+
+/** Phase 1. Refuses with a problem the client can act on; a 4xx here leaves the key free for a corrected retry. */
+export async function reservePayout(tx: Transaction, accountId: string, input: CreatePayoutBody, operationId: string): Promise<PayoutRow> {
+  const existing = await findPayoutByOperation(tx, operationId)
+  if (existing?.status === 'pending') return existing
+  const reserved = await debitAndInsertPending(tx, { accountId, amountCents: input.amount_cents, currency: input.currency, description: input.description ?? null, operationId })
+  if (!reserved) throw new Problem('payout-exceeds-balance', `The ${input.currency} balance does not hold ${input.amount_cents}.`)
+  return reserved
+}
+
+/** What the processor is sent: the route sends it, the recovery worker asks about it. */
+export function payoutCall(payout: PayoutRow, idempotencyKey: string): PayoutRequest {
+  return { amountCents: payout.amount_cents, currency: payout.currency, accountId: payout.account_id, idempotencyKey }
+}
+
+/** Phase 3: what the processor did becomes the payout, its event, and the response a request for it returns. */
+export async function recordPayout(tx: Transaction, payout: PayoutRow, outcome: PayoutOutcome): Promise<RouteResponse> {
+  const paid = outcome.status === 'paid'
+  const row = await markPayout(tx, payout, paid ? { paid, processorReference: outcome.processorReference } : { paid, failureCode: outcome.failureCode })
+  const settled = toPayout(row)
+  send(tx, insertRow(tx, eventInsert(row.account_id, paid ? 'payout.paid' : 'payout.failed', { object: settled })))
+  return { status: 201, location: `/v1/payouts/${settled.id}`, body: settled }
+}

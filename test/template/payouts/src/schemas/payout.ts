@@ -1,0 +1,32 @@
+// The payout resource and the body that creates it: money the account holds with the service, sent out.
+import { Type, type Static } from 'typebox'
+import { AmountCents, Currency, ResourceId, Timestamp } from './common.js'
+import { ListOf, PageQuery } from './page.js'
+
+export const PayoutId = ResourceId('PayoutId')
+
+export const CreatePayoutBody = Type.Object(
+  { amount_cents: AmountCents, currency: Currency, description: Type.Optional(Type.String({ maxLength: 1000 })) },
+  { title: 'CreatePayout', additionalProperties: false },
+)
+export type CreatePayoutBody = Static<typeof CreatePayoutBody>
+
+export const Payout = Type.Object(
+  {
+    id: PayoutId,
+    object: Type.Literal('payout'),
+    amount_cents: AmountCents,
+    currency: Currency,
+    description: Type.Union([Type.String(), Type.Null()]),
+    status: Type.Enum(['pending', 'paid', 'failed'], { description: '`pending` from the moment its amount is taken from the balance until the processor’s answer is recorded.' }),
+    failure_code: Type.Union([Type.String(), Type.Null()]),
+    processor_reference: Type.Union([Type.String(), Type.Null()]),
+    created_at: Timestamp,
+  },
+  { title: 'Payout' },
+)
+export type Payout = Static<typeof Payout>
+export const PayoutList = ListOf(Payout)
+
+export const PayoutParams = Type.Object({ id: PayoutId })
+export const ListPayoutsQuery = Type.Object(PageQuery(PayoutId), { additionalProperties: false })
