@@ -24,7 +24,7 @@ let env: Record<string, string>
 
 beforeAll(async () => {
   const build = await runNpmScript(['build:client'], {})
-  expect(build.code, build.stderr).toBe(0)
+  expect(build.code, build.stdout + build.stderr).toBe(0)
   project = await scratchDir('client-consumer-')
   const packed = await run('npm', ['pack', '--pack-destination', project], { cwd: CLIENT_PACKAGE_DIR })
   const tarball = join(project, packed.stdout.trim().split('\n').pop()!)

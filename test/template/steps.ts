@@ -225,6 +225,15 @@ export const STEPS: Step[] = [
     says: /\/v1\/payouts/,
   },
   {
+    name: 'the client package’s types',
+    edits: [
+      { file: 'scripts/client-package/build.ts', find: "import { CreateRefundBody, ListRefundsQuery, Refund } from '../../src/schemas/refund.js'", text: "import { CreatePayoutBody, Payout } from '../../src/schemas/payout.js'\n" },
+      { file: 'scripts/client-package/build.ts', find: '  Event,\n  EventType:', text: '  Payout,\n  CreatePayoutBody,\n' },
+    ],
+    catchesOmission: { kind: 'vitest', files: ['test/client/package.test.ts'] },
+    says: /has no exported member '(Payout|CreatePayoutBody)'/,
+  },
+  {
     name: 'its own test',
     adds: ['test/payouts/payouts.test.ts'],
     catchesOmission: { kind: 'vitest', files: ['test/payouts/payouts.test.ts'] },
