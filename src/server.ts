@@ -57,8 +57,16 @@ async function start() {
     log.fatal({ err: error }, 'the background worker stopped by itself; exiting with status 1 so that the process is restarted')
     void shutdown('worker stopped', 1)
   }
-  const address = await app.listen({ port: config.PORT, host: config.HOST })
-  const metricsServer = config.METRICS_PORT === undefined ? undefined : await startMetricsServer(config.METRICS_PORT, config.HOST)
+  // A port that cannot be had stops what started (the embedded PostgreSQL included) before the process exits.
+  const listening = <T>(listen: Promise<T>, setting: string, port: number): Promise<T> =>
+    listen.catch(async (error: NodeJS.ErrnoException) => {
+      stopping = true
+      await Promise.allSettled([app.close(), worker?.stop()])
+      await database.close().catch(() => {})
+      throw error.code === 'EADDRINUSE' ? new ConfigError(`port ${port} on ${config.HOST} is taken (another server?): stop it, or start with ${setting}=<another port>`) : error
+    })
+  const address = await listening(app.listen({ port: config.PORT, host: config.HOST }), 'PORT', config.PORT)
+  const metricsServer = config.METRICS_PORT === undefined ? undefined : await listening(startMetricsServer(config.METRICS_PORT, config.HOST), 'METRICS_PORT', config.METRICS_PORT)
   if (metricsServer) log.info({ url: `${listeningAt(metricsServer)}/metrics` }, 'metrics served')
   log.info(
     { role: config.ROLE, url: address },
@@ -104,7 +112,8 @@ async function step(name: string, run: () => Promise<void>, timeoutMs?: number):
 // Unset until start-up has finished: a worker that stops by itself during start-up ends the process at once.
 let stop: (() => Promise<boolean>) | undefined
 stop = await start().catch((error: unknown) => {
-  log.fatal({ err: error }, `could not start: ${error instanceof Error ? error.message : String(error)}`)
+  // A setting to change is said in one line; anything else comes with its stack, for whoever debugs it.
+  log.fatal(error instanceof ConfigError ? {} : { err: error }, `could not start: ${error instanceof Error ? error.message : String(error)}`)
   process.exit(1)
 })
 

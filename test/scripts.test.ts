@@ -79,6 +79,13 @@ describe('API keys: key:create, key:list, key:revoke', () => {
     expect(stderr).toContain('usage')
   })
 
+  it('when an id names nothing, then it says so and exits 1; with --field, the value alone is printed', async () => {
+    const revoke = await runNpmScript(['key:revoke', '--', '--key', 'key_nope'], { DATABASE_URL: database.url })
+    expect({ code: revoke.code, stderr: revoke.stderr.trim() }).toEqual({ code: 1, stderr: 'key:revoke: no active key key_nope' })
+    const field = await runNpmScript(['account:create', '--', '--name', 'Field', '--field', 'api_key'], { DATABASE_URL: database.url })
+    expect(field.stdout).toMatch(/^sk_test_[A-Za-z0-9_-]{32}\n$/)
+  })
+
   it('when the deployment is live, then keys are sk_live_', async () => {
     const { stdout } = await runNpmScript(['account:create', '--', '--name', 'Live'], { DATABASE_URL: database.url, API_KEY_MODE: 'live' })
     expect(JSON.parse(stdout).api_key).toMatch(/^sk_live_[A-Za-z0-9_-]{32}$/)

@@ -1,5 +1,7 @@
 // The server as a process: a crash mid-charge loses nothing and charges once; SIGTERM drains before exit.
 import { createHash } from 'node:crypto'
+import { once } from 'node:events'
+import { createServer, type AddressInfo } from 'node:net'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createAccount } from '../src/accounts/api-keys.js'
 import { contractFetch } from './helpers/contract.js'
@@ -58,6 +60,22 @@ const keyRow = async (key: string) =>
 const leaseOver = (key: string) =>
   until(async () => (await database.sql`select 1 from idempotency_keys where account_id = ${accountId} and key = ${key} and locked_until <= now()`).length === 1)
 const chargesOf = () => database.sql`select id, processor_reference from charges where account_id = ${accountId}`
+
+describe('a port that is taken', () => {
+  it('when PORT is taken, then the server says which setting to change, stops what it started, and exits 1', async () => {
+    const taken = createServer().listen(0, '127.0.0.1')
+    await once(taken, 'listening')
+    const port = (taken.address() as AddressInfo).port
+    try {
+      const error = await server({ PORT: String(port) }).then(() => undefined, (reason: Error) => reason)
+      expect(error?.message).toContain('server exited with 1')
+      expect(error?.message).toContain(`port ${port} on 127.0.0.1 is taken (another server?): stop it, or start with PORT=<another port>`)
+      expect(error?.message).not.toContain('    at ')
+    } finally {
+      taken.close()
+    }
+  })
+})
 
 describe('the server process', () => {
   it('when it is killed mid-charge, then nothing is recorded, and the retry after the lease charges once with the same processor key', async () => {

@@ -51,6 +51,8 @@ type Attempt<T> = { response: ApiResponse<T> } | { failure: ProblemError | Conne
 export function createTransport(options: ClientOptions): Transport {
   const base = options.baseUrl.replace(/\/+$/, '')
   const fetch = options.fetch ?? globalThis.fetch
+  // A key left unset would be sent as "Bearer undefined" and answered 401 for every call: refused here instead.
+  if (typeof options.apiKey !== 'string' || options.apiKey.trim() === '') throw new TypeError(`createClient needs an apiKey (sk_test_... or sk_live_...); it got ${JSON.stringify(options.apiKey)}`)
   const authorization = `Bearer ${options.apiKey}`
 
   return async function call<T>(request: ApiRequest, callOptions: CallOptions = {}): Promise<ApiResponse<T>> {

@@ -36,7 +36,7 @@ export default fp(
       const account = match?.[1] ? await findAccountByApiKey(options.sql, match[1], cache) : undefined
       if (!account) {
         await options.beforeRefusing?.(request)
-        throw new Problem('unauthorized', match ? 'The API key is not valid or has been revoked.' : 'Send your API key as "Authorization: Bearer sk_test_...".', {
+        throw new Problem('unauthorized', refusal(request.headers.authorization, match?.[1]), {
           headers: { 'www-authenticate': 'Bearer realm="payments"' },
         })
       }
@@ -45,3 +45,12 @@ export default fp(
   },
   { name: 'auth' },
 )
+
+/** Why the key was refused, in words that say what to change. */
+function refusal(header: string | undefined, token: string | undefined): string {
+  if (header === undefined || header.trim() === '') return 'No API key: send it as "Authorization: Bearer sk_test_...".'
+  if (token === undefined) return 'The Authorization header is not "Bearer <API key>": send it as "Authorization: Bearer sk_test_...".'
+  // A variable that was never set, interpolated into the header.
+  if (token === 'undefined' || token === 'null') return `No API key: the Authorization header carries the word "${token}" (is the variable that holds the key set?).`
+  return 'The API key is not valid or has been revoked.'
+}

@@ -120,18 +120,19 @@ export async function failUnsendable(sql: Sql, delivery: ClaimedDelivery, reason
 }
 
 /**
- * Sends an event again (to one endpoint, or to every endpoint it went to), with the same webhook-id. A delivery
- * that exists is made pending and due now; an endpoint it never went to gets one. Returns the deliveries.
+ * Sends an event again, with the same webhook-id: to one enabled endpoint, or to every enabled endpoint that takes
+ * its type now (an endpoint made after the event included). A delivery that exists is made pending and due now; an
+ * endpoint it never went to gets one. Returns the deliveries (none: there was nowhere to send it).
  */
 export async function redeliver(tx: Transaction, accountId: string, eventId: string, endpointId?: string): Promise<WebhookDelivery[] | undefined> {
-  const [event] = await tx`select 1 from events where id = ${eventId} and account_id = ${accountId}`
+  const [event] = await tx<{ type: string }[]>`select type from events where id = ${eventId} and account_id = ${accountId}`
   if (!event) return undefined
   const rows = await tx<{ id: string; endpoint_id: string }[]>`
     insert into webhook_deliveries (id, event_id, endpoint_id, account_id)
     select 'wd_' || substr(md5(gen_random_uuid()::text), 1, 24), ${eventId}, e.id, e.account_id
     from webhook_endpoints e
     where e.account_id = ${accountId} and e.status = 'enabled'
-      and (e.id = ${endpointId ?? null} or (${endpointId ?? null}::text is null and e.id in (select endpoint_id from webhook_deliveries where event_id = ${eventId})))
+      and (e.id = ${endpointId ?? null} or (${endpointId ?? null}::text is null and (${event.type} = any (e.enabled_events) or '*' = any (e.enabled_events))))
     on conflict (event_id, endpoint_id) do update set status = 'pending', next_attempt_at = now(), locked_until = null
     returning id, endpoint_id`
   for (const row of rows) await wake(tx, row.id)

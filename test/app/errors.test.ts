@@ -56,8 +56,14 @@ describe('every error is application/problem+json', () => {
 
   it('when no API key is sent, then 401 unauthorized with WWW-Authenticate', async () => {
     const response = await suite.context.app.inject({ method: 'GET', url: '/v1/charges' })
-    expectProblem(response, 401, /\/unauthorized$/)
+    const problem = expectProblem(response, 401, /\/unauthorized$/)
     expect(response.headers['www-authenticate']).toBe('Bearer realm="payments"')
+    expect(problem.detail).toBe('No API key: send it as "Authorization: Bearer sk_test_...".')
+  })
+
+  it('when the header carries an unset variable ("Bearer undefined"), then the 401 says the key is missing, not revoked', async () => {
+    const response = await suite.context.app.inject({ method: 'GET', url: '/v1/charges', headers: { authorization: 'Bearer undefined' } })
+    expect(expectProblem(response, 401, /\/unauthorized$/).detail).toContain('the Authorization header carries the word "undefined" (is the variable that holds the key set?)')
   })
 
   it('when the API key is wrong or malformed, then 401', async () => {

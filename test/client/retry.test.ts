@@ -47,6 +47,14 @@ async function failure(call: Promise<unknown>): Promise<unknown> {
   )
 }
 
+describe('createClient', () => {
+  it('when the API key is missing, then it refuses to make a client, rather than send "Bearer undefined"', () => {
+    for (const apiKey of [undefined, '', '  ']) {
+      expect(() => createClient({ baseUrl, apiKey: apiKey as unknown as string })).toThrow(/createClient needs an apiKey/)
+    }
+  })
+})
+
 describe('retries', () => {
   it('when attempts meet a 408, a 429, a 409 in flight, a 500, a 502 page and a 503, then each is retried with the same key and the same body bytes until the 201', async () => {
     script = [

@@ -3,6 +3,7 @@
 // exists (those run in CI, .ci/run, or in their own tests: test/scripts.test.ts).
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { connect } from 'node:net'
 import { readFile } from 'node:fs/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js'
@@ -24,6 +25,14 @@ afterAll(async () => {
   server?.child.kill('SIGKILL')
   await database?.drop()
 })
+
+/** Whether something accepts connections on the port. */
+const listens = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect(port, '127.0.0.1')
+    socket.once('connect', () => (socket.destroy(), resolve(true)))
+    socket.once('error', () => resolve(false))
+  })
 
 describe('README.md', () => {
   it('when its "Use it" commands run in order, then each succeeds and shows what the README says', async () => {
@@ -53,6 +62,9 @@ describe('README.md', () => {
     expect(output).toContain('"status":"voided"')
     expect(output).toContain('"description":"local receiver"')
     expect(output).toContain('"deleted":true')
+    // The receiver verified the redelivered event, printed it, and exited: nothing listens on its port any more.
+    expect(output).toMatch(/verified and applied: evt_[0-9a-f]{24} \(charge\.[a-z]+\)/)
+    expect(await listens(Number(receiverPort))).toBe(false)
   }, 120_000)
 
   it('when it names an npm script anywhere, then package.json has it', async () => {

@@ -183,6 +183,25 @@ describe('delivery', () => {
   })
 })
 
+describe('redelivery', () => {
+  it('when an event came before its endpoint, then redelivery sends it to the endpoint made since; with no endpoint at all, 404 says so', async () => {
+    const user = await suite.context.newAccount()
+    await user.post('/v1/charges', chargeBody())
+    const [event] = await suite.context.sql<{ id: string }[]>`select id from events where account_id = ${user.id}`
+    const nowhere = await user.post(`/v1/events/${event!.id}/redeliver`, {})
+    expect(nowhere.statusCode).toBe(404)
+    expect(nowhere.json().detail).toContain('No enabled webhook endpoint takes event')
+
+    const hooks = await receiver()
+    await endpointFor(user, hooks.url)
+    const sent = await user.post(`/v1/events/${event!.id}/redeliver`, {})
+    expect(sent.statusCode).toBe(202)
+    expect(sent.json().data).toHaveLength(1)
+    await until(async () => hooks.received.length === 1)
+    expect(hooks.received[0]!.headers['webhook-id']).toBe(event!.id)
+  })
+})
+
 describe('webhook endpoints', () => {
   it('when created, then the secret is shown once; retrieving, listing, updating and deleting work', async () => {
     const user = await suite.context.newAccount()
