@@ -8,7 +8,11 @@ import { DEFAULT_RETRY_POLICY, delayBeforeRetry, isRetryable, parseRetryAfter, t
 export interface ClientOptions {
   /** Where the API is, without /v1: `https://payments.example.com`. */
   baseUrl: string
-  apiKey: string
+  /**
+   * The account's secret key. `undefined` is accepted so `process.env.PAYMENTS_API_KEY` can be passed as it is,
+   * and refused at once by createClient with a message, rather than sent as `Bearer undefined`.
+   */
+  apiKey: string | undefined
   retry?: Partial<RetryPolicy>
   /** Node's own fetch unless given (to instrument or proxy it). */
   fetch?: typeof globalThis.fetch

@@ -89,6 +89,24 @@ describe(`${NAME}, packed and installed into a new project`, () => {
     expect(result.id).toBe(result.replayedId)
   })
 
+  it('when the examples of its README and docs/client.md are pasted into an .mjs file, then they run as written, and type-check as .mts', async () => {
+    const firstJsBlock = (markdown: string) => /```js\n([\s\S]*?)```/.exec(markdown)![1]!
+    const examples = {
+      readme: firstJsBlock(await readFile(join(project, 'node_modules', NAME, 'README.md'), 'utf8')),
+      guide: firstJsBlock(await readFile(join(ROOT, 'docs/client.md'), 'utf8')).replaceAll("'payments-api-client'", `'${NAME}'`),
+    }
+    for (const [name, source] of Object.entries(examples)) {
+      const pointed = source.replaceAll('http://127.0.0.1:3000', server.url)
+      await writeFile(join(project, `${name}.mjs`), pointed)
+      await writeFile(join(project, `${name}.mts`), pointed)
+      // Both examples derive the same key for different bodies: each runs as its own account.
+      const { api_key } = await createAccount(database.sql, `Example ${name}`)
+      const { stdout } = await run(process.execPath, [`${name}.mjs`], { cwd: project, env: { ...env, PAYMENTS_API_KEY: api_key } })
+      expect(stdout, name).toMatch(/^ch_\w+ /)
+    }
+    await run(process.execPath, [TSC, '--noEmit', '--strict', '--target', 'es2022', '--lib', 'es2022,dom', '--typeRoots', join(ROOT, 'node_modules/@types'), '--types', 'node', '--module', 'nodenext', '--moduleResolution', 'nodenext', 'readme.mts', 'guide.mts'], { cwd: project })
+  })
+
   it('when TypeScript checks a consumer under nodenext (import and require), bundler and node10, then its types resolve, and a wrong call is refused', async () => {
     const usage = (load: string) => `${load}
 export async function charge(): Promise<string> {
