@@ -163,7 +163,10 @@ function contradictionsIn(config: Config): string[] {
   // fallback, so the same URL would connect the API and fail the worker, or the other way round.
   const sslmode = config.DATABASE_URL ? urlParameter(config.DATABASE_URL, 'sslmode') : undefined
   if (sslmode === 'prefer' || sslmode === 'allow') {
-    found.push(`DATABASE_URL's sslmode=${sslmode} cannot be honoured by both database drivers: say sslmode=require (encrypted) or sslmode=disable`)
+    found.push(
+      `DATABASE_URL's sslmode=${sslmode} cannot be honoured by both database drivers: say sslmode=require (encrypted) or sslmode=disable` +
+        ' (pg_autoctl show uri prints prefer for nodes made with --no-ssl: write disable there)',
+    )
   }
   if (config.PROCESSOR === 'stripe') found.push(...stripeContradictions(config))
   if (config.HTTP_BODY_TIMEOUT_MS < config.HTTP_HEADERS_TIMEOUT_MS) {

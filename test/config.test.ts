@@ -69,6 +69,7 @@ describe('loadConfig', () => {
   it('when DATABASE_URL asks for sslmode prefer or allow, then it is refused: the worker\'s driver cannot fall back to plain text', () => {
     const formation = 'postgres://payments@node1:5432,node2:5432/payments?target_session_attrs=read-write'
     expect(refusal({ DATABASE_URL: `${formation}&sslmode=prefer` })).toContain('say sslmode=require (encrypted) or sslmode=disable')
+    expect(refusal({ DATABASE_URL: `${formation}&sslmode=prefer` })).toContain('pg_autoctl show uri prints prefer for nodes made with --no-ssl: write disable there')
     expect(refusal({ DATABASE_URL: `${formation}&sslmode=allow` })).toContain('sslmode=allow')
     expect(loadConfig({ DATABASE_URL: `${formation}&sslmode=require` }).DATABASE_URL).toContain('node2:5432')
   })

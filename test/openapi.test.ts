@@ -10,6 +10,7 @@ import { loadConfig } from '../src/config.js'
 import { parseIdempotencyKey } from '../src/idempotency/key.js'
 import { PROBLEM_TYPES } from '../src/problems.js'
 import { SUPPORTED_CURRENCIES } from '../src/schemas/common.js'
+import { exampleViolations } from './helpers/contract.js'
 import { CreateChargeBody } from '../src/schemas/charge.js'
 import { chargeBody, failOnContractViolations, setupTestApp, type TestContext } from './helpers/app.js'
 
@@ -73,6 +74,11 @@ describe('openapi.yaml', () => {
     const refund = (await account.post(`/v1/charges/${charge.id}/refunds`, { amount_cents: 1 })).json()
     expect(Object.keys(charge).sort()).toEqual([...spec.components.schemas.Charge.required].sort())
     expect(Object.keys(refund).sort()).toEqual([...spec.components.schemas.Refund.required].sort())
+  })
+
+  it('when a schema shows an example (what reference pages and mock servers display), then the example is one its schema takes, and every resource has one', () => {
+    expect(exampleViolations()).toEqual([])
+    for (const resource of ['Charge', 'Refund', 'WebhookEndpoint']) expect(spec.components.schemas[resource].examples, resource).toHaveLength(1)
   })
 
   it('when the request schemas change, then the document follows', () => {

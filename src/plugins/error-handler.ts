@@ -13,7 +13,7 @@ export default fp(
       if (error instanceof Problem) {
         return reply.code(error.status).headers(error.headers).type(PROBLEM_CONTENT_TYPE).send(error.body)
       }
-      const body = clientErrorBody(error)
+      const body = clientErrorBody(error, request.headers['content-type'])
       if (body) return reply.code(body.status).type(PROBLEM_CONTENT_TYPE).send(body)
 
       // The transaction rolled back; the client may retry (with the same key, if it sent one).
@@ -36,7 +36,7 @@ export default fp(
     app.addHook('onRoute', (route) => {
       for (const method of [route.method].flat()) routes.push({ path: pathPattern(route.url), method })
     })
-    app.setNotFoundHandler((request, reply) => {
+    const noRoute = (request: FastifyRequest, reply: FastifyReply) => {
       const path = request.url.split('?')[0]!
       const allowed = [...new Set(routes.filter((route) => route.path.test(path)).map((route) => route.method))]
       if (allowed.length) {
@@ -47,7 +47,13 @@ export default fp(
           .send(genericProblem(405, `${path} does not take ${request.method}; it takes ${allowed.join(', ')}.`))
       }
       return reply.code(404).type(PROBLEM_CONTENT_TYPE).send(genericProblem(404, `No route for ${request.method} ${path}`))
+    }
+    // Answered before the body is parsed (and after every onRequest hook): a method no route takes (QUERY, say)
+    // is refused for what it is, not for its body's content type.
+    app.addHook('preParsing', async (request, reply) => {
+      if (request.is404) return noRoute(request, reply)
     })
+    app.setNotFoundHandler(noRoute)
   },
   { name: 'error-handler' },
 )
@@ -62,7 +68,7 @@ function pathPattern(url: string): RegExp {
 }
 
 /** Schema validation and Fastify's own 4xx (bad JSON, wrong content type, body too large) are the client's to fix. */
-function clientErrorBody(error: FastifyError): ProblemBody | undefined {
+function clientErrorBody(error: FastifyError, contentType: string | undefined): ProblemBody | undefined {
   if (error.validation) {
     return problemBody('validation-failed', error.message, {
       errors: error.validation.map((issue) => ({
@@ -72,6 +78,10 @@ function clientErrorBody(error: FastifyError): ProblemBody | undefined {
     })
   }
   const status = error.statusCode ?? 500
+  if (status === 415 && error.code?.startsWith('FST_ERR_CTP')) {
+    const sent = contentType === undefined ? 'none' : JSON.stringify(contentType.slice(0, 100))
+    return genericProblem(415, `The body must be JSON: send Content-Type: application/json (this request sent ${sent}).`)
+  }
   if (status >= 400 && status < 500) return genericProblem(status, error.message)
   return undefined
 }

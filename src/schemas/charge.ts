@@ -64,7 +64,31 @@ export const Charge = Type.Object(
     }),
     created_at: Timestamp,
   },
-  { title: 'Charge' },
+  {
+    title: 'Charge',
+    // What reference pages and mock servers show: one coherent charge rather than one made up field by field.
+    examples: [
+      {
+        id: 'ch_5f0c2a9be41d4c7a8e3b1f60',
+        object: 'charge',
+        amount_cents: 2500,
+        amount_captured_cents: 2500,
+        amount_capturable_cents: 0,
+        amount_refunded_cents: 0,
+        captured: true,
+        currency: 'usd',
+        source: 'pm_card_visa',
+        description: 'Order 1001',
+        metadata: { order: 'ord_1001' },
+        status: 'succeeded',
+        failure_code: null,
+        failure_message: null,
+        processor_reference: 'pi_3QxExample0000000000000',
+        authorization_expires_at: null,
+        created_at: '2026-12-04T09:30:00.000Z',
+      },
+    ],
+  },
 )
 export type Charge = Static<typeof Charge>
 export const ChargeList = ListOf(Charge)

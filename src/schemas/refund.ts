@@ -23,7 +23,21 @@ export const Refund = Type.Object(
     }),
     created_at: Timestamp,
   },
-  { title: 'Refund' },
+  {
+    title: 'Refund',
+    examples: [
+      {
+        id: 're_0b7d3e91c2a84f56a1d9e7c4',
+        object: 'refund',
+        charge: 'ch_5f0c2a9be41d4c7a8e3b1f60',
+        amount_cents: 1000,
+        currency: 'usd',
+        status: 'succeeded',
+        processor_reference: 're_3QxExample0000000000000',
+        created_at: '2026-12-04T10:05:00.000Z',
+      },
+    ],
+  },
 )
 export type Refund = Static<typeof Refund>
 export const RefundList = ListOf(Refund)

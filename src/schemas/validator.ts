@@ -2,6 +2,8 @@
 // - No string anywhere (body, query, path; values and keys) may hold NUL or an unpaired surrogate: PostgreSQL
 //   refuses the first, and the second would be stored as U+FFFD, a silent rewrite of what the client sent.
 //   Caught here, such input never reaches the processor.
+// - An unknown field is named as one ("body/nope is not a field this request takes"), not in the validator's own
+//   words ("schema is false", then once more for the object).
 // - Query and path values convert strictly: "0x10" or "1e3" is not an integer (src/schemas/strict-convert.ts).
 import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify'
 import type { TSchema } from 'typebox'
@@ -18,8 +20,19 @@ export const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, http
     if (unsafe.length) return { error: unsafe }
     const converted = httpPart === 'body' || !isRecord(value) ? value : convertStrict(schema, value)
     if (check.Check(converted)) return { value: converted }
-    return { error: check.Errors(converted) as FastifySchemaValidationError[] }
+    return { error: inPlainWords(check.Errors(converted) as FastifySchemaValidationError[]) }
   }
+}
+
+const UNKNOWN_FIELD = 'is not a field this request takes'
+
+/** TypeBox reports an unknown field twice: as a false schema at the field, and as a list at its object. */
+function inPlainWords(errors: FastifySchemaValidationError[]): FastifySchemaValidationError[] {
+  const unknown = (error: FastifySchemaValidationError) => error.keyword === 'boolean' && error.schemaPath.endsWith('/additionalProperties')
+  if (!errors.some(unknown)) return errors
+  return errors
+    .filter((error) => error.keyword !== 'additionalProperties')
+    .map((error) => (unknown(error) ? { ...error, keyword: 'additionalProperties', message: UNKNOWN_FIELD } : error))
 }
 
 /** Every string and object key in `value` that holds text PostgreSQL would refuse or rewrite. */

@@ -113,7 +113,21 @@ export const WebhookEndpoint = Type.Object(
     created_at: Timestamp,
     secret: Type.Optional(Type.String({ pattern: '^whsec_', description: 'The signing secret: only when the endpoint is created or its secret rotated.' })),
   },
-  { title: 'WebhookEndpoint' },
+  {
+    title: 'WebhookEndpoint',
+    examples: [
+      {
+        id: 'we_9c41e0d2b7a64f1e8d3c5a20',
+        object: 'webhook_endpoint',
+        url: 'https://example.com/hooks/payments',
+        description: 'Order fulfilment',
+        enabled_events: ['charge.succeeded', 'charge.failed', 'refund.succeeded'],
+        status: 'enabled',
+        disabled_reason: null,
+        created_at: '2026-12-04T09:00:00.000Z',
+      },
+    ],
+  },
 )
 export type WebhookEndpoint = Static<typeof WebhookEndpoint>
 export const WebhookEndpointList = ListOf(WebhookEndpoint)

@@ -33,6 +33,9 @@ export async function webhookUrlProblem(url: string, allowPrivate: boolean, reso
   return 'problem' in target ? target.problem : undefined
 }
 
+/** The setting that lifts both rules, named in every refusal it would lift. */
+const ALLOW_SETTING = 'WEBHOOK_ALLOW_PRIVATE_URLS=true'
+
 /** The URL, if its form may receive webhooks: https (or http in development), no credentials. */
 function parseWebhookUrl(url: string, allowPrivate: boolean): URL | { problem: string } {
   let parsed: URL
@@ -41,7 +44,7 @@ function parseWebhookUrl(url: string, allowPrivate: boolean): URL | { problem: s
   } catch {
     return { problem: 'is not a URL' }
   }
-  if (parsed.protocol !== 'https:' && !(allowPrivate && parsed.protocol === 'http:')) return { problem: 'must use https' }
+  if (parsed.protocol !== 'https:' && !(allowPrivate && parsed.protocol === 'http:')) return { problem: `must use https (http is taken only where the service runs with ${ALLOW_SETTING}, in development)` }
   if (parsed.username || parsed.password) return { problem: 'must not carry credentials' }
   return parsed
 }
@@ -63,7 +66,7 @@ export async function webhookTarget(url: string, allowPrivate: boolean, resolve:
   }
   if (addresses.length === 0) return { problem: `has a host (${host}) that does not resolve` }
   const internal = addresses.find(({ address, family }) => blocked.check(address, family === 6 ? 'ipv6' : 'ipv4'))
-  if (internal && !allowPrivate) return { problem: `resolves to ${internal.address}, a loopback, private or link-local address` }
+  if (internal && !allowPrivate) return { problem: `resolves to ${internal.address}, a loopback, private or link-local address (taken only where the service runs with ${ALLOW_SETTING}, in development)` }
   const [first] = addresses
   return { url: parsed, address: first!.address, family: first!.family === 6 ? 6 : 4 }
 }

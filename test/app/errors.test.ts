@@ -25,8 +25,15 @@ describe('every error is application/problem+json', () => {
     expectProblem(await suite.account.post('/v1/charges', '[1,2]'), 400, /\/validation-failed$/)
   })
 
-  it('when the content type is not JSON, then 415', async () => {
-    expectProblem(await suite.account.post('/v1/charges', 'amount=10', { headers: { 'content-type': 'text/plain' } }), 415)
+  it('when the content type is not JSON, then 415 saying what to send', async () => {
+    const problem = expectProblem(await suite.account.post('/v1/charges', 'amount=10', { headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415)
+    expect(problem.detail).toBe('The body must be JSON: send Content-Type: application/json (this request sent "application/x-www-form-urlencoded").')
+  })
+
+  it('when the body has a field the request does not take, then 400 naming that field, once', async () => {
+    const problem = expectProblem(await suite.account.post('/v1/charges', chargeBody({ amount: 10 })), 400, /\/validation-failed$/)
+    expect(problem).toMatchObject({ detail: 'body/amount is not a field this request takes', errors: [{ location: 'body/amount', message: 'is not a field this request takes' }] })
+    expect(problem.errors).toHaveLength(1)
   })
 
   it('when the body is larger than 64 KiB, then 413', async () => {
@@ -44,6 +51,8 @@ describe('every error is application/problem+json', () => {
     ['TRACE', '/v1/charges', 'GET, HEAD, POST'],
     ['GET', '/v1/charges/ch_000000000000000000000000/capture', 'POST'],
     ['PATCH', '/v1/webhook_endpoints', 'GET, HEAD, POST'],
+    // A method with a body no route takes is refused for its method, before its body is looked at.
+    ['QUERY', '/v1/charges', 'GET, HEAD, POST'],
   ])('when %s %s, a path that takes other methods, then 405 method-not-allowed with Allow: %s', async (method, url, allow) => {
     const response = await suite.context.app.inject({ method: method as 'GET', url, headers: { authorization: `Bearer ${suite.account.apiKey}` } })
     expectProblem(response, 405, /\/method-not-allowed$/)

@@ -1,6 +1,7 @@
 // The API reference page, in a real browser: Debian's chromium driven by playwright-core. It loads with no
-// console errors and no request leaving the machine, lists every operation in openapi.yaml, and leaves a
-// screenshot in artifacts/. Skipped, loudly, only where chromium cannot be found (.ci/run installs it).
+// console errors and no request leaving the machine, lists every operation in openapi.yaml, is branded as this
+// API's (not Swagger's), shows the documented examples, and leaves a screenshot in artifacts/. Skipped, loudly,
+// only where chromium cannot be found (.ci/run installs it).
 import { existsSync } from 'node:fs'
 import { mkdir, readFile } from 'node:fs/promises'
 import { chromium, type Browser } from 'playwright-core'
@@ -13,6 +14,8 @@ const available = existsSync(CHROMIUM)
 if (!available) console.warn(`\n*** SKIPPING the browser test of /docs: no chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH) ***\n`)
 
 const spec = parse(await readFile(new URL('../../openapi.yaml', import.meta.url), 'utf8')) as {
+  info: { title: string }
+  components: { schemas: Record<string, { examples: unknown[] }> }
   paths: Record<string, Record<string, unknown>>
   webhooks?: Record<string, Record<string, unknown>>
 }
@@ -57,6 +60,18 @@ describe.runIf(available)('GET /docs in chromium', () => {
     await page.screenshot({ path: new URL('../../artifacts/docs.png', import.meta.url).pathname, fullPage: true })
     expect(problems).toEqual([])
     failOnContractViolations(context)
+  }, 60_000)
+
+  it('when opened, then it is this API’s page (its title and mark, no Swagger bar), and a charge’s example is the documented one', async () => {
+    const page = await browser.newPage()
+    await page.goto(`${baseUrl}/docs`)
+    await page.waitForSelector('.opblock-summary', { timeout: 20_000 })
+    expect(await page.title()).toBe(`${spec.info.title} reference`)
+    expect(await page.$$eval('.topbar', (bars) => bars.length)).toBe(0)
+    expect(await page.$$eval('link[rel=icon]', (links) => links.map((link) => link.getAttribute('href')))).toEqual(['/docs/static/theme/favicon.svg'])
+    await page.click('#operations-Charges-createCharge .opblock-summary')
+    const shown = await page.waitForSelector('#operations-Charges-createCharge tr.response[data-code="201"] pre.example')
+    expect(JSON.parse((await shown.textContent()) ?? '')).toEqual(spec.components.schemas.Charge?.examples[0])
   }, 60_000)
 
   it('when /openapi.yaml is opened, then the browser shows the document instead of downloading it', async () => {

@@ -50,6 +50,14 @@ export function contractViolation(method: string, route: string | undefined, sta
   return `${where}: ${ajv.errorsText(validate.errors)} in ${body.slice(0, 300)}`
 }
 
+/** Every example a component schema of the document shows that its own schema refuses, with why. */
+export function exampleViolations(): string[] {
+  return Object.entries((spec.components?.schemas ?? {}) as Record<string, Node>).flatMap(([name, schema]) => {
+    const validate = ajv.compile({ $ref: `openapi#/components/schemas/${pointer([name])}` })
+    return ((schema.examples ?? []) as unknown[]).flatMap((example, index) => (validate(example) ? [] : [`${name} example ${index}: ${ajv.errorsText(validate.errors)}`]))
+  })
+}
+
 /** Checks every response `app` sends; call before app.ready(). Returns what it found, to drain after each test. */
 export function watchContract(app: FastifyInstance): string[] {
   const violations: string[] = []
