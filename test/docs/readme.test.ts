@@ -1,5 +1,5 @@
-// The README cannot go stale: its "Use it" commands run here as they are written, in order, against a server
-// (only its address and the receiver's port are swapped for free ones); every npm script it names elsewhere
+// The README cannot go stale: its "Use it" commands run here exactly as they are written, in order, against a server
+// on a free port (PORT and HOOK_PORT in their environment, as a reader's exports); every npm script it names elsewhere
 // exists (those run in CI, .ci/run, or in their own tests: test/scripts.test.ts).
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
@@ -37,13 +37,10 @@ const listens = (port: number) =>
 describe('README.md', () => {
   it('when its "Use it" commands run in order, then each succeeds and shows what the README says', async () => {
     const receiverPort = String(await freePort())
-    const script = shellBlocks(section('Use it'))
-      .join('\n')
-      .replaceAll('http://127.0.0.1:3000', server.url)
-      .replaceAll('127.0.0.1:4000', `127.0.0.1:${receiverPort}`)
-      .replaceAll('--port 4000', `--port ${receiverPort}`)
+    const script = shellBlocks(section('Use it')).join('\n')
     expect(script).toContain('/v1/webhook_endpoints')
-    const shell = spawn('bash', ['-euo', 'pipefail', '-c', script], { cwd: ROOT, env: { ...process.env, DATABASE_URL: database.url }, detached: true })
+    const env = { ...process.env, DATABASE_URL: database.url, PORT: new URL(server.url).port, HOOK_PORT: receiverPort }
+    const shell = spawn('bash', ['-euo', 'pipefail', '-c', script], { cwd: ROOT, env, detached: true })
     let output = ''
     shell.stdout.on('data', (chunk) => (output += chunk))
     shell.stderr.on('data', (chunk) => (output += chunk))
