@@ -23,6 +23,9 @@ import { collectDocumentedRoutes } from './openapi/document.js'
 import eventRoutes from './routes/events.js'
 import refundRoutes from './routes/refunds.js'
 import webhookEndpointRoutes from './routes/webhook-endpoints.js'
+import processorWebhookRoutes from './routes/processor-webhooks.js'
+import simulatedProcessorRoutes from './routes/simulated-processor.js'
+import { simulatedControlsOf } from './processor/simulated.js'
 import { validatorCompiler } from './schemas/validator.js'
 
 export interface AppOptions {
@@ -109,6 +112,10 @@ export async function appPlugin(app: FastifyInstance, options: { sql: Sql; proce
     },
     { prefix: '/v1' },
   )
+  const later = { authorizationExpiresDays: config.AUTHORIZATION_EXPIRES_DAYS }
+  await app.register(processorWebhookRoutes, { sql, later: processor.later, settings: later })
+  const controls = simulatedControlsOf(processor)
+  if (controls) await app.register(simulatedProcessorRoutes, { sql, controls, settings: later })
   // Last: the document is built from every route above.
   await app.register(openapiRoutes, { routes: documented })
   requireRecoveries(documented.map((route) => ({ method: route.method, url: route.url, problems: route.doc.problems })), settled)

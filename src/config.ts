@@ -104,8 +104,16 @@ const ConfigSchema = Type.Object({
   STRIPE_SECRET_KEY: Type.Optional(Type.String({ minLength: 1 })),
   /** With PROCESSOR=stripe: Stripe's API, or a Stripe-compatible server (plain http only on a loopback address). */
   STRIPE_API_URL: Type.String({ pattern: '^https?://', default: 'https://api.stripe.com' }),
+  /** With PROCESSOR=stripe: the signing secret (whsec_...) of the webhook endpoint Stripe sends to (POST /processor/webhooks). */
+  STRIPE_WEBHOOK_SECRET: Type.Optional(Type.String({ pattern: '^whsec_' })),
   /** How long the simulated processor's pm_card_slow takes. */
   SIMULATED_SLOW_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 2000 }),
+  /** Where a customer's browser reaches this service, for the simulated processor's authentication page; unset: http://HOST:PORT. */
+  SIMULATED_PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^/]+$' })),
+  /** When the processor's list of events is read for what its webhooks did not bring (and waiting events applied again). */
+  RECONCILE_SCHEDULE: Type.String({ minLength: 9, default: '* * * * *' }),
+  /** When the books are compared with the processor's payments and refunds; disagreements: npm run reconcile:report. */
+  COMPARE_SCHEDULE: Type.String({ minLength: 9, default: '*/10 * * * *' }),
 })
 
 export type Config = Static<typeof ConfigSchema>

@@ -7,6 +7,7 @@ import { chargeInsert, newChargeRow, toCharge } from '../../src/charges/reposito
 import { connect, type Sql } from '../../src/db/connect.js'
 import { insertRow } from '../../src/db/row-insert.js'
 import { eventInsert } from '../../src/events/events.js'
+import { chargeIdOf } from '../../src/charges/calls.js'
 import { createSimulatedProcessor } from '../../src/processor/simulated.js'
 import type { CreateChargeBody } from '../../src/schemas/charge.js'
 
@@ -31,14 +32,16 @@ export async function baseline(): Promise<Baseline> {
     async charge(request, options = {}) {
       const input = request.body as CreateChargeBody
       const accountId = (request as FastifyRequest & { accountId: string }).accountId
+      const idempotencyKey = String(request.headers['idempotency-key'] ?? crypto.randomUUID())
       const outcome = await processor.charge({
+        chargeId: chargeIdOf(idempotencyKey),
         amountCents: input.amount_cents,
         currency: input.currency,
         source: input.source,
         accountId,
-        idempotencyKey: String(request.headers['idempotency-key'] ?? crypto.randomUUID()),
+        idempotencyKey,
       })
-      const row = newChargeRow(accountId, input, outcome)
+      const row = newChargeRow(chargeIdOf(idempotencyKey), accountId, input, outcome)
       const charge = toCharge(row)
       if (options.event) {
         await sql.begin((tx) => [insertRow(tx, chargeInsert(row)), insertRow(tx, eventInsert(accountId, 'charge.succeeded', { object: charge }, row.created_at))])

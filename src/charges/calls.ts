@@ -2,10 +2,26 @@
 // request asked and what was reserved for it: the route sends it, and the recovery worker asks the processor about
 // exactly the same request.
 import type { CaptureRequest, ChargeRequest, VoidRequest } from '../processor/processor.js'
+import { idOfOperation } from '../db/ids.js'
 import type { CreateChargeBody } from '../schemas/charge.js'
 
 export function chargeCall(accountId: string, input: CreateChargeBody, idempotencyKey: string): ChargeRequest {
-  return { amountCents: input.amount_cents, currency: input.currency, source: input.source, description: input.description ?? null, accountId, idempotencyKey }
+  return {
+    chargeId: chargeIdOf(idempotencyKey),
+    amountCents: input.amount_cents,
+    currency: input.currency,
+    source: input.source,
+    description: input.description ?? null,
+    returnUrl: input.return_url ?? null,
+    mandate: input.mandate ? { ipAddress: input.mandate.ip_address, userAgent: input.mandate.user_agent } : null,
+    accountId,
+    idempotencyKey,
+  }
+}
+
+/** The charge a create-charge operation records, decided before the processor is called (src/db/ids.ts). */
+export function chargeIdOf(operationId: string): string {
+  return idOfOperation('ch', operationId)
 }
 
 type ChargeOf = { account_id: string; processor_reference: string | null }

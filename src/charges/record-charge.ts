@@ -6,25 +6,37 @@ import { eventInsert } from '../events/events.js'
 import type { Recorded } from '../idempotency/response.js'
 import type { ChargeOutcome } from '../processor/processor.js'
 import { PROBLEM_CONTENT_TYPE, problemBody } from '../problems.js'
-import type { CreateChargeBody } from '../schemas/charge.js'
+import type { Charge, CreateChargeBody } from '../schemas/charge.js'
+import type { EventType } from '../schemas/webhook.js'
 import { chargeInsert, newChargeRow, toCharge } from './repository.js'
 
 export function recordCharge(
+  chargeId: string,
   accountId: string,
   input: CreateChargeBody,
   outcome: ChargeOutcome,
   /** Set for an authorization (capture: false): until when it may be captured. */
   authorizationExpiresAt?: Date,
 ): Recorded {
-  const row = newChargeRow(accountId, input, outcome, authorizationExpiresAt)
+  const row = newChargeRow(chargeId, accountId, input, outcome, authorizationExpiresAt)
   const charge = toCharge(row)
-  const type = charge.status === 'failed' ? 'charge.failed' : charge.status === 'requires_capture' ? 'charge.authorized' : 'charge.succeeded'
-  const writes = [chargeInsert(row), eventInsert(accountId, type, { object: charge }, row.created_at)]
+  const writes = [chargeInsert(row), eventInsert(accountId, CHARGE_EVENT[charge.status], { object: charge }, row.created_at)]
   if (charge.status === 'failed') {
     const body = problemBody('card-declined', charge.failure_message ?? 'The card was declined.', { decline_code: charge.failure_code, charge: charge.id })
     return { writes, response: { status: 402, contentType: PROBLEM_CONTENT_TYPE, body } }
   }
   return { writes, response: { status: 201, location: `/v1/charges/${charge.id}`, body: charge } }
+}
+
+/** The event a charge's status is told by, when it is recorded or moves on. */
+export const CHARGE_EVENT: Record<Charge['status'], EventType> = {
+  requires_action: 'charge.requires_action',
+  processing: 'charge.processing',
+  succeeded: 'charge.succeeded',
+  failed: 'charge.failed',
+  requires_capture: 'charge.authorized',
+  voided: 'charge.voided',
+  expired: 'charge.expired',
 }
 
 /** When an authorization made now expires, AUTHORIZATION_EXPIRES_DAYS from now (card networks allow about 7). */

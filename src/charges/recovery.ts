@@ -7,7 +7,7 @@ import { insertRow } from '../db/row-insert.js'
 import { type ChargeOutcome, lookupOutcome, type PaymentProcessor, type SettlementOutcome } from '../processor/processor.js'
 import type { Recovery } from '../idempotency/recovery.js'
 import type { CreateChargeBody } from '../schemas/charge.js'
-import { captureCall, chargeCall, voidCall } from './calls.js'
+import { captureCall, chargeCall, chargeIdOf, voidCall } from './calls.js'
 import { authorizationExpiry, recordCharge } from './record-charge.js'
 import type { ChargeRow } from './repository.js'
 import { recordCapture, recordVoid, releaseSettlement, type Settlement } from './settle.js'
@@ -24,7 +24,7 @@ export function chargeRecovery(processor: PaymentProcessor, settings: { authoriz
       }),
     async record(tx, claim, outcome) {
       const body = bodyOf(claim)
-      const { writes, response } = recordCharge(claim.accountId, body, outcome, authorizationExpiry(body, settings.authorizationExpiresDays))
+      const { writes, response } = recordCharge(chargeIdOf(claim.operationId), claim.accountId, body, outcome, authorizationExpiry(body, settings.authorizationExpiresDays))
       sendAll(tx, writes.map((write) => insertRow(tx, write)))
       return response
     },

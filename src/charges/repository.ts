@@ -3,7 +3,7 @@ import type { Sql, Transaction } from '../db/connect.js'
 import { newId } from '../db/ids.js'
 import { pageOf, type Page } from '../db/pagination.js'
 import type { RowInsert } from '../db/row-insert.js'
-import type { ChargeOutcome } from '../processor/processor.js'
+import type { ChargeOutcome, NextAction } from '../processor/processor.js'
 import type { Charge, CreateChargeBody } from '../schemas/charge.js'
 import type { PageRequest } from '../schemas/page.js'
 
@@ -24,6 +24,8 @@ export interface ChargeRow {
   failure_message: string | null
   processor_reference: string | null
   authorization_expires_at: Date | null
+  next_action: Charge['next_action']
+  dispute: Charge['dispute']
   pending_operation: 'capture' | 'void' | null
   pending_operation_id: string | null
   pending_amount_cents: number | null
@@ -31,35 +33,46 @@ export interface ChargeRow {
 }
 
 /**
- * A new charge as it will be stored and returned, built here (id and created_at included) so that recording it
- * needs no answer from the database: its INSERT can go out in the same pipeline as the rest of the transaction.
- * With `authorizationExpiresAt`, a successful outcome is an authorization to capture by then.
+ * A new charge as it will be stored and returned, built here (created_at included) so that recording it needs no
+ * answer from the database: its INSERT can go out in the same pipeline as the rest of the transaction. Its id was
+ * decided before the processor was called (ChargeRequest.chargeId). With `authorizationExpiresAt`, a successful
+ * outcome is an authorization to capture by then.
  */
-export function newChargeRow(accountId: string, input: CreateChargeBody, outcome: ChargeOutcome, authorizationExpiresAt?: Date): ChargeRow {
+export function newChargeRow(id: string, accountId: string, input: CreateChargeBody, outcome: ChargeOutcome, authorizationExpiresAt?: Date): ChargeRow {
   const failed = outcome.status === 'failed'
-  const authorized = !failed && authorizationExpiresAt !== undefined
+  const settled = outcome.status === 'succeeded'
+  const authorized = settled && authorizationExpiresAt !== undefined
+  const captured = settled && !authorized
   return {
-    id: newId('ch'),
+    id,
     account_id: accountId,
     amount_cents: input.amount_cents,
-    amount_captured_cents: failed || authorized ? 0 : input.amount_cents,
+    amount_captured_cents: captured ? input.amount_cents : 0,
     amount_refunded_cents: 0,
     amount_refund_pending_cents: 0,
-    captured: !failed && !authorized,
+    captured,
     currency: input.currency,
     source: input.source,
     description: input.description ?? null,
     metadata: inJsonbKeyOrder(input.metadata ?? {}),
-    status: failed ? 'failed' : authorized ? 'requires_capture' : 'succeeded',
+    status: authorized ? 'requires_capture' : outcome.status,
     failure_code: failed ? outcome.failureCode : null,
     failure_message: failed ? outcome.failureMessage : null,
     processor_reference: outcome.processorReference ?? null,
     authorization_expires_at: authorized ? authorizationExpiresAt : null,
+    next_action: outcome.status === 'requires_action' ? nextActionOf(outcome.nextAction) : null,
+    dispute: null,
     pending_operation: null,
     pending_operation_id: null,
     pending_amount_cents: null,
     created_at: new Date(),
   }
+}
+
+function nextActionOf(action: NextAction): Charge['next_action'] {
+  return action.type === 'redirect_to_url'
+    ? { type: 'redirect_to_url', url: action.url, return_url: action.returnUrl }
+    : { type: 'use_stripe_sdk', client_secret: action.clientSecret }
 }
 
 /** The insert of a charge built by newChargeRow: the columns a new charge sets (the rest keep their defaults). */
@@ -118,6 +131,8 @@ export function toCharge(row: ChargeRow): Charge {
     description: row.description,
     metadata: row.metadata,
     status: row.status,
+    next_action: row.next_action,
+    dispute: row.dispute,
     failure_code: row.failure_code,
     failure_message: row.failure_message,
     processor_reference: row.processor_reference,

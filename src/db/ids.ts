@@ -1,6 +1,6 @@
 // Resource ids: a type prefix and 96 random bits, as Stripe's ch_..., so an id says what it names. The prefixes are
 // declared with the id schemas (ID_PREFIXES, src/schemas/common.ts).
-import { randomFillSync } from 'node:crypto'
+import { createHash, randomFillSync } from 'node:crypto'
 import type { IdPrefix } from '../schemas/common.js'
 
 const ID_BYTES = 12
@@ -17,4 +17,12 @@ export function newId(prefix: IdPrefix): string {
   const id = `${prefix}_${pool.toString('hex', offset, offset + ID_BYTES)}`
   offset += ID_BYTES
   return id
+}
+
+/**
+ * The id a resource made by one operation gets, derived from the operation's id (itself random): the same on every
+ * retry, takeover and recovery of the operation, so the processor can be told it before the resource is written.
+ */
+export function idOfOperation(prefix: IdPrefix, operationId: string): string {
+  return `${prefix}_${createHash('sha256').update(`${prefix}:${operationId}`).digest('hex').slice(0, ID_BYTES * 2)}`
 }

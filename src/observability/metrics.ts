@@ -88,6 +88,25 @@ export const workerJobFailures = new Counter({
   registers,
 })
 
+export const processorEvents = new Counter({
+  name: 'processor_events_total',
+  help: "The processor's events received, by way in (webhook, reconciliation) and what became of them (applied, waiting, ignored, duplicate)",
+  labelNames: ['via', 'status'] as const,
+  registers,
+})
+
+export const reconciliationDiscrepancies = new Gauge({
+  name: 'reconciliation_discrepancies_open',
+  help: 'Disagreements between the books and the processor that the last comparison found and no later one resolved (npm run reconcile:report lists them)',
+  registers,
+})
+
+export const processorEventsWaiting = new Gauge({
+  name: 'processor_events_waiting',
+  help: "The processor's events that wait for their object to be recorded; one that waits for an hour is also a discrepancy",
+  registers,
+})
+
 const pools = new Set<Sql>()
 new Gauge({
   name: 'db_pool_connections',

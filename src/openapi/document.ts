@@ -81,6 +81,7 @@ function operation(route: DocumentedRoute, components: SchemaComponents): JsonSc
     ...parametersOf(schema.params, 'path', components),
     ...parametersOf(schema.querystring, 'query', components),
     ...(route.idempotency ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
+    ...Object.entries(doc.rawBody?.headers ?? {}).map(([name, description]) => ({ name, in: 'header', description, schema: { type: 'string' } })),
   ]
   const responses = Object.fromEntries([...successes, ...Object.entries(problemResponses(impliedProblems(route), components))].sort(([a], [b]) => Number(a) - Number(b)))
   return {
@@ -91,6 +92,7 @@ function operation(route: DocumentedRoute, components: SchemaComponents): JsonSc
     ...(doc.public && { security: [] }),
     ...(parameters.length && { parameters }),
     ...(schema.body && { requestBody: requestBody(schema.body, doc, components) }),
+    ...(doc.rawBody && { requestBody: { required: true, description: doc.rawBody.description, content: { 'application/json': { schema: { type: 'object' } } } } }),
     responses,
   }
 }

@@ -59,6 +59,7 @@ export const TAGS: Record<string, string> = {
   Events: 'What happened to your charges, as sent to your webhook endpoints.',
   'Webhook endpoints': 'Where events are sent, signed (Standard Webhooks), and what was delivered.',
   Service: 'Health and this document.',
+  Processor: 'What the payment processor tells the service: its webhooks, signed by the processor, not by an API key.',
 }
 
 export const SECURITY_SCHEMES = {

@@ -28,6 +28,8 @@ export interface OperationDoc {
   bodyOptional?: boolean
   /** An example request body. */
   bodyExample?: unknown
+  /** A body read as bytes and checked by the route itself, not by a schema (a processor's signed webhook). */
+  rawBody?: { description: string; headers?: Record<string, string> }
   /** The answers that are not problems, by status. */
   responses: Record<number, Answer>
   /** Problems it answers beyond those its shape implies (authentication, validation, keys, lists: documentProblems). */

@@ -35,7 +35,8 @@ export function instrumented(processor: PaymentProcessor, options: { timeoutMs: 
   const wrapped = Object.fromEntries(
     PROCESSOR_METHODS.map((method) => [method, (request: never) => timed(method, () => (processor[method] as (request: never) => Promise<unknown>)(request))]),
   ) as unknown as PaymentProcessor
-  return processor.keyRetentionSeconds === undefined ? wrapped : { ...wrapped, keyRetentionSeconds: processor.keyRetentionSeconds }
+  // What is not a call (keyRetentionSeconds, later) is passed on as it is.
+  return { ...processor, ...wrapped }
 }
 
 /** A decline is an outcome (`declined`), a lookup says whether it found anything. */

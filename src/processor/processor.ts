@@ -1,6 +1,8 @@
 // The boundary to whoever really moves the money. Forks plug a real processor in behind this interface
 // (docs/processors.md: how to write the next one); the rest of the service sees only these types and errors.
 import { Problem } from '../problems.js'
+import type { REFUSED_FIELDS } from '../schemas/problem-types.js'
+import type { LaterOutcomes } from './later.js'
 
 /** What every money-moving call carries: who it is for, and the operation id the processor dedupes by. */
 interface Keyed {
@@ -13,16 +15,35 @@ interface Keyed {
 }
 
 export interface ChargeRequest extends Keyed {
+  /**
+   * The charge this payment will be recorded as (derived from the operation id: the same on every retry and
+   * lookup). A processor keeps it with the payment, so that what it tells later (its events) finds the charge.
+   */
+  chargeId: string
   amountCents: number
   currency: string
   source: string
   description?: string | null
+  /** Where the customer's browser returns after authenticating (3-D Secure), if the client gave one. */
+  returnUrl?: string | null
+  /** The customer's online acceptance of a debit mandate, which bank debits need. */
+  mandate?: { ipAddress: string; userAgent: string } | null
 }
+
+/** What the customer must do before the processor decides: authenticate, at its page or through its SDK. */
+export type NextAction =
+  | { type: 'redirect_to_url'; url: string; returnUrl: string | null }
+  /** Stripe's: the client finishes with Stripe.js (handleNextAction) and this client secret. */
+  | { type: 'use_stripe_sdk'; clientSecret: string }
 
 export type ChargeOutcome =
   | { status: 'succeeded'; processorReference: string }
   /** A decline; the processor's reference when it kept a record of the attempt (Stripe's PaymentIntent). */
   | { status: 'failed'; failureCode: string; failureMessage: string; processorReference?: string }
+  /** Not decided yet: the customer must authenticate first; the processor's events tell the outcome. */
+  | { status: 'requires_action'; processorReference: string; nextAction: NextAction }
+  /** Not decided yet: the payment method settles later (a bank debit); the processor's events tell the outcome. */
+  | { status: 'processing'; processorReference: string }
 
 export interface RefundRequest extends Keyed {
   chargeReference: string
@@ -75,6 +96,8 @@ export type LookupRequest = { [Kind in OperationKind]: { kind: Kind; request: Op
 export interface PaymentProcessor {
   /** How long the processor keeps the idempotency keys it is sent; unset: for ever (src/plugins/idempotency.ts). */
   readonly keyRetentionSeconds?: number
+  /** What it tells after its answers: its webhooks and its list of events, and its payments as they are now. */
+  readonly later: LaterOutcomes
   /** Resolves with a decline as a normal outcome; throws ProcessorUnavailableError when the outcome is unknown. */
   charge(request: ChargeRequest): Promise<ChargeOutcome>
   /** Like charge, but only reserves the amount on the card, to capture later (or void). */
@@ -135,7 +158,7 @@ export class ProcessorRequestError extends Error {
   readonly operationNotPerformed = true
 
   constructor(
-    readonly field: 'source' | 'amount_cents' | 'currency' | undefined,
+    readonly field: (typeof REFUSED_FIELDS)[number] | undefined,
     readonly code: string,
     message: string,
   ) {

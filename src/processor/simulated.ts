@@ -16,24 +16,23 @@ import {
   ProcessorUnavailableError,
   type RefundOutcome,
 } from './processor.js'
+import { behaviourOf, type SourceBehaviour } from './simulated-cards.js'
+import { disputeAtOnce, recordSettlement, type SimulatedControls, simulatedLater } from './simulated-later.js'
+
+/** The simulated processor, with the controls of its later outcomes (src/processor/simulated-later.ts). */
+export interface SimulatedProcessor extends PaymentProcessor {
+  controls: SimulatedControls
+}
 
 /**
- * Test sources, named as Stripe's test payment methods where Stripe has one (docs/charges.md has the same table):
- * - pm_card_visa, pm_card_mastercard: succeed
- * - pm_card_chargeDeclined (generic_decline), pm_card_chargeDeclinedInsufficientFunds or pm_card_insufficientFunds
- *   (insufficient_funds), pm_card_chargeDeclinedExpiredCard (expired_card): declined
- * - pm_card_slow: charged at once, answered after a delay (2 s by default), long enough for a client to time out
- * - pm_card_processorDown: fails as unavailable, every time, having done nothing
- * - pm_card_responseLost: charged, then the answer is lost (the service sees a timeout after the money moved)
- * - pm_card_timeoutBeforeCharge: times out before doing anything, the first time a charge of that amount and
- *   currency is attempted in this process; later attempts go through
- * - anything else: refused, as Stripe refuses a payment method it does not know (ProcessorRequestError, nothing done)
- * Authorizations (capture: false) behave as charges; captures, voids and refunds of a pm_card_slow,
- * pm_card_responseLost or pm_card_timeoutBeforeCharge charge behave the same way.
+ * Test sources: src/processor/simulated-cards.ts. A payment that needs authentication answers requires_action with
+ * a page of `publicUrl` (the service serves it: src/routes/simulated-processor.ts); a bank debit answers processing.
  */
-export function createSimulatedProcessor(options: { sql: Sql; slowDelayMs?: number }): PaymentProcessor {
+export function createSimulatedProcessor(options: { sql: Sql; slowDelayMs?: number; publicUrl?: string }): SimulatedProcessor {
   const { sql } = options
   const slowDelayMs = options.slowDelayMs ?? 2000
+  const publicUrl = options.publicUrl ?? 'http://127.0.0.1:3000'
+  const { later, controls, afterRefund } = simulatedLater(sql)
   // What has timed out once already: the next attempt of the same thing goes through.
   const timedOutOnce = new Set<string>()
   const timeOutOnce = (what: string) => {
@@ -42,37 +41,58 @@ export function createSimulatedProcessor(options: { sql: Sql; slowDelayMs?: numb
     throw new ProcessorUnavailableError('simulated timeout before anything was done')
   }
 
-  async function chargeOrAuthorize(kind: 'charge' | 'authorization', { amountCents, currency, source, idempotencyKey }: ChargeRequest) {
+  async function chargeOrAuthorize(kind: 'charge' | 'authorization', request: ChargeRequest) {
+    const { amountCents, currency, source, idempotencyKey } = request
     if (source === 'pm_card_processorDown') throw new ProcessorUnavailableError('simulated processor outage')
-    if (!KNOWN_SOURCES.has(source)) throw new ProcessorRequestError('source', 'resource_missing', `No such PaymentMethod: '${source.slice(0, 60)}'`)
+    const behaviour = behaviourOf(source)
+    if (!behaviour) throw new ProcessorRequestError('source', 'resource_missing', `No such PaymentMethod: '${source.slice(0, 60)}'`)
+    if (behaviour.kind === 'settles_later') refuseBankDebit(kind, request)
     if (source === 'pm_card_timeoutBeforeCharge') timeOutOnce(`${kind}:${amountCents}:${currency}`)
-    const parameters = { amount_cents: amountCents, currency, source }
-    const { outcome, performed } = await perform<ChargeOutcome>(sql, idempotencyKey, kind, parameters, () => chargeOutcome(source, idempotencyKey))
+    const parameters = { amount_cents: amountCents, currency, source, charge_id: request.chargeId }
+    const decide = () => chargeOutcome(behaviour, idempotencyKey, `${publicUrl}/simulated-processor/authenticate/`, request.returnUrl ?? null)
+    const { outcome, performed } = await perform<ChargeOutcome>(sql, idempotencyKey, kind, parameters, decide)
+    if (performed && source === 'pm_card_createDispute' && outcome.status === 'succeeded') await disputeAtOnce(sql, outcome.processorReference, request.chargeId, amountCents)
     if (performed && source === 'pm_card_slow') await sleep(slowDelayMs)
     if (performed && source === 'pm_card_responseLost') throw new ProcessorUnavailableError(`simulated timeout: ${kind} done, answer lost`)
     return outcome
   }
 
   /** Captures, voids and refunds behave as the charge they act on: slow, losing answers, timing out first. */
-  async function settle<Outcome>(kind: 'capture' | 'void' | 'refund', chargeReference: string, idempotencyKey: string, parameters: Record<string, unknown>, outcome: () => Outcome) {
+  async function settle<Outcome>(
+    kind: 'capture' | 'void' | 'refund',
+    chargeReference: string,
+    idempotencyKey: string,
+    parameters: Record<string, unknown>,
+    outcome: () => Outcome,
+    /** What else changes at the processor once it is performed (the payment's state; a refund that will fail). */
+    performedThen: (outcome: Outcome) => Promise<void>,
+  ) {
     const [charge] = await sql<{ source: string }[]>`
       select parameters->>'source' as source from simulated_processor.operations
       where kind in ('charge', 'authorization') and outcome->>'processorReference' = ${chargeReference}`
     if (charge?.source === 'pm_card_timeoutBeforeCharge') timeOutOnce(`${kind}:${chargeReference}:${JSON.stringify(parameters)}`)
     const done = await perform<Outcome>(sql, idempotencyKey, kind, { charge_reference: chargeReference, ...parameters }, outcome)
+    if (done.performed) await performedThen(done.outcome)
     if (done.performed && charge?.source === 'pm_card_slow') await sleep(slowDelayMs)
     if (done.performed && charge?.source === 'pm_card_responseLost') throw new ProcessorUnavailableError(`simulated timeout: ${kind} done, answer lost`)
     return done.outcome
   }
 
   return {
+    later,
+    controls,
     charge: (request) => chargeOrAuthorize('charge', request),
     authorize: (request) => chargeOrAuthorize('authorization', request),
     capture: ({ chargeReference, amountCents, idempotencyKey }) =>
-      settle('capture', chargeReference, idempotencyKey, { amount_cents: amountCents }, () => ({ processorReference: reference('sim_cp', idempotencyKey) })),
-    void: ({ chargeReference, idempotencyKey }) => settle('void', chargeReference, idempotencyKey, {}, () => ({ processorReference: reference('sim_vd', idempotencyKey) })),
+      settle('capture', chargeReference, idempotencyKey, { amount_cents: amountCents }, () => ({ processorReference: reference('sim_cp', idempotencyKey) }), () =>
+        recordSettlement(sql, chargeReference, { status: 'succeeded', amountCapturedCents: amountCents }),
+      ),
+    void: ({ chargeReference, idempotencyKey }) =>
+      settle('void', chargeReference, idempotencyKey, {}, () => ({ processorReference: reference('sim_vd', idempotencyKey) }), () => recordSettlement(sql, chargeReference, { status: 'canceled' })),
     refund: ({ chargeReference, amountCents, idempotencyKey }) =>
-      settle('refund', chargeReference, idempotencyKey, { amount_cents: amountCents }, () => ({ processorReference: reference('sim_re', idempotencyKey) })),
+      settle('refund', chargeReference, idempotencyKey, { amount_cents: amountCents }, () => ({ processorReference: reference('sim_re', idempotencyKey) }), (done) =>
+        afterRefund({ object: 'refund', reference: done.processorReference, paymentReference: chargeReference, operationId: idempotencyKey, status: 'succeeded', amountCents }),
+      ),
 
     // Its ledger is read in the same database it was written to: it cannot lag.
     async lookup({ request: { idempotencyKey } }) {
@@ -108,21 +128,32 @@ async function perform<Outcome>(
   return { outcome: existing.outcome, performed: false }
 }
 
-const DECLINES: Record<string, { failureCode: string; failureMessage: string }> = {
-  pm_card_chargeDeclined: { failureCode: 'generic_decline', failureMessage: 'Your card was declined.' },
-  pm_card_chargeDeclinedInsufficientFunds: { failureCode: 'insufficient_funds', failureMessage: 'Your card has insufficient funds.' },
-  pm_card_insufficientFunds: { failureCode: 'insufficient_funds', failureMessage: 'Your card has insufficient funds.' },
-  pm_card_chargeDeclinedExpiredCard: { failureCode: 'expired_card', failureMessage: 'Your card has expired.' },
+function chargeOutcome(behaviour: SourceBehaviour, idempotencyKey: string, authenticationPage: string, returnUrl: string | null): ChargeOutcome {
+  const processorReference = reference('sim_ch', idempotencyKey)
+  switch (behaviour.kind) {
+    case 'succeeds':
+      return { status: 'succeeded', processorReference }
+    case 'declines':
+      return { status: 'failed', failureCode: behaviour.failureCode, failureMessage: behaviour.failureMessage }
+    case 'authenticates':
+      return { status: 'requires_action', processorReference, nextAction: { type: 'redirect_to_url', url: `${authenticationPage}${processorReference}`, returnUrl } }
+    case 'settles_later':
+      return { status: 'processing', processorReference }
+  }
 }
-const SUCCEEDING = ['pm_card_visa', 'pm_card_mastercard', 'pm_card_slow', 'pm_card_responseLost', 'pm_card_timeoutBeforeCharge']
-const KNOWN_SOURCES = new Set([...SUCCEEDING, ...Object.keys(DECLINES), 'pm_card_processorDown'])
 
-function chargeOutcome(source: string, idempotencyKey: string): ChargeOutcome {
-  const decline = DECLINES[source]
-  return decline ? { status: 'failed', ...decline } : { status: 'succeeded', processorReference: reference('sim_ch', idempotencyKey) }
+/** As Stripe: a bank debit is never authorized to capture later, and needs the customer's mandate. */
+function refuseBankDebit(kind: 'charge' | 'authorization', request: ChargeRequest): void {
+  if (kind === 'authorization') throw new ProcessorRequestError('source', 'payment_method_unsupported', 'A bank debit cannot be authorized to capture later: charge it with capture left out.')
+  if (!request.mandate) throw new ProcessorRequestError('mandate', 'parameter_missing', 'A bank debit needs the customer’s mandate: send mandate with the customer’s ip_address and user_agent.')
 }
 
 /** Deterministic in the key: a retry of the same operation gets the same processor reference back. */
 function reference(prefix: string, idempotencyKey: string): string {
   return `${prefix}_${createHash('sha256').update(idempotencyKey).digest('hex').slice(0, 24)}`
+}
+
+/** The simulated processor's controls, if `processor` is the simulated one (its pages are served then). */
+export function simulatedControlsOf(processor: PaymentProcessor): SimulatedControls | undefined {
+  return 'controls' in processor ? (processor as SimulatedProcessor).controls : undefined
 }

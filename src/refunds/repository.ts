@@ -14,7 +14,9 @@ export interface RefundRow {
   charge_id: string
   amount_cents: number
   currency: string
-  status: 'pending' | 'succeeded'
+  status: Refund['status']
+  failure_reason: string | null
+  origin: Refund['origin']
   operation_id: string | null
   processor_reference: string | null
   created_at: Date
@@ -85,6 +87,8 @@ export function toRefund(row: RefundRow): Refund {
     amount_cents: row.amount_cents,
     currency: row.currency as Refund['currency'],
     status: row.status,
+    failure_reason: row.failure_reason,
+    origin: row.origin,
     processor_reference: row.processor_reference,
     created_at: row.created_at.toISOString(),
   }

@@ -2,7 +2,7 @@
 // (idempotent), GET /v1/charges/:id and GET /v1/charges; each with its entry of openapi.yaml.
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { captureCall, chargeCall, voidCall } from '../charges/calls.js'
+import { captureCall, chargeCall, chargeIdOf, voidCall } from '../charges/calls.js'
 import { authorizationExpiry, recordCharge } from '../charges/record-charge.js'
 import { findCharge, findChargeByIdempotencyKey, listCharges } from '../charges/repository.js'
 import { recordCapture, recordVoid, reserveSettlement } from '../charges/settle.js'
@@ -52,7 +52,7 @@ export default async function chargeRoutes(base: FastifyInstance, options: { sql
         })
         .catch(rethrowAsProblem)
       // One statement: the charge, its event and the key's completion commit together, in one round trip.
-      return reply.commit(recordCharge(request.account.id, input, outcome, expiresAt))
+      return reply.commit(recordCharge(chargeIdOf(operationIdOf(request)), request.account.id, input, outcome, expiresAt))
     },
   )
 

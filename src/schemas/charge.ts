@@ -13,6 +13,27 @@ export const CreateChargeBody = Type.Object(
     }),
     description: Type.Optional(Type.String({ maxLength: 1000 })),
     metadata: Type.Optional(Metadata),
+    return_url: Type.Optional(
+      Type.String({
+        format: 'uri',
+        maxLength: 2000,
+        description:
+          'Where the customer’s browser goes back to after authenticating, when the card asks for it (3-D Secure): the charge is then `requires_action` and its `next_action` names the page to send the customer to.',
+      }),
+    ),
+    mandate: Type.Optional(
+      Type.Object(
+        {
+          ip_address: Type.String({ minLength: 1, maxLength: 45, description: 'The address the customer accepted from.' }),
+          user_agent: Type.String({ minLength: 1, maxLength: 500, description: 'The browser the customer accepted in.' }),
+        },
+        {
+          title: 'Mandate',
+          additionalProperties: false,
+          description: 'The customer’s acceptance, online, of a debit mandate: bank debits (`pm_usBankAccount_…`) need one, cards do not.',
+        },
+      ),
+    ),
     capture: Type.Optional(
       Type.Boolean({
         description:
@@ -34,7 +55,34 @@ export const CaptureChargeBody = Type.Object(
 /** A void releases the whole authorization: it takes nothing. */
 export const VoidChargeBody = Type.Object({}, { title: 'VoidCharge', additionalProperties: false })
 
-export const CHARGE_STATUSES = ['succeeded', 'failed', 'requires_capture', 'voided', 'expired'] as const
+export const CHARGE_STATUSES = ['requires_action', 'processing', 'succeeded', 'failed', 'requires_capture', 'voided', 'expired'] as const
+
+const NextAction = Type.Union(
+  [
+    Type.Object(
+      { type: Type.Literal('redirect_to_url'), url: Type.String({ description: 'The page to send the customer to, to authenticate.' }), return_url: Type.Union([Type.String(), Type.Null()]) },
+      { description: 'Send the customer’s browser to `url`; after authenticating it comes back to `return_url` (the request’s), if there is one.' },
+    ),
+    Type.Object(
+      { type: Type.Literal('use_stripe_sdk'), client_secret: Type.String({ description: 'For Stripe.js `handleNextAction` in the customer’s browser.' }) },
+      { description: 'With the Stripe processor and no `return_url`: the customer authenticates in your page, through Stripe.js.' },
+    ),
+  ],
+  { title: 'NextAction' },
+)
+
+export const DISPUTE_STATUSES = ['needs_response', 'under_review', 'won', 'lost'] as const
+
+const Dispute = Type.Object(
+  {
+    status: Type.Enum([...DISPUTE_STATUSES], { description: 'Open: `needs_response` (evidence is due), `under_review`; closed: `won` (the money stays), `lost` (it went back to the customer).' }),
+    reason: Type.String({ description: 'The processor’s reason: `fraudulent`, `product_not_received`, `duplicate`, ...' }),
+    amount_cents: Type.Integer({ minimum: 0, description: 'The amount at risk: taken back from the merchant while the dispute is open, and for good if it is lost.' }),
+    processor_reference: Type.String({ description: 'The processor’s id of the dispute (Stripe `du_…`, simulated `sim_dp_…`).' }),
+    created_at: Timestamp,
+  },
+  { title: 'Dispute' },
+)
 
 export const Charge = Type.Object(
   {
@@ -51,8 +99,10 @@ export const Charge = Type.Object(
     metadata: Metadata,
     status: Type.Enum([...CHARGE_STATUSES], {
       description:
-        '`succeeded` (captured, in full or in part), `failed` (declined), `requires_capture` (authorized, to capture or void), `voided` (the authorization released on request), `expired` (released because it was not captured by `authorization_expires_at`).',
+        '`requires_action` (the customer must authenticate: `next_action`), `processing` (the payment method settles later, as bank debits do), `succeeded` (captured, in full or in part), `failed` (declined), `requires_capture` (authorized, to capture or void), `voided` (the authorization released on request), `expired` (released because it was not captured by `authorization_expires_at`, or lapsed at the processor). Only `requires_action` and `processing` move on by themselves, forward only, when the processor tells (an event `charge.succeeded`, `charge.authorized` or `charge.failed` follows).',
     }),
+    next_action: Type.Union([NextAction, Type.Null()], { description: 'While `requires_action`: what the customer must do. `null` otherwise.' }),
+    dispute: Type.Union([Dispute, Type.Null()], { description: 'The customer’s dispute of the charge at their bank, as the processor tells it; `null` if there is none.' }),
     failure_code: Type.Union([Type.String(), Type.Null()], { description: 'Why it was declined: the processor’s decline code (`insufficient_funds`, `generic_decline`, ...).' }),
     failure_message: Type.Union([Type.String(), Type.Null()], { description: 'The processor’s words for the decline, fit to show the customer.' }),
     processor_reference: Type.Union([Type.String(), Type.Null()], {
@@ -81,6 +131,8 @@ export const Charge = Type.Object(
         description: 'Order 1001',
         metadata: { order: 'ord_1001' },
         status: 'succeeded',
+        next_action: null,
+        dispute: null,
         failure_code: null,
         failure_message: null,
         processor_reference: 'pi_3QxExample0000000000000',

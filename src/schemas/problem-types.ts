@@ -17,6 +17,9 @@ export interface ProblemTypeSpec {
 }
 
 /** Every problem type this API defines. */
+/** The request fields a processor's refusal can name (ProcessorRequestError's field): `param` of processor-refused. */
+export const REFUSED_FIELDS = ['source', 'amount_cents', 'currency', 'return_url', 'mandate'] as const
+
 export const PROBLEM_TYPES = {
   'validation-failed': {
     status: 400,
@@ -39,6 +42,12 @@ export const PROBLEM_TYPES = {
     title: 'Webhooks cannot be sent to this URL',
     description: 'the url is not an absolute https URL, or resolves to a loopback, private, link-local or metadata address (allowed only with `WEBHOOK_ALLOW_PRIVATE_URLS`).',
   },
+  'webhook-signature-invalid': {
+    status: 400,
+    title: 'The webhook delivery is not the processor’s',
+    description:
+      'a delivery to `/processor/webhooks` that does not verify: no signature, one made with another secret, a body changed after signing, or a timestamp more than 5 minutes old. Nothing is applied.',
+  },
   'cursor-not-found': { status: 400, title: 'The page cursor is not an item of this list', description: '`starting_after` or `ending_before` names no item of this list.' },
   unauthorized: { status: 401, title: 'A valid API key is required', description: 'no API key, or not a valid one.', headers: ['WWW-Authenticate'] },
   'card-declined': {
@@ -49,6 +58,11 @@ export const PROBLEM_TYPES = {
     headers: ['Idempotent-Replayed'],
   },
   'resource-not-found': { status: 404, title: 'No such resource', description: 'no such resource in your account.' },
+  'processor-sends-no-webhooks': {
+    status: 404,
+    title: 'The processor in use sends no webhooks',
+    description: 'the processor in use sends no webhooks (the simulated one: its events are read from its list by the reconciliation).',
+  },
   'idempotency-request-in-flight': {
     status: 409,
     title: 'A request with this Idempotency-Key is still in progress',
@@ -91,7 +105,7 @@ export const PROBLEM_TYPES = {
     description:
       'the payment processor refused the request and did nothing: `param` names the field to change where the request itself was refused (`source`: a payment method it does not know or cannot use; `amount_cents`: below its minimum), `processor_code` is its own code. Not recorded, so the key may carry a corrected request.',
     extensions: {
-      properties: { param: { type: 'string', enum: ['source', 'amount_cents', 'currency'] }, processor_code: { type: 'string', example: 'resource_missing' } },
+      properties: { param: { type: 'string', enum: [...REFUSED_FIELDS] }, processor_code: { type: 'string', example: 'resource_missing' } },
       required: ['processor_code'],
     },
   },

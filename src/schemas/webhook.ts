@@ -11,7 +11,7 @@ export const WebhookDeliveryId = ResourceId('WebhookDeliveryId')
 
 const ChargeData = Type.Object(
   { object: Charge, refund: Type.Optional(Refund) },
-  { description: '`object`: the charge as the API returned it at that moment; `charge.refunded` also carries the `refund`.' },
+  { description: '`object`: the charge as the API returned it at that moment; `charge.refunded` and `charge.refund.failed` also carry the `refund`.' },
 )
 
 /**
@@ -20,6 +20,8 @@ const ChargeData = Type.Object(
  * (`{ object: Payout }`): `data.object` is whichever resource changed, told apart by its `object`.
  */
 export const EVENT_DATA = {
+  'charge.requires_action': ChargeData,
+  'charge.processing': ChargeData,
   'charge.succeeded': ChargeData,
   'charge.authorized': ChargeData,
   'charge.failed': ChargeData,
@@ -27,6 +29,10 @@ export const EVENT_DATA = {
   'charge.voided': ChargeData,
   'charge.expired': ChargeData,
   'charge.refunded': ChargeData,
+  'charge.refund.failed': ChargeData,
+  'charge.dispute.created': ChargeData,
+  'charge.dispute.updated': ChargeData,
+  'charge.dispute.closed': ChargeData,
 } as const satisfies Record<string, TSchema>
 
 export type EventType = keyof typeof EVENT_DATA

@@ -1,7 +1,7 @@
 // The graphile-worker runners: one for webhook deliveries (woken by the events_fan_out trigger), one for the work
 // that settles money and keeps house, on crontab schedules under stable identifiers: the recovery of abandoned
-// claims, the expiry of authorizations, the expired-key reaper, the sweep of overdue deliveries and the reaping
-// of old events.
+// claims, the expiry of authorizations, the reconciliation with the processor, the expired-key reaper, the sweep
+// of overdue deliveries and the reaping of old events.
 import { EventEmitter } from 'node:events'
 import { hostname } from 'node:os'
 import { Logger, parseCronItems, run, type Runner, type RunnerOptions, type WorkerEvents } from 'graphile-worker'
@@ -20,6 +20,7 @@ import { recoverAbandonedClaims, type RecoverySettings } from '../recovery/recov
 import { RECOVER_TASK } from '../idempotency/recovery.js'
 import { recoveries } from '../recovery/registry.js'
 import { REAP_TASK, reapExpiredKeys } from './reap-expired-keys.js'
+import { COMPARE_TASK, compareTask, RECONCILE_TASK, reconcileTask } from '../outcomes/tasks.js'
 import { startWatchdog } from './watchdog.js'
 
 export interface WorkerOptions {
@@ -35,6 +36,7 @@ export interface WorkerOptions {
   webhooks: DeliverySettings
   events: { retentionDays: number }
   charges: { authorizationExpiresDays: number }
+  reconciliation: { schedule: string; compareSchedule: string }
   liveness: { deadAfterSeconds: number; behindAfterSeconds: number }
 }
 
@@ -61,6 +63,7 @@ export function workerOptions(config: Config, database: { url: string; sql: Sql 
     },
     events: { retentionDays: config.EVENT_RETENTION_DAYS },
     charges: { authorizationExpiresDays: config.AUTHORIZATION_EXPIRES_DAYS },
+    reconciliation: { schedule: config.RECONCILE_SCHEDULE, compareSchedule: config.COMPARE_SCHEDULE },
     liveness: { deadAfterSeconds: config.WORKER_DEAD_AFTER_SECONDS, behindAfterSeconds: config.SETTLEMENT_BEHIND_SECONDS },
   }
 }
@@ -108,6 +111,8 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
         const expired = await expireAuthorizations(sql, options.processor, { batchSize: 100, leaseSeconds: 60 }, log.child({ task: EXPIRE_TASK }))
         if (expired) log.info({ task: EXPIRE_TASK, expired }, 'expired uncaptured authorizations')
       },
+      [RECONCILE_TASK]: () => reconcileTask(sql, options.processor.later, options.charges, log.child({ task: RECONCILE_TASK })),
+      [COMPARE_TASK]: () => compareTask(sql, options.processor.later, options.charges, log.child({ task: COMPARE_TASK })),
       [REAP_EVENTS_TASK]: async (_payload, helpers) => {
         const deleted = await reapOldEvents(sql, { retentionDays: options.events.retentionDays, batchSize: 1000, signal: helpers.abortSignal })
         if (deleted) log.info({ task: REAP_EVENTS_TASK, deleted }, 'reaped old events')
@@ -120,6 +125,9 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       { task: SWEEP_TASK, match: '* * * * *', identifier: SWEEP_TASK, options: { queueName: SWEEP_TASK } },
       { task: EXPIRE_TASK, match: '* * * * *', identifier: EXPIRE_TASK, options: { queueName: EXPIRE_TASK } },
       { task: REAP_EVENTS_TASK, match: '17 * * * *', identifier: REAP_EVENTS_TASK, options: { queueName: REAP_EVENTS_TASK } },
+      // One queue for both: a comparison never runs beside a read of the events it depends on.
+      { task: RECONCILE_TASK, match: options.reconciliation.schedule, identifier: RECONCILE_TASK, options: { queueName: RECONCILE_TASK } },
+      { task: COMPARE_TASK, match: options.reconciliation.compareSchedule, identifier: COMPARE_TASK, options: { queueName: RECONCILE_TASK } },
     ]),
   })
   const deliveries = await startRunner(options, 'payments-api webhooks', options.concurrency ?? 10, {

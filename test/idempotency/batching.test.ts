@@ -9,6 +9,7 @@ import { createAccount } from '../../src/accounts/api-keys.js'
 import { recordCharge } from '../../src/charges/record-charge.js'
 import { connect, type Sql } from '../../src/db/connect.js'
 import { isDatabaseUnavailable } from '../../src/db/errors.js'
+import { newId } from '../../src/db/ids.js'
 import type { RowInsert } from '../../src/db/row-insert.js'
 import { toStoredResponse } from '../../src/idempotency/response.js'
 import { KeyClaims } from '../../src/idempotency/claims.js'
@@ -54,7 +55,7 @@ async function claimed(claims: KeyClaims, key: string): Promise<Claim> {
 
 /** A succeeded charge as the route records it: the charge row, its event, and the 201 to store. */
 function charge(description = 'batched') {
-  const recorded = recordCharge(accountId, { amount_cents: 1000, currency: 'usd', source: 'pm_card_visa', description }, { status: 'succeeded', processorReference: `ref_${randomBytes(4).toString('hex')}` })
+  const recorded = recordCharge(newId('ch'), accountId, { amount_cents: 1000, currency: 'usd', source: 'pm_card_visa', description }, { status: 'succeeded', processorReference: `ref_${randomBytes(4).toString('hex')}` })
   return { writes: recorded.writes, response: toStoredResponse(recorded.response) }
 }
 

@@ -3,6 +3,7 @@
 // add it to `processors`.
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { chargeIdOf } from '../../src/charges/calls.js'
 import { type ChargeRequest, ProcessorIdempotencyError, ProcessorRequestError } from '../../src/processor/processor.js'
 import { createTestDatabase } from '../helpers/database.js'
 import { type ProcessorUnderTest, simulatedUnderTest, startStripeServer, stripeUnderTest } from '../helpers/processors.js'
@@ -24,14 +25,10 @@ const processors: { name: string; start: () => Promise<ProcessorUnderTest & { cl
   },
 ]
 
-const chargeRequest = (overrides: Partial<ChargeRequest> = {}): ChargeRequest => ({
-  amountCents: 2500,
-  currency: 'usd',
-  source: 'pm_card_visa',
-  accountId: 'acct_contract',
-  idempotencyKey: randomUUID(),
-  ...overrides,
-})
+const chargeRequest = (overrides: Partial<ChargeRequest> = {}): ChargeRequest => {
+  const idempotencyKey = overrides.idempotencyKey ?? randomUUID()
+  return { amountCents: 2500, currency: 'usd', source: 'pm_card_visa', accountId: 'acct_contract', idempotencyKey, chargeId: chargeIdOf(idempotencyKey), ...overrides }
+}
 
 describe.each(processors)('the $name processor', ({ start }) => {
   let under: ProcessorUnderTest & { close(): Promise<void> }
@@ -64,6 +61,34 @@ describe.each(processors)('the $name processor', ({ start }) => {
     expect(refusal).toBeInstanceOf(ProcessorRequestError)
     expect(refusal).toMatchObject({ field: 'source', operationNotPerformed: true })
     expect(await under.movementsUnder(request.idempotencyKey)).toBe(0)
+  })
+
+  it('when the card asks for authentication, then the outcome is requires_action with the page to send the customer to, and nothing moved', async () => {
+    const request = chargeRequest({ source: 'pm_card_authenticationRequired', returnUrl: 'https://shop.example/back' })
+    const outcome = await under.processor.charge(request)
+    expect(outcome).toEqual({
+      status: 'requires_action',
+      processorReference: expect.any(String),
+      nextAction: { type: 'redirect_to_url', url: expect.stringMatching(/^https?:\/\//), returnUrl: 'https://shop.example/back' },
+    })
+    expect(await under.processor.charge(request)).toEqual(outcome)
+    expect(await under.movementsUnder(request.idempotencyKey)).toBe(0)
+  })
+
+  it('when a bank debit is made with a mandate, then it is processing; without one, or to capture later, it is refused naming the field', async () => {
+    const mandate = { ipAddress: '203.0.113.7', userAgent: 'contract' }
+    expect(await under.processor.charge(chargeRequest({ source: 'pm_usBankAccount_success', mandate }))).toEqual({ status: 'processing', processorReference: expect.any(String) })
+    await expect(under.processor.charge(chargeRequest({ source: 'pm_usBankAccount_success' }))).rejects.toMatchObject({ field: 'mandate', operationNotPerformed: true })
+    await expect(under.processor.authorize(chargeRequest({ source: 'pm_usBankAccount_success', mandate }))).rejects.toBeInstanceOf(ProcessorRequestError)
+  })
+
+  it('when a charge is made, then the processor lists it, for the comparison, with the charge it was made for', async () => {
+    const request = chargeRequest()
+    const outcome = await under.processor.charge(request)
+    const states = await under.processor.later.statesSince(new Date(Date.now() - 60_000), [])
+    expect(states.payments).toContainEqual(
+      expect.objectContaining({ object: 'payment', reference: (outcome as { processorReference: string }).processorReference, chargeId: request.chargeId, status: 'succeeded', amountCents: 2500, amountCapturedCents: 2500 }),
+    )
   })
 
   it('when an operation id is used again with other parameters, then it is refused as an idempotency error', async () => {

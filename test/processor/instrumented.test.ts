@@ -7,7 +7,7 @@ import { type PaymentProcessor, PROCESSOR_METHODS, ProcessorUnavailableError } f
 const never = () => new Promise<never>(() => {})
 const lookupOfK = {
   kind: 'charge' as const,
-  request: { amountCents: 100, currency: 'usd', source: 'pm_card_visa', accountId: 'acct_1', idempotencyKey: 'k' },
+  request: { amountCents: 100, currency: 'usd', source: 'pm_card_visa', accountId: 'acct_1', idempotencyKey: 'k', chargeId: 'ch_000000000000000000000000' },
   notBefore: new Date(),
 }
 const silentProcessor = Object.fromEntries(PROCESSOR_METHODS.map((method) => [method, never])) as unknown as PaymentProcessor
@@ -15,7 +15,7 @@ const silentProcessor = Object.fromEntries(PROCESSOR_METHODS.map((method) => [me
 describe('instrumented', () => {
   it('when the processor does not answer within the timeout, then the call fails as an unknown outcome', async () => {
     const processor = instrumented(silentProcessor, { timeoutMs: 50 })
-    const call = { amountCents: 100, currency: 'usd', source: 'pm_card_visa', accountId: 'acct_1', idempotencyKey: 'k' }
+    const call = lookupOfK.request
     await expect(processor.charge(call)).rejects.toBeInstanceOf(ProcessorUnavailableError)
     await expect(processor.lookup(lookupOfK)).rejects.toThrow(/did not answer lookup within 50 ms/)
   })

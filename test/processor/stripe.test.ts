@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto'
 import type Stripe from 'stripe'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { chargeIdOf } from '../../src/charges/calls.js'
 import { type ChargeRequest, ProcessorIdempotencyError, ProcessorRequestError, ProcessorUnavailableError } from '../../src/processor/processor.js'
 import { createStripeClient } from '../../src/processor/stripe/client.js'
 import { createStripeProcessor } from '../../src/processor/stripe/stripe.js'
@@ -24,14 +25,10 @@ function processorWith(timeoutMs = 5000, secretKey = server.secretKey) {
   return { processor: createStripeProcessor({ stripe, timeoutMs }), attempts }
 }
 
-const chargeRequest = (overrides: Partial<ChargeRequest> = {}): ChargeRequest => ({
-  amountCents: 2500,
-  currency: 'usd',
-  source: 'pm_card_visa',
-  accountId: 'acct_stripe',
-  idempotencyKey: randomUUID(),
-  ...overrides,
-})
+const chargeRequest = (overrides: Partial<ChargeRequest> = {}): ChargeRequest => {
+  const idempotencyKey = overrides.idempotencyKey ?? randomUUID()
+  return { amountCents: 2500, currency: 'usd', source: 'pm_card_visa', accountId: 'acct_stripe', idempotencyKey, chargeId: chargeIdOf(idempotencyKey), ...overrides }
+}
 const received = (key: string) => server.requests.filter((request) => request.idempotencyKey === key)
 const moved = (key: string) => server.ledger.movements.filter((movement) => movement.idempotencyKey === key)
 const CREATE = { method: 'POST', path: /^\/v1\/payment_intents$/ }
@@ -50,7 +47,7 @@ describe('what the Stripe processor sends', () => {
       capture_method: 'automatic',
       automatic_payment_methods: { enabled: 'true', allow_redirects: 'never' },
       description: 'order 1042',
-      metadata: { operation_id: charge.idempotencyKey, account_id: 'acct_stripe' },
+      metadata: { operation_id: charge.idempotencyKey, account_id: 'acct_stripe', charge_id: charge.chargeId },
     })
 
     const held = chargeRequest()

@@ -42,6 +42,8 @@ function invalidRequest(error: Stripe.errors.StripeError): Error {
   if (error.param === 'payment_method' || code.startsWith('payment_method_')) return new ProcessorRequestError('source', code, error.message)
   if (error.param === 'amount' || code === 'amount_too_small' || code === 'amount_too_large') return new ProcessorRequestError('amount_cents', code, error.message)
   if (error.param === 'currency') return new ProcessorRequestError('currency', code, error.message)
+  if (error.param === 'return_url') return new ProcessorRequestError('return_url', code, error.message)
+  if (error.param?.startsWith('mandate_data')) return new ProcessorRequestError('mandate', code, error.message)
   // payment_intent_unexpected_state, charge_already_refunded, ...: the payment at Stripe is in no state for this.
   return new ProcessorRequestError(undefined, code, error.message)
 }

@@ -9,6 +9,7 @@ import type {
   ChargeOutcome,
   ChargeRequest,
   LookupRequest,
+  NextAction,
   OperationRecord,
   PaymentProcessor,
   RefundRequest,
@@ -17,6 +18,7 @@ import type {
 import { ProcessorRequestError, ProcessorUnavailableError } from '../processor.js'
 import { withDeadline } from './client.js'
 import { toBoundaryError } from './errors.js'
+import { stripeLater } from './later.js'
 
 type ChargeKind = 'charge' | 'authorization'
 
@@ -29,7 +31,7 @@ const KEY_KEPT_MS = 23 * 3600_000
 /** Stripe's clock and the database's may disagree: a list by creation time starts this much earlier. */
 const CLOCK_MARGIN_SECONDS = 600
 
-export function createStripeProcessor(options: { stripe: Stripe; timeoutMs: number }): PaymentProcessor {
+export function createStripeProcessor(options: { stripe: Stripe; timeoutMs: number; webhookSecret?: string | undefined }): PaymentProcessor {
   const { stripe, timeoutMs } = options
 
   /** One SDK call with all its retries, none of it sent after PROCESSOR_TIMEOUT_MS. Stripe's errors stay raw. */
@@ -60,7 +62,9 @@ export function createStripeProcessor(options: { stripe: Stripe; timeoutMs: numb
    */
   async function lookupCharge(kind: ChargeKind, request: ChargeRequest, notBefore: Date): Promise<ChargeOutcome | undefined> {
     if (Date.now() - notBefore.getTime() > KEY_KEPT_MS) return listedCharge(kind, request, notBefore)
-    const probe = { ...intentParams(kind, request), confirm: false, metadata: { ...metadataOf(request), lookup_probe: 'true' } }
+    // What only a confirmation may carry (return_url, mandate_data) is left out: the probe is never confirmed.
+    const { return_url: _returnUrl, mandate_data: _mandate, ...sent } = intentParams(kind, request)
+    const probe = { ...sent, confirm: false, metadata: { ...sent.metadata, lookup_probe: 'true' } }
     try {
       const owned = await bounded(() => stripe.paymentIntents.create(probe, { idempotencyKey: request.idempotencyKey }))
       await call(() => stripe.paymentIntents.cancel(owned.id, {}, { idempotencyKey: `${request.idempotencyKey}:probe-cancel` })).catch(() => {})
@@ -119,6 +123,7 @@ export function createStripeProcessor(options: { stripe: Stripe; timeoutMs: numb
 
   return {
     keyRetentionSeconds: KEY_KEPT_MS / 1000,
+    later: stripeLater(stripe, { webhookSecret: options.webhookSecret }),
     charge: (request) => createIntent('charge', request),
     authorize: (request) => createIntent('authorization', request),
     async capture(request) {
@@ -169,10 +174,16 @@ function intentParams(kind: ChargeKind, request: ChargeRequest): Stripe.PaymentI
     payment_method: request.source,
     confirm: true,
     capture_method: kind === 'authorization' ? 'manual' : 'automatic',
-    // Payment methods that need no redirect: a server-side confirmation has no page to return to.
+    // Payment methods that need no redirect to pay: cards (3-D Secure is not a redirect of that kind) and bank debits.
     automatic_payment_methods: { enabled: true, allow_redirects: 'never' },
     ...(request.description ? { description: request.description } : {}),
-    metadata: metadataOf(request),
+    // Where the customer comes back after 3-D Secure; without it, Stripe answers use_stripe_sdk (Stripe.js).
+    ...(request.returnUrl ? { return_url: request.returnUrl } : {}),
+    ...(request.mandate
+      ? { mandate_data: { customer_acceptance: { type: 'online', online: { ip_address: request.mandate.ipAddress, user_agent: request.mandate.userAgent } } } }
+      : {}),
+    // charge_id: what Stripe's events about this payment are recorded against (src/processor/stripe/later.ts).
+    metadata: { ...metadataOf(request), charge_id: request.chargeId },
   }
 }
 
@@ -185,8 +196,12 @@ function chargeOutcome(kind: ChargeKind, intent: Stripe.PaymentIntent): ChargeOu
     return { status: 'failed', failureCode: error.decline_code ?? error.code ?? 'card_declined', failureMessage: error.message ?? 'The card was declined.', processorReference: intent.id }
   }
   if (intent.status === 'requires_action') {
-    return { status: 'failed', failureCode: 'authentication_required', failureMessage: 'The card requires authentication (3-D Secure).', processorReference: intent.id }
+    const redirect = intent.next_action?.redirect_to_url
+    const nextAction: NextAction =
+      redirect?.url ? { type: 'redirect_to_url', url: redirect.url, returnUrl: redirect.return_url ?? null } : { type: 'use_stripe_sdk', clientSecret: intent.client_secret ?? '' }
+    return { status: 'requires_action', processorReference: intent.id, nextAction }
   }
+  if (intent.status === 'processing') return { status: 'processing', processorReference: intent.id }
   if (intent.status === 'canceled') return { status: 'failed', failureCode: 'canceled', failureMessage: 'The payment was canceled at the processor.', processorReference: intent.id }
   throw new ProcessorUnavailableError(`PaymentIntent ${intent.id} is ${intent.status}: its outcome is not known yet`)
 }

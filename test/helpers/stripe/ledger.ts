@@ -1,8 +1,8 @@
 // What the Stripe test server holds: its PaymentIntents and Refunds (typed with the SDK's own types, so that a
 // shape the SDK no longer has fails tsc), and every money movement with the idempotency key that caused it, for
 // tests that count them. Lists are newest first, as Stripe's are.
-import { randomBytes } from 'node:crypto'
 import type Stripe from 'stripe'
+import { StripeEvents } from './events.js'
 
 export type MovementKind = 'charge' | 'authorization' | 'capture' | 'void' | 'refund'
 
@@ -18,7 +18,12 @@ export interface Movement {
 export class StripeLedger {
   readonly paymentIntents = new Map<string, Stripe.PaymentIntent>()
   readonly refunds = new Map<string, Stripe.Refund>()
+  readonly disputes = new Map<string, Stripe.Dispute>()
   readonly movements: Movement[] = []
+  /** Every change, as an Event (listed, and sent to the webhook endpoint). */
+  readonly events = new StripeEvents()
+  /** What Stripe does shortly after answering (a dispute of pm_card_createDispute, a refund of pm_card_refundFail failing). */
+  private readonly next: (() => void)[] = []
   /** When each object becomes visible to search (docs.stripe.com/search: the index lags). */
   readonly searchableAt = new Map<string, number>()
 
@@ -33,8 +38,28 @@ export class StripeLedger {
     return this.paymentIntents.get(id)
   }
 
+  /** Does `work` once the current request is answered (runAfterwards). */
+  afterwards(work: () => void): void {
+    this.next.push(work)
+  }
+
+  runAfterwards(): void {
+    for (const work of this.next.splice(0)) {
+      try {
+        work()
+      } catch {
+        // What no longer applies (the payment changed meanwhile) does not happen, as at Stripe.
+      }
+    }
+  }
+
   move(movement: Movement): void {
     this.movements.push(movement)
+  }
+
+  /** The dispute of a PaymentIntent's charge, if any (a charge has at most one). */
+  disputeOf(intentId: string): Stripe.Dispute | undefined {
+    return [...this.disputes.values()].find((dispute) => dispute.payment_intent === intentId)
   }
 
   /** Refunds of one PaymentIntent that did not fail: what can no longer be refunded again. */
@@ -43,13 +68,4 @@ export class StripeLedger {
       .filter((refund) => refund.payment_intent === intentId && refund.status !== 'failed' && refund.status !== 'canceled')
       .reduce((sum, refund) => sum + refund.amount, 0)
   }
-}
-
-/** Stripe-like ids: a prefix and 24 random characters. */
-export function stripeId(prefix: string): string {
-  return `${prefix}_${randomBytes(18).toString('base64url').replace(/[-_]/g, 'x').slice(0, 24)}`
-}
-
-export function unixNow(): number {
-  return Math.floor(Date.now() / 1000)
 }

@@ -1,15 +1,17 @@
 // PaymentIntents as docs.stripe.com/api/payment_intents describes them: create (and confirm in the same call),
 // retrieve, list, search (from an index that lags), capture (all or part, the rest released) and cancel. The
-// state machine: requires_payment_method -> requires_confirmation -> (requires_action) -> requires_capture or
-// succeeded; a decline goes back to requires_payment_method with last_payment_error; canceled from any state
-// but succeeded.
+// state machine: requires_payment_method -> requires_confirmation -> (requires_action) -> (processing) ->
+// requires_capture or succeeded; a decline, or a failed authentication, goes back to requires_payment_method with
+// last_payment_error; canceled from any state but succeeded. Every change is an event (events.ts).
 import { randomBytes } from 'node:crypto'
 import type Stripe from 'stripe'
 import { invalidRequest, noSuch, StripeFailure, unexpectedState } from './errors.js'
 import { arrayParam, booleanParam, type Form, hashParam, integerParam, stringMap, stringParam } from './form.js'
-import { type StripeLedger, stripeId, unixNow } from './ledger.js'
+import { type StripeLedger } from './ledger.js'
+import { stripeId, unixNow } from './ids.js'
 import { listOf, type Answer } from './lists.js'
-import { MAXIMUM_AMOUNT, MINIMUM_AMOUNTS, TEST_PAYMENT_METHODS, ZERO_DECIMAL_CURRENCIES } from './payment-methods.js'
+import { chargeOf, disputeOf } from './events.js'
+import { MAXIMUM_AMOUNT, MINIMUM_AMOUNTS, testPaymentMethod, ZERO_DECIMAL_CURRENCIES } from './payment-methods.js'
 
 export interface Caller {
   idempotencyKey: string | undefined
@@ -26,7 +28,7 @@ export function createPaymentIntent(ledger: StripeLedger, form: Form, caller: Ca
   const captureMethod = stringParam(form, 'capture_method') ?? 'automatic'
   if (!['automatic', 'automatic_async', 'manual'].includes(captureMethod)) throw invalidRequest(`Invalid capture_method: ${captureMethod}`, 'capture_method')
   const paymentMethod = stringParam(form, 'payment_method')
-  if (paymentMethod !== undefined && !(paymentMethod in TEST_PAYMENT_METHODS)) throw noSuch('PaymentMethod', paymentMethod, 'payment_method')
+  if (paymentMethod !== undefined && !testPaymentMethod(paymentMethod)) throw noSuch('PaymentMethod', paymentMethod, 'payment_method')
   const paymentMethodTypes = arrayParam(form, 'payment_method_types')
   // Since API version 2023-08-16, automatic payment methods are on unless payment_method_types is given.
   const automatic = hashParam(form, 'automatic_payment_methods')
@@ -86,43 +88,131 @@ export function createPaymentIntent(ledger: StripeLedger, form: Form, caller: Ca
       'return_url',
     )
   }
+  if (returnUrl !== undefined && !confirm) throw invalidRequest('return_url can only be used with confirm=true.', 'return_url')
+  if (returnUrl !== undefined && !URL.canParse(returnUrl)) throw invalidRequest('Not a valid URL', 'return_url', 'url_invalid')
+  const mandate = hashParam(form, 'mandate_data')
+  if (mandate !== undefined && !confirm) throw invalidRequest('mandate_data can only be used with confirm=true.', 'mandate_data')
+  if (confirm && paymentMethod !== undefined && testPaymentMethod(paymentMethod)?.kind === 'bank_debit') {
+    if (captureMethod === 'manual') throw invalidRequest('The payment method type us_bank_account does not support capture_method manual.', 'capture_method')
+    if (!acceptedMandate(mandate)) {
+      throw invalidRequest('A mandate is required to confirm this payment: provide mandate_data[customer_acceptance] (type online with ip_address and user_agent).', 'mandate_data', 'parameter_missing')
+    }
+  }
   ledger.addPaymentIntent(intent)
+  ledger.events.emit('payment_intent.created', intent, caller.idempotencyKey)
   if (confirm) confirmIntent(ledger, intent, returnUrl, caller)
   return { status: 200, body: intent }
 }
 
-/** Confirms with the intent's payment method: it succeeds (or is authorized), is declined, or needs authentication. */
+/** docs.stripe.com/api/payment_intents/confirm#confirm_payment_intent-mandate_data: online acceptance needs both. */
+function acceptedMandate(mandate: Form | undefined): boolean {
+  const acceptance = mandate && hashParam(mandate, 'customer_acceptance')
+  const type = acceptance && stringParam(acceptance, 'type')
+  if (type === 'offline') return true
+  const online = acceptance && hashParam(acceptance, 'online')
+  return type === 'online' && online !== undefined && !!stringParam(online, 'ip_address') && !!stringParam(online, 'user_agent')
+}
+
+/** Confirms with the intent's payment method: it succeeds (or is authorized), is declined, needs authentication, or processes. */
 function confirmIntent(ledger: StripeLedger, intent: Stripe.PaymentIntent, returnUrl: string | undefined, caller: Caller): void {
   if (!intent.payment_method) throw invalidRequest("You cannot confirm this PaymentIntent because it's missing a payment method.", 'payment_method')
-  const behaviour = TEST_PAYMENT_METHODS[intent.payment_method as string]!
+  const behaviour = testPaymentMethod(intent.payment_method as string)!
   if (behaviour.kind === 'requires_authentication') {
     intent.status = 'requires_action'
     intent.next_action = returnUrl
       ? { type: 'redirect_to_url', redirect_to_url: { url: `${caller.baseUrl}/test/authenticate/${intent.id}`, return_url: returnUrl } }
       : { type: 'use_stripe_sdk', use_stripe_sdk: {} as Stripe.PaymentIntent.NextAction.UseStripeSdk }
+    ledger.events.emit('payment_intent.requires_action', intent, caller.idempotencyKey)
     return
   }
-  const charge = stripeId('ch')
-  intent.latest_charge = charge
-  if (behaviour.kind === 'declines') {
-    const error = { type: 'card_error' as const, code: behaviour.code as Stripe.PaymentIntent.LastPaymentError.Code, decline_code: behaviour.declineCode, message: behaviour.message, charge }
-    intent.status = 'requires_payment_method'
-    intent.last_payment_error = error
-    throw new StripeFailure(402, { ...error, payment_intent: intent })
+  intent.latest_charge = stripeId('ch')
+  if (behaviour.kind === 'bank_debit') {
+    intent.status = 'processing'
+    ledger.events.emit('payment_intent.processing', intent, caller.idempotencyKey)
+    return
   }
-  succeed(ledger, intent, caller)
+  if (behaviour.kind === 'declines') decline(ledger, intent, behaviour, caller.idempotencyKey)
+  succeed(ledger, intent, caller.idempotencyKey)
 }
 
-function succeed(ledger: StripeLedger, intent: Stripe.PaymentIntent, caller: Caller): void {
+/** A decline: back to requires_payment_method with the error, told, and answered 402 to the confirmation. */
+function decline(ledger: StripeLedger, intent: Stripe.PaymentIntent, behaviour: { code: string; declineCode?: string; message: string }, idempotencyKey?: string): never {
+  const error = { type: 'card_error' as const, code: behaviour.code as Stripe.PaymentIntent.LastPaymentError.Code, message: behaviour.message, charge: intent.latest_charge as string, ...(behaviour.declineCode && { decline_code: behaviour.declineCode }) }
+  intent.status = 'requires_payment_method'
+  intent.next_action = null
+  intent.last_payment_error = error
+  ledger.events.emit('payment_intent.payment_failed', intent, idempotencyKey)
+  throw new StripeFailure(402, { ...error, payment_intent: intent })
+}
+
+function succeed(ledger: StripeLedger, intent: Stripe.PaymentIntent, idempotencyKey?: string): void {
+  intent.next_action = null
   if (intent.capture_method === 'manual') {
     intent.status = 'requires_capture'
     intent.amount_capturable = intent.amount
-    ledger.move({ kind: 'authorization', object: intent.id, amount: intent.amount, idempotencyKey: caller.idempotencyKey })
-  } else {
-    intent.status = 'succeeded'
-    intent.amount_received = intent.amount
-    ledger.move({ kind: 'charge', object: intent.id, amount: intent.amount, idempotencyKey: caller.idempotencyKey })
+    ledger.move({ kind: 'authorization', object: intent.id, amount: intent.amount, idempotencyKey })
+    ledger.events.emit('payment_intent.amount_capturable_updated', intent, idempotencyKey)
+    return
   }
+  intent.status = 'succeeded'
+  intent.amount_received = intent.amount
+  ledger.move({ kind: 'charge', object: intent.id, amount: intent.amount, idempotencyKey })
+  ledger.events.emit('charge.succeeded', chargeOf(intent, 0, false), idempotencyKey)
+  ledger.events.emit('payment_intent.succeeded', intent, idempotencyKey)
+  // docs.stripe.com/testing#disputes: this card's payments are disputed as soon as they succeed.
+  if (intent.payment_method === 'pm_card_createDispute') ledger.afterwards(() => openDispute(ledger, intent))
+}
+
+/** The customer authenticates (or fails to), at the page next_action pointed to. */
+export function completeAuthentication(ledger: StripeLedger, id: string, succeeded: boolean): Stripe.PaymentIntent {
+  const intent = retrievePaymentIntent(ledger, id).body
+  if (intent.status !== 'requires_action') throw unexpectedState(intent, 'authentication')
+  const behaviour = testPaymentMethod(intent.payment_method as string)
+  intent.latest_charge = stripeId('ch')
+  try {
+    if (!succeeded) decline(ledger, intent, { code: 'payment_intent_authentication_failure', message: 'We are unable to authenticate your payment method. Please choose a different payment method and try again.' })
+    if (behaviour?.kind === 'requires_authentication' && behaviour.thenDeclines) decline(ledger, intent, behaviour.thenDeclines)
+  } catch (error) {
+    if (error instanceof StripeFailure) return intent
+    throw error
+  }
+  succeed(ledger, intent)
+  return intent
+}
+
+/** A bank debit settles: processing becomes succeeded, or fails (docs.stripe.com/payments/ach-debit). */
+export function settleBankDebit(ledger: StripeLedger, id: string): Stripe.PaymentIntent {
+  const intent = retrievePaymentIntent(ledger, id).body
+  const behaviour = testPaymentMethod(intent.payment_method as string)
+  if (intent.status !== 'processing' || behaviour?.kind !== 'bank_debit' || behaviour.then === 'stays') throw unexpectedState(intent, 'settlement')
+  if (behaviour.then !== 'succeeds') {
+    try {
+      decline(ledger, intent, behaviour.then)
+    } catch (error) {
+      if (!(error instanceof StripeFailure)) throw error
+    }
+    return intent
+  }
+  succeed(ledger, intent)
+  return intent
+}
+
+/** The customer disputes the payment at their bank: charge.dispute.created. */
+export function openDispute(ledger: StripeLedger, intent: Stripe.PaymentIntent): Stripe.Dispute {
+  if (intent.status !== 'succeeded' || ledger.disputeOf(intent.id)) throw unexpectedState(intent, 'dispute')
+  const dispute = disputeOf(intent, 'needs_response')
+  ledger.disputes.set(dispute.id, dispute)
+  ledger.events.emit('charge.dispute.created', dispute)
+  return dispute
+}
+
+/** The dispute is decided: charge.dispute.closed. */
+export function closeDispute(ledger: StripeLedger, intentId: string, outcome: 'won' | 'lost'): Stripe.Dispute {
+  const dispute = ledger.disputeOf(intentId)
+  if (!dispute || dispute.status === 'won' || dispute.status === 'lost') throw invalidRequest(`PaymentIntent ${intentId} has no open dispute.`)
+  dispute.status = outcome
+  ledger.events.emit('charge.dispute.closed', dispute)
+  return dispute
 }
 
 export function retrievePaymentIntent(ledger: StripeLedger, id: string): Answer<Stripe.PaymentIntent> {
@@ -163,6 +253,8 @@ export function capturePaymentIntent(ledger: StripeLedger, id: string, form: For
   intent.amount_capturable = 0
   intent.metadata = mergedMetadata(intent.metadata, stringMap(form, 'metadata'))
   ledger.move({ kind: 'capture', object: intent.id, amount, idempotencyKey: caller.idempotencyKey })
+  ledger.events.emit('charge.captured', chargeOf(intent, 0, false), caller.idempotencyKey)
+  ledger.events.emit('payment_intent.succeeded', intent, caller.idempotencyKey)
   return { status: 200, body: intent }
 }
 
@@ -176,7 +268,22 @@ export function cancelPaymentIntent(ledger: StripeLedger, id: string, form: Form
   intent.canceled_at = unixNow()
   intent.cancellation_reason = (stringParam(form, 'cancellation_reason') ?? null) as Stripe.PaymentIntent.CancellationReason | null
   intent.amount_capturable = 0
+  intent.next_action = null
+  ledger.events.emit('payment_intent.canceled', intent, caller.idempotencyKey)
   return { status: 200, body: intent }
+}
+
+/** An uncaptured authorization lapses: Stripe cancels it itself (cancellation_reason automatic). */
+export function expireAuthorization(ledger: StripeLedger, id: string): Stripe.PaymentIntent {
+  const intent = retrievePaymentIntent(ledger, id).body
+  if (intent.status !== 'requires_capture') throw unexpectedState(intent, 'expiry')
+  ledger.move({ kind: 'void', object: intent.id, amount: intent.amount_capturable, idempotencyKey: undefined })
+  intent.status = 'canceled'
+  intent.canceled_at = unixNow()
+  intent.cancellation_reason = 'automatic'
+  intent.amount_capturable = 0
+  ledger.events.emit('payment_intent.canceled', intent)
+  return intent
 }
 
 /** docs.stripe.com/metadata: keys given are set, a key given an empty value is removed, the others kept. */

@@ -5,13 +5,18 @@ export type CardBehaviour =
   | { kind: 'succeeds' }
   /** docs.stripe.com/testing#declined-payments: the error's code, decline_code and message. */
   | { kind: 'declines'; code: string; declineCode: string; message: string }
-  /** docs.stripe.com/testing#regulatory-cards: 3D Secure is required for every payment. */
-  | { kind: 'requires_authentication' }
+  /** docs.stripe.com/testing#regulatory-cards: 3D Secure is required; once authenticated it succeeds, or is declined. */
+  | { kind: 'requires_authentication'; thenDeclines?: { code: string; declineCode: string; message: string } }
+  /**
+   * docs.stripe.com/payments/ach-debit/accept-a-payment#test-integration: a bank debit is processing after its
+   * confirmation, then succeeds or fails (or stays processing); it needs mandate_data.
+   */
+  | { kind: 'bank_debit'; then: 'succeeds' | 'stays' | { code: string; message: string } }
 
 const succeeds: CardBehaviour = { kind: 'succeeds' }
 const declined = (declineCode: string, message = 'Your card was declined.'): CardBehaviour => ({ kind: 'declines', code: 'card_declined', declineCode, message })
 
-export const TEST_PAYMENT_METHODS: Record<string, CardBehaviour> = {
+const TEST_PAYMENT_METHODS: Record<string, CardBehaviour> = {
   pm_card_visa: succeeds,
   pm_card_visa_debit: succeeds,
   pm_card_mastercard: succeeds,
@@ -44,6 +49,14 @@ export const TEST_PAYMENT_METHODS: Record<string, CardBehaviour> = {
   },
   pm_card_authenticationRequired: { kind: 'requires_authentication' },
   pm_card_threeDSecure2Required: { kind: 'requires_authentication' },
+  pm_card_authenticationRequiredChargeDeclinedInsufficientFunds: {
+    kind: 'requires_authentication',
+    thenDeclines: { code: 'card_declined', declineCode: 'insufficient_funds', message: 'Your card has insufficient funds.' },
+  },
+  pm_usBankAccount_success: { kind: 'bank_debit', then: 'succeeds' },
+  pm_usBankAccount_processing: { kind: 'bank_debit', then: 'stays' },
+  pm_usBankAccount_insufficientFunds: { kind: 'bank_debit', then: { code: 'insufficient_funds', message: 'The customer’s account has insufficient funds to cover this payment.' } },
+  pm_usBankAccount_accountClosed: { kind: 'bank_debit', then: { code: 'account_closed', message: 'The customer’s bank account has been closed.' } },
 }
 
 /**
@@ -72,3 +85,8 @@ export const MAXIMUM_AMOUNT = 99_999_999
 
 /** docs.stripe.com/currencies#zero-decimal */
 export const ZERO_DECIMAL_CURRENCIES = new Set(['bif', 'clp', 'djf', 'gnf', 'jpy', 'kmf', 'krw', 'mga', 'pyg', 'rwf', 'ugx', 'vnd', 'vuv', 'xaf', 'xof', 'xpf'])
+
+/** What the test payment method `id` does; undefined for any other id (own names only: not `toString`). */
+export function testPaymentMethod(id: string): CardBehaviour | undefined {
+  return Object.hasOwn(TEST_PAYMENT_METHODS, id) ? TEST_PAYMENT_METHODS[id] : undefined
+}

@@ -3,8 +3,10 @@
 import type Stripe from 'stripe'
 import { invalidRequest, noSuch } from './errors.js'
 import { type Form, integerParam, stringMap, stringParam } from './form.js'
-import { type StripeLedger, stripeId, unixNow } from './ledger.js'
+import { type StripeLedger } from './ledger.js'
+import { stripeId, unixNow } from './ids.js'
 import { listOf, type Answer } from './lists.js'
+import { chargeOf } from './events.js'
 import type { Caller } from './payment-intents.js'
 
 export function createRefund(ledger: StripeLedger, form: Form, caller: Caller): Answer<Stripe.Refund> {
@@ -43,7 +45,35 @@ export function createRefund(ledger: StripeLedger, form: Form, caller: Caller): 
   }
   ledger.refunds.set(refund.id, refund)
   ledger.move({ kind: 'refund', object: refund.id, amount, idempotencyKey: caller.idempotencyKey })
+  told(ledger, refund, 'refund.created', caller.idempotencyKey)
+  // docs.stripe.com/testing#refunds: this card's refunds succeed, then fail.
+  if (intent.payment_method === 'pm_card_refundFail') ledger.afterwards(() => failRefund(ledger, refund.id))
   return { status: 200, body: refund }
+}
+
+/** A refund made in the Dashboard: no metadata of the service's, and its own events. */
+export function refundFromDashboard(ledger: StripeLedger, intentId: string, amount?: number): Stripe.Refund {
+  const form: Form = { payment_intent: intentId, ...(amount === undefined ? {} : { amount: String(amount) }) }
+  return createRefund(ledger, form, { idempotencyKey: undefined, baseUrl: '' }).body
+}
+
+/** A refund that succeeded fails later (the card was closed): refund.failed, and its charge's refunds change. */
+export function failRefund(ledger: StripeLedger, id: string): Stripe.Refund {
+  const refund = retrieveRefund(ledger, id).body
+  if (refund.status !== 'succeeded' && refund.status !== 'pending') throw invalidRequest(`Refund ${id} is ${refund.status}.`)
+  refund.status = 'failed'
+  refund.failure_reason = 'expired_or_canceled_card'
+  refund.failure_balance_transaction = stripeId('txn')
+  ledger.events.emit('refund.updated', refund)
+  ledger.events.emit('refund.failed', refund)
+  return refund
+}
+
+/** A refund's events: its own, and its charge's (charge.refunded), as Stripe sends both. */
+function told(ledger: StripeLedger, refund: Stripe.Refund, type: string, idempotencyKey?: string): void {
+  ledger.events.emit(type, refund, idempotencyKey)
+  const intent = ledger.paymentIntent(refund.payment_intent as string)!
+  ledger.events.emit('charge.refunded', chargeOf(intent, ledger.refundedOf(intent.id), ledger.disputeOf(intent.id) !== undefined), idempotencyKey)
 }
 
 export function retrieveRefund(ledger: StripeLedger, id: string): Answer<Stripe.Refund> {

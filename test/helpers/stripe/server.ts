@@ -9,6 +9,10 @@
 // - a key whose first request is still executing is a 409 idempotency_key_in_use;
 // - a request refused before it executes (a parameter missing or wrong) saves nothing.
 // Faults come on cue (fault()): drop the connection before acting or after, delay, answer 500 or 429.
+// Every change is an Event, listed (GET /v1/events) and sent signed to the webhook endpoint, if one is set
+// (webhooks.ts: dropped, doubled, held back or replayed on cue). What happens later at Stripe happens on cue too:
+// the customer's authentication (also at the page next_action names), a bank debit settling, a dispute, a refund
+// failing or made in the Dashboard, an authorization lapsing.
 // Everything it received is logged (requests) and every movement of money is in its ledger, for tests to count.
 import { createHash, randomBytes } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
@@ -23,12 +27,19 @@ import {
   cancelPaymentIntent,
   capturePaymentIntent,
   type Caller,
+  closeDispute,
+  completeAuthentication,
   createPaymentIntent,
+  expireAuthorization,
+  openDispute,
+  settleBankDebit,
   listPaymentIntents,
   retrievePaymentIntent,
   searchPaymentIntents,
 } from './payment-intents.js'
-import { createRefund, listRefunds, retrieveRefund } from './refunds.js'
+import { createRefund, failRefund, listRefunds, refundFromDashboard, retrieveRefund } from './refunds.js'
+import { listEvents, retrieveEvent } from './events.js'
+import { type WebhookSender, webhookSender } from './webhooks.js'
 
 export interface LoggedRequest {
   method: string
@@ -73,6 +84,18 @@ export interface StripeTestServer {
   clearFaults(): void
   /** The requests that were POSTs (money-moving or not), for counting calls. */
   posts(): LoggedRequest[]
+  /** Its webhook endpoint, and the faults of its deliveries. */
+  webhooks: WebhookSender
+  /** What happens at Stripe after its answers, each told by its events. */
+  later: {
+    authenticate(paymentIntent: string, succeeded: boolean): Stripe.PaymentIntent
+    settle(paymentIntent: string): Stripe.PaymentIntent
+    dispute(paymentIntent: string): Stripe.Dispute
+    closeDispute(paymentIntent: string, outcome: 'won' | 'lost'): Stripe.Dispute
+    refundFromDashboard(paymentIntent: string, amount?: number): Stripe.Refund
+    failRefund(refund: string): Stripe.Refund
+    expireAuthorization(paymentIntent: string): Stripe.PaymentIntent
+  }
   close(): Promise<void>
 }
 
@@ -85,7 +108,9 @@ interface Saved {
 
 type Route = { method: string; pattern: RegExp; handle: (form: Form, caller: Caller, id: string) => Answer<unknown> }
 
-export async function startStripeServer(options: { secretKey?: string; searchLagMs?: number; port?: number } = {}): Promise<StripeTestServer> {
+export async function startStripeServer(
+  options: { secretKey?: string; searchLagMs?: number; port?: number; /** Unset: bank debits settle only when a test says. */ settleBankDebitsAfterMs?: number } = {},
+): Promise<StripeTestServer> {
   const secretKey = options.secretKey ?? `sk_test_${randomBytes(12).toString('hex')}`
   const ledger = new StripeLedger(options.searchLagMs ?? 60_000)
   const requests: LoggedRequest[] = []
@@ -101,7 +126,23 @@ export async function startStripeServer(options: { secretKey?: string; searchLag
     { method: 'POST', pattern: /^\/v1\/refunds$/, handle: (form, caller) => createRefund(ledger, form, caller) },
     { method: 'GET', pattern: /^\/v1\/refunds$/, handle: (form) => listRefunds(ledger, form) },
     { method: 'GET', pattern: /^\/v1\/refunds\/([^/]+)$/, handle: (_form, _caller, id) => retrieveRefund(ledger, id) },
+    { method: 'GET', pattern: /^\/v1\/events$/, handle: (form) => listEvents(ledger.events, form) },
+    { method: 'GET', pattern: /^\/v1\/events\/([^/]+)$/, handle: (_form, _caller, id) => retrieveEvent(ledger.events, id) },
   ]
+  const webhooks = webhookSender()
+  ledger.events.onEmit((event) => webhooks.send(event))
+  if (options.settleBankDebitsAfterMs !== undefined) {
+    const after = options.settleBankDebitsAfterMs
+    ledger.events.onEmit((event) => {
+      if (event.type !== 'payment_intent.processing') return
+      const id = (event.data.object as { id: string }).id
+      setTimeout(() => {
+        // As Stripe: a settlement that no longer applies (the payment was canceled) does not happen.
+        ledger.afterwards(() => settleBankDebit(ledger, id))
+        ledger.runAfterwards()
+      }, after).unref()
+    })
+  }
 
   const server = createServer((request, response) => {
     void handle(request, response).catch((error: unknown) => {
@@ -118,7 +159,11 @@ export async function startStripeServer(options: { secretKey?: string; searchLag
     const answer = (status: number, body: unknown, headers: Record<string, string> = {}) => {
       entry.outcome = status
       send(response, status, body, headers)
+      // What Stripe does shortly after this answer (a dispute, a refund failing) happens once it is sent.
+      setImmediate(() => ledger.runAfterwards())
     }
+    const authentication = /^\/test\/authenticate\/([^/]+)$/.exec(url.pathname)
+    if (authentication) return authenticationPage(request, response, authentication[1]!, raw)
     if (bearerOf(request) !== secretKey) {
       return answer(401, { error: { type: 'invalid_request_error', message: `Invalid API Key provided: ${redacted(bearerOf(request))}` } })
     }
@@ -193,6 +238,28 @@ export async function startStripeServer(options: { secretKey?: string; searchLag
     return { status: result.status, body: result.body, replayed: false }
   }
 
+  /**
+   * The page a requires_action PaymentIntent's next_action.redirect_to_url points at, as Stripe's 3-D Secure test
+   * page: GET shows it, POST result=succeeded|failed completes it and sends the browser to the return_url.
+   */
+  function authenticationPage(request: IncomingMessage, response: ServerResponse, id: string, raw: string): void {
+    const intent = ledger.paymentIntent(id)
+    if (!intent) return void response.writeHead(404, { 'content-type': 'text/plain' }).end(`No such payment_intent: ${id}`)
+    if (request.method === 'GET') {
+      const form = (result: string) => `<form method="post"><input type="hidden" name="result" value="${result}"><button>${result === 'succeeded' ? 'Complete' : 'Fail'} authentication</button></form>`
+      return void response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><title>3D Secure test page</title><p>${intent.id}: ${intent.status}</p>${form('succeeded')}${form('failed')}`)
+    }
+    const returnUrl = intent.next_action?.redirect_to_url?.return_url ?? null
+    try {
+      completeAuthentication(ledger, id, new URLSearchParams(raw).get('result') !== 'failed')
+    } catch (error) {
+      if (!(error instanceof StripeFailure)) throw error
+      return void response.writeHead(400, { 'content-type': 'text/plain' }).end(error.message)
+    }
+    if (returnUrl) return void response.writeHead(303, { location: returnUrl }).end()
+    response.writeHead(200, { 'content-type': 'text/plain' }).end(`${intent.id}: ${intent.status}`)
+  }
+
   function takeFault(entry: LoggedRequest): Fault | undefined {
     const rule = faults.find((candidate) => (candidate.method === undefined || candidate.method === entry.method) && candidate.path.test(entry.path))
     if (!rule) return undefined
@@ -209,6 +276,16 @@ export async function startStripeServer(options: { secretKey?: string; searchLag
     fault: (match, fault, times = 1) => void faults.push({ ...match, fault, times }),
     clearFaults: () => void faults.splice(0),
     posts: () => requests.filter((request) => request.method === 'POST'),
+    webhooks,
+    later: {
+      authenticate: (paymentIntent, succeeded) => completeAuthentication(ledger, paymentIntent, succeeded),
+      settle: (paymentIntent) => settleBankDebit(ledger, paymentIntent),
+      dispute: (paymentIntent) => openDispute(ledger, retrievePaymentIntent(ledger, paymentIntent).body),
+      closeDispute: (paymentIntent, outcome) => closeDispute(ledger, paymentIntent, outcome),
+      refundFromDashboard: (paymentIntent, amount) => refundFromDashboard(ledger, paymentIntent, amount),
+      failRefund: (refund) => failRefund(ledger, refund),
+      expireAuthorization: (paymentIntent) => expireAuthorization(ledger, paymentIntent),
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections()

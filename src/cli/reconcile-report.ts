@@ -1,0 +1,41 @@
+// npm run reconcile:report: what the reconciliation found, for an operator. With no option, the disagreements
+// still open and the processor's events that wait for their object; `--run` first reads the processor's events
+// and compares the books with it, as the scheduled tasks do; `--all` adds the resolved ones; `--resolve <id>`
+// marks one looked at (the books are never changed here: a disagreement about money is a person's decision).
+import { parseArgs } from 'node:util'
+import { pino } from 'pino'
+import { loadConfig } from '../config.js'
+import { openDatabase } from '../db/database.js'
+import { compareWithProcessor } from '../outcomes/compare.js'
+import { listDiscrepancies, resolveDiscrepancy } from '../outcomes/discrepancies.js'
+import { pullEvents } from '../outcomes/reconcile.js'
+import { createProcessor } from '../processor/create.js'
+import { main } from './main.js'
+
+await main('reconcile:report', async () => {
+  const { values } = parseArgs({ options: { run: { type: 'boolean' }, all: { type: 'boolean' }, resolve: { type: 'string' } } })
+  const config = loadConfig()
+  const database = await openDatabase(config)
+  const { sql } = database
+  try {
+    if (values.resolve !== undefined) {
+      if (!/^[0-9]+$/.test(values.resolve)) throw new Error(`--resolve takes a disagreement's id (a number), not ${JSON.stringify(values.resolve)}`)
+      if (!(await resolveDiscrepancy(sql, Number(values.resolve)))) throw new Error(`no open disagreement ${values.resolve}`)
+      console.log(`resolved ${values.resolve}`)
+      return
+    }
+    if (values.run) {
+      const log = pino({ level: 'warn' })
+      const processor = createProcessor(config, sql, log)
+      const settings = { authorizationExpiresDays: config.AUTHORIZATION_EXPIRES_DAYS }
+      const pulled = await pullEvents(sql, processor.later, settings, log)
+      const compared = await compareWithProcessor(sql, processor.later, log)
+      console.log(JSON.stringify({ events: pulled, compared }))
+    }
+    const discrepancies = await listDiscrepancies(sql, { includeResolved: values.all ?? false })
+    const waiting = await sql`select id, type, note, received_at, attempts from processor_events where status = 'waiting' order by received_at`
+    console.log(JSON.stringify({ discrepancies, waiting_events: waiting }, null, 2))
+  } finally {
+    await database.close()
+  }
+})

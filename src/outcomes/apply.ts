@@ -1,0 +1,153 @@
+// What the processor tells later, applied to the books: each change moves a charge, a refund or a dispute forward
+// (never back), with the event the service sends for it, in the caller's transaction. Every rule looks at where
+// the object is now, so a change told twice, or after a later one, changes nothing the second time. A change for
+// an object the books do not hold yet (a webhook that overtook the answer it follows) waits; one for an object
+// this service did not make is ignored; neither is dropped silently (src/outcomes/inbox.ts keeps both).
+import type { Transaction } from '../db/connect.js'
+import { newId } from '../db/ids.js'
+import { insertRow } from '../db/row-insert.js'
+import { eventInsert } from '../events/events.js'
+import { CHARGE_EVENT } from '../charges/record-charge.js'
+import { type ChargeRow, toCharge } from '../charges/repository.js'
+import type { DisputeState, PaymentState, ProcessorChange, RefundState } from '../processor/later.js'
+import { type RefundRow, toRefund } from '../refunds/repository.js'
+import type { Charge } from '../schemas/charge.js'
+import type { EventType } from '../schemas/webhook.js'
+
+export type Applied = { status: 'applied' } | { status: 'waiting' | 'ignored'; note: string }
+
+export interface LaterSettings {
+  /** How long an authorization that a customer's authentication made may wait for its capture. */
+  authorizationExpiresDays: number
+}
+
+const APPLIED: Applied = { status: 'applied' }
+const waiting = (note: string): Applied => ({ status: 'waiting', note })
+const ignored = (note: string): Applied => ({ status: 'ignored', note })
+
+export function applyChange(tx: Transaction, change: ProcessorChange, settings: LaterSettings): Promise<Applied> {
+  switch (change.object) {
+    case 'payment':
+      return applyPayment(tx, change, settings)
+    case 'refund':
+      return applyRefund(tx, change)
+    case 'dispute':
+      return applyDispute(tx, change)
+  }
+}
+
+/** A charge's move, as the columns that change and the event that tells it; or why there is none. */
+export type ChargeMove = { set: Partial<ChargeRow> & { status: Charge['status'] }; event: EventType } | { wait: string } | { ignore: string }
+
+const NOT_FINAL = new Set<Charge['status']>(['requires_action', 'processing', 'requires_capture'])
+
+/** Where the payment's news takes the charge: forward only, and never past an operation of its own in flight. */
+export function chargeMove(charge: ChargeRow, payment: PaymentState, settings: LaterSettings, now = new Date()): ChargeMove {
+  const from = charge.status
+  if (!NOT_FINAL.has(from)) return { ignore: `charge ${charge.id} is ${from} already` }
+  const undecided = from === 'requires_action' || from === 'processing'
+  const to = (set: ChargeMove & { set: unknown }) => set
+  switch (payment.status) {
+    case 'requires_action':
+      return { ignore: `charge ${charge.id} is ${from}` }
+    case 'processing':
+      return from === 'requires_action' ? to({ set: { status: 'processing', next_action: null }, event: CHARGE_EVENT.processing }) : { ignore: `charge ${charge.id} is ${from}` }
+    case 'requires_capture':
+      if (!undecided) return { ignore: `charge ${charge.id} is ${from}` }
+      return to({
+        set: { status: 'requires_capture', next_action: null, authorization_expires_at: new Date(now.getTime() + settings.authorizationExpiresDays * 86_400_000) },
+        event: CHARGE_EVENT.requires_capture,
+      })
+    case 'succeeded': {
+      const captured = { status: 'succeeded' as const, captured: true, amount_captured_cents: payment.amountCapturedCents || charge.amount_cents, next_action: null }
+      if (undecided) return to({ set: captured, event: CHARGE_EVENT.succeeded })
+      // Captured at the processor (its dashboard), unless this is the service's own capture being recorded.
+      if (charge.pending_operation === 'capture') return { wait: `the capture of charge ${charge.id} is being recorded` }
+      return to({ set: captured, event: 'charge.captured' })
+    }
+    case 'failed':
+      if (!undecided) return { ignore: `charge ${charge.id} is ${from}` }
+      return to({
+        set: { status: 'failed', next_action: null, failure_code: payment.failureCode ?? 'payment_failed', failure_message: payment.failureMessage ?? 'The payment failed.' },
+        event: CHARGE_EVENT.failed,
+      })
+    case 'canceled':
+      if (undecided) return to({ set: { status: 'failed', next_action: null, failure_code: 'canceled', failure_message: 'The payment was canceled at the processor.' }, event: CHARGE_EVENT.failed })
+      if (charge.pending_operation === 'void') return { wait: `the void of charge ${charge.id} is being recorded` }
+      if (charge.pending_operation === 'capture') return { wait: `a capture of charge ${charge.id} is in flight` }
+      return payment.cancellation === 'expired' ? to({ set: { status: 'expired' }, event: CHARGE_EVENT.expired }) : to({ set: { status: 'voided' }, event: CHARGE_EVENT.voided })
+  }
+}
+
+async function applyPayment(tx: Transaction, payment: PaymentState, settings: LaterSettings): Promise<Applied> {
+  if (!payment.chargeId) return ignored(`payment ${payment.reference} was not made by this service`)
+  const [charge] = await tx<ChargeRow[]>`select * from charges where id = ${payment.chargeId} for update`
+  if (!charge) return waiting(`charge ${payment.chargeId} of payment ${payment.reference} is not recorded yet`)
+  if (charge.processor_reference !== payment.reference) return ignored(`charge ${charge.id} is payment ${charge.processor_reference}, not ${payment.reference}`)
+  const move = chargeMove(charge, payment, settings)
+  if ('wait' in move) return waiting(move.wait)
+  if ('ignore' in move) return ignored(move.ignore)
+  const [moved] = await tx<ChargeRow[]>`update charges set ${tx(move.set)} where id = ${charge.id} returning *`
+  await insertRow(tx, eventInsert(charge.account_id, move.event, { object: toCharge(moved!) }))
+  return APPLIED
+}
+
+async function applyRefund(tx: Transaction, refund: RefundState): Promise<Applied> {
+  const [known] = refund.operationId
+    ? await tx<RefundRow[]>`select * from refunds where operation_id = ${refund.operationId} for update`
+    : await tx<RefundRow[]>`select * from refunds where processor_reference = ${refund.reference} and operation_id is null for update`
+  if (!known && refund.operationId) return waiting(`refund ${refund.reference} (operation ${refund.operationId}) is not recorded yet`)
+  if (!known) return recordRefundMadeAtProcessor(tx, refund)
+  if (known.status === 'pending') return waiting(`refund ${known.id} is being recorded`)
+  const failed = refund.status === 'failed' || refund.status === 'canceled'
+  if (known.status === 'failed' || !failed) return ignored(`refund ${known.id} is ${known.status} already`)
+  const [row] = await tx<RefundRow[]>`
+    update refunds set status = 'failed', failure_reason = ${refund.failureReason ?? 'unknown'} where id = ${known.id} returning *`
+  const [charge] = await tx<ChargeRow[]>`
+    update charges set amount_refunded_cents = amount_refunded_cents - ${known.amount_cents} where id = ${known.charge_id} returning *`
+  await insertRow(tx, eventInsert(known.account_id, 'charge.refund.failed', { object: toCharge(charge!), refund: toRefund(row!) }))
+  return APPLIED
+}
+
+/** A refund made at the processor (its dashboard): it becomes a refund of the books, marked as such. */
+async function recordRefundMadeAtProcessor(tx: Transaction, refund: RefundState): Promise<Applied> {
+  if (!refund.chargeId) return ignored(`refund ${refund.reference} is of a payment this service did not make`)
+  const [charge] = await tx<ChargeRow[]>`select * from charges where id = ${refund.chargeId} for update`
+  if (!charge) return waiting(`charge ${refund.chargeId} of refund ${refund.reference} is not recorded yet`)
+  const failed = refund.status === 'failed' || refund.status === 'canceled'
+  const left = charge.amount_captured_cents - charge.amount_refunded_cents - charge.amount_refund_pending_cents
+  if (!failed && refund.amountCents > left) return ignored(`refund ${refund.reference} of ${refund.amountCents} exceeds the ${left} the books hold on charge ${charge.id}`)
+  const [row] = await tx<RefundRow[]>`
+    insert into refunds (id, account_id, charge_id, amount_cents, currency, status, failure_reason, origin, processor_reference)
+    values (${newId('re')}, ${charge.account_id}, ${charge.id}, ${refund.amountCents}, ${charge.currency}, ${failed ? 'failed' : 'succeeded'},
+            ${failed ? (refund.failureReason ?? 'unknown') : null}, 'processor', ${refund.reference})
+    returning *`
+  const [updated] = failed
+    ? [charge]
+    : await tx<ChargeRow[]>`update charges set amount_refunded_cents = amount_refunded_cents + ${refund.amountCents} where id = ${charge.id} returning *`
+  await insertRow(tx, eventInsert(charge.account_id, failed ? 'charge.refund.failed' : 'charge.refunded', { object: toCharge(updated!), refund: toRefund(row!) }))
+  return APPLIED
+}
+
+const DISPUTE_ORDER: Record<DisputeState['status'], number> = { needs_response: 0, under_review: 1, won: 2, lost: 2 }
+
+async function applyDispute(tx: Transaction, dispute: DisputeState): Promise<Applied> {
+  if (!dispute.chargeId) return ignored(`dispute ${dispute.reference} is of a payment this service did not make`)
+  const [charge] = await tx<ChargeRow[]>`select * from charges where id = ${dispute.chargeId} for update`
+  if (!charge) return waiting(`charge ${dispute.chargeId} of dispute ${dispute.reference} is not recorded yet`)
+  const current = charge.dispute
+  if (current && current.processor_reference !== dispute.reference) return ignored(`charge ${charge.id} is disputed by ${current.processor_reference}, not ${dispute.reference}`)
+  if (current && DISPUTE_ORDER[current.status] >= DISPUTE_ORDER[dispute.status]) return ignored(`dispute ${dispute.reference} is ${current.status} already`)
+  const next: NonNullable<Charge['dispute']> = {
+    status: dispute.status,
+    reason: dispute.reason,
+    amount_cents: dispute.amountCents,
+    processor_reference: dispute.reference,
+    created_at: current?.created_at ?? new Date().toISOString(),
+  }
+  const [moved] = await tx<ChargeRow[]>`update charges set dispute = ${tx.json(next as never)} where id = ${charge.id} returning *`
+  const closed = dispute.status === 'won' || dispute.status === 'lost'
+  const type = closed ? 'charge.dispute.closed' : current ? 'charge.dispute.updated' : 'charge.dispute.created'
+  await insertRow(tx, eventInsert(charge.account_id, type, { object: toCharge(moved!) }))
+  return APPLIED
+}

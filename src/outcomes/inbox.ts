@@ -1,0 +1,61 @@
+// The inbox of the processor's events: each is written once (its id deduplicates a webhook delivered twice, and
+// the same event listed again by the reconciliation) and applied in the same transaction as its changes and the
+// service's own events, so an event is either recorded with what it did, or not at all (and then its sender
+// retries). One whose object is not in the books yet waits, and is applied again until it is.
+import type { Sql, Transaction } from '../db/connect.js'
+import { processorEvents } from '../observability/metrics.js'
+import type { ProcessorEvent } from '../processor/later.js'
+import { type Applied, applyChange, type LaterSettings } from './apply.js'
+
+export type Via = 'webhook' | 'reconciliation'
+export type Accepted = Applied['status'] | 'duplicate'
+
+/** Records the event and applies it; 'duplicate' when it was recorded before (by either way in). */
+export async function acceptEvent(sql: Sql, event: ProcessorEvent, via: Via, settings: LaterSettings): Promise<Accepted> {
+  const status = await sql.begin(async (tx) => {
+    const [fresh] = await tx`
+      insert into processor_events (id, type, processor_created_at, received_via, changes, status)
+      values (${event.id}, ${event.type}, ${event.createdAt}, ${via}, ${tx.json(event.changes as never)}, 'waiting')
+      on conflict (id) do nothing
+      returning id`
+    if (!fresh) return 'duplicate' as const
+    return settle(tx, event.id, await applyAll(tx, event, settings))
+  })
+  processorEvents.inc({ via, status })
+  return status
+}
+
+/** Applies again the events that wait for their object, oldest first; how many of them applied now. */
+export async function retryWaitingEvents(sql: Sql, settings: LaterSettings, batchSize = 100): Promise<number> {
+  const waiting = await sql<{ id: string }[]>`select id from processor_events where status = 'waiting' order by received_at limit ${batchSize}`
+  let applied = 0
+  for (const { id } of waiting) {
+    const status = await sql.begin(async (tx) => {
+      const [event] = await tx<{ id: string; type: string; changes: ProcessorEvent['changes']; processor_created_at: Date }[]>`
+        select id, type, changes, processor_created_at from processor_events where id = ${id} and status = 'waiting' for update skip locked`
+      if (!event) return undefined
+      await tx`update processor_events set attempts = attempts + 1 where id = ${id}`
+      return settle(tx, id, await applyAll(tx, { id, type: event.type, createdAt: event.processor_created_at, changes: event.changes }, settings))
+    })
+    if (status === 'applied') applied++
+  }
+  return applied
+}
+
+/** Every change of the event; it waits if any change waits (those applied are no-ops when it is applied again). */
+async function applyAll(tx: Transaction, event: ProcessorEvent, settings: LaterSettings): Promise<Applied> {
+  const results: Applied[] = []
+  for (const change of event.changes) results.push(await applyChange(tx, change, settings))
+  const notes = results.flatMap((result) => ('note' in result ? [result.note] : []))
+  if (results.some((result) => result.status === 'waiting')) return { status: 'waiting', note: notes.join('; ') }
+  if (results.some((result) => result.status === 'applied')) return { status: 'applied' }
+  return { status: 'ignored', note: notes.join('; ') || `nothing for the books in ${event.type}` }
+}
+
+async function settle(tx: Transaction, id: string, result: Applied): Promise<Applied['status']> {
+  const note = 'note' in result ? result.note.slice(0, 500) : null
+  await tx`
+    update processor_events set status = ${result.status}, note = ${note}, settled_at = ${result.status === 'waiting' ? null : new Date()}
+    where id = ${id}`
+  return result.status
+}

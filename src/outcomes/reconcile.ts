@@ -1,0 +1,50 @@
+// Nothing the processor told is missed: webhooks can be lost, or the endpoint down for hours, so a scheduled job
+// reads the processor's list of events since the last one it read (a few minutes back, for events that became
+// visible late), and accepts each through the same inbox as a webhook (a duplicate changes nothing); then it
+// applies again what still waits for its object.
+import type { Logger } from 'pino'
+import type { Sql } from '../db/connect.js'
+import { processorEventsWaiting } from '../observability/metrics.js'
+import type { LaterOutcomes } from '../processor/later.js'
+import type { LaterSettings } from './apply.js'
+import { acceptEvent, retryWaitingEvents } from './inbox.js'
+
+/** How far back each run reads again: an event listed late (its id already written, its list entry not) is not missed. */
+const OVERLAP_MS = 5 * 60_000
+/** Stripe keeps events 30 days: a cursor older than that has lost some. */
+const EVENTS_KEPT_MS = 30 * 86_400_000
+
+export interface PullResult {
+  read: number
+  fresh: number
+  appliedFromWaiting: number
+}
+
+export async function pullEvents(sql: Sql, later: LaterOutcomes, settings: LaterSettings, log: Logger): Promise<PullResult> {
+  const since = await eventsCursor(sql, later.name)
+  if (Date.now() - since.getTime() > EVENTS_KEPT_MS) {
+    log.error({ since }, `the last events read from ${later.name} are older than it keeps events: some may be lost; the comparison reports what differs`)
+  }
+  let newest = since
+  const result: PullResult = { read: 0, fresh: 0, appliedFromWaiting: 0 }
+  for await (const event of later.eventsSince(new Date(since.getTime() - OVERLAP_MS))) {
+    result.read++
+    if ((await acceptEvent(sql, event, 'reconciliation', settings)) !== 'duplicate') result.fresh++
+    if (event.createdAt > newest) newest = event.createdAt
+  }
+  await sql`update reconciliation_cursors set events_since = ${newest}, last_run_at = now() where processor = ${later.name}`
+  result.appliedFromWaiting = await retryWaitingEvents(sql, settings)
+  const [waiting] = await sql<{ count: number }[]>`select count(*)::int as count from processor_events where status = 'waiting'`
+  processorEventsWaiting.set(waiting!.count)
+  return result
+}
+
+/** Where the processor's events were read up to; the first time, from the first charge (or now). */
+export async function eventsCursor(sql: Sql, processor: string): Promise<Date> {
+  await sql`
+    insert into reconciliation_cursors (processor, events_since, compared_since)
+    select ${processor}, coalesce((select created_at from charges order by seq limit 1), now()), now()
+    on conflict (processor) do nothing`
+  const [cursor] = await sql<{ events_since: Date }[]>`select events_since from reconciliation_cursors where processor = ${processor}`
+  return cursor!.events_since
+}

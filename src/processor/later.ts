@@ -1,0 +1,94 @@
+// The second half of the processor boundary: what a processor tells after its answer. A payment that needed
+// authentication or settles later, a refund that fails days after it succeeded, a refund or a capture made at the
+// processor (its dashboard), a dispute: each reaches the service only as one of the processor's events, delivered
+// at least once, in any order, or not at all (and then only its list of events still has it). A processor's
+// events are translated here into changes the books understand; src/outcomes applies them.
+
+/** Where a payment is at the processor. */
+export type PaymentStatus = 'requires_action' | 'processing' | 'requires_capture' | 'succeeded' | 'failed' | 'canceled'
+export type RefundStatus = 'pending' | 'succeeded' | 'failed' | 'canceled'
+/** A dispute's course: open (needs_response, under_review), then closed (won, lost). */
+export type DisputeStatus = 'needs_response' | 'under_review' | 'won' | 'lost'
+
+/** A payment as the processor holds it now (in an event, or listed for the comparison of the books). */
+export interface PaymentState {
+  object: 'payment'
+  reference: string
+  /** The charge it was made for (ChargeRequest.chargeId); unset for a payment this service did not make. */
+  chargeId?: string
+  /** When the processor made it: the comparison leaves the newest alone, as they may still be in flight. */
+  createdAt?: Date
+  status: PaymentStatus
+  amountCents: number
+  /** What was captured, once succeeded (less than the amount after a partial capture). */
+  amountCapturedCents: number
+  failureCode?: string
+  failureMessage?: string
+  /** Why a canceled payment was: `expired` (its authorization lapsed at the processor) or `canceled`. */
+  cancellation?: 'expired' | 'canceled'
+}
+
+export interface RefundState {
+  object: 'refund'
+  reference: string
+  paymentReference: string
+  /** The charge of its payment, where the processor can tell. */
+  chargeId?: string
+  /** The operation id of a refund this service asked for; unset for one made at the processor (its dashboard). */
+  operationId?: string
+  createdAt?: Date
+  status: RefundStatus
+  amountCents: number
+  failureReason?: string
+}
+
+export interface DisputeState {
+  object: 'dispute'
+  reference: string
+  paymentReference: string
+  chargeId?: string
+  status: DisputeStatus
+  /** What the customer disputes: the amount at risk. */
+  amountCents: number
+  reason: string
+}
+
+export type ProcessorChange = PaymentState | RefundState | DisputeState
+
+/** One of the processor's events, read: its own id (what deduplicates it), and what it changes in the books. */
+export interface ProcessorEvent {
+  id: string
+  /** The processor's name for it (payment_intent.succeeded), kept for the operator reading the inbox. */
+  type: string
+  createdAt: Date
+  /** Empty when it changes nothing here: a type the service does not follow, or an object it did not make. */
+  changes: ProcessorChange[]
+}
+
+/** What a processor holds now, for the comparison with the books (src/outcomes/compare.ts). */
+export interface ProcessorStates {
+  payments: PaymentState[]
+  refunds: RefundState[]
+}
+
+export interface LaterOutcomes {
+  /** The name in the path of its webhook endpoint: POST /webhooks/<name>. */
+  readonly name: string
+  /**
+   * A delivery of the processor's webhook: verified over its raw bytes (its signature and timestamp) and read.
+   * Throws WebhookRefusedError when it is not authentic; unset for a processor that sends no webhooks.
+   */
+  receive?(rawBody: Buffer, headers: Record<string, string | string[] | undefined>): Promise<ProcessorEvent>
+  /** Its events created since `since`, from a list that cannot lag (never a search index). */
+  eventsSince(since: Date): AsyncIterable<ProcessorEvent>
+  /**
+   * Its payments and refunds as they are now: those created since `since`, and the payments named (the books'
+   * payments that are not final yet, whatever their age).
+   */
+  statesSince(since: Date, payments: string[]): Promise<ProcessorStates>
+}
+
+/** A webhook delivery that is not the processor's: unsigned, signed with another secret, tampered, or stale. */
+export class WebhookRefusedError extends Error {
+  override name = 'WebhookRefusedError'
+}

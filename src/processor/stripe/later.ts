@@ -1,0 +1,189 @@
+// What Stripe tells after its answers, read for the books: its webhooks (verified over the raw bytes with the
+// endpoint's signing secret, by the SDK), its list of events (kept 30 days; a list, not the Search API, so it does
+// not lag), and its PaymentIntents and Refunds as they are now, for the comparison. Only objects this service made
+// count: a PaymentIntent carries the charge it was made for in metadata.charge_id (src/processor/stripe/stripe.ts);
+// one without (a payment taken in the Dashboard, a lookup's probe) changes nothing here.
+import Stripe from 'stripe'
+import type { DisputeState, DisputeStatus, LaterOutcomes, PaymentState, ProcessorChange, ProcessorEvent, RefundState } from '../later.js'
+import { WebhookRefusedError } from '../later.js'
+import { withDeadline } from './client.js'
+import { toBoundaryError } from './errors.js'
+
+/** How old a delivery's signature may be: Stripe's own default tolerance (docs.stripe.com/webhooks#replay-attacks). */
+const SIGNATURE_TOLERANCE_SECONDS = 300
+/** Lists page through many objects: their calls get longer than one payment's deadline, but never none. */
+const LIST_DEADLINE_MS = 120_000
+
+const PAYMENT_EVENTS = new Set([
+  'payment_intent.succeeded',
+  'payment_intent.processing',
+  'payment_intent.payment_failed',
+  'payment_intent.canceled',
+  'payment_intent.amount_capturable_updated',
+  'payment_intent.requires_action',
+])
+const REFUND_EVENTS = new Set(['refund.created', 'refund.updated', 'refund.failed'])
+const DISPUTE_EVENTS = new Set(['charge.dispute.created', 'charge.dispute.updated', 'charge.dispute.closed', 'charge.dispute.funds_withdrawn', 'charge.dispute.funds_reinstated'])
+
+export function stripeLater(stripe: Stripe, options: { webhookSecret?: string | undefined }): LaterOutcomes {
+  const listing = <T>(work: () => Promise<T>): Promise<T> =>
+    withDeadline(Date.now() + LIST_DEADLINE_MS, work).catch((error: unknown) => {
+      throw toBoundaryError(error)
+    })
+  const intentOf = async (id: string) => listing(() => stripe.paymentIntents.retrieve(id))
+
+  /** The changes an event tells, reading what the event alone does not say. */
+  async function read(event: Stripe.Event): Promise<ProcessorEvent> {
+    const told = { id: event.id, type: event.type, createdAt: new Date(event.created * 1000) }
+    const object = event.data.object as unknown
+    if (PAYMENT_EVENTS.has(event.type)) {
+      const payment = paymentState(object as Stripe.PaymentIntent)
+      return { ...told, changes: payment ? [payment] : [] }
+    }
+    if (REFUND_EVENTS.has(event.type)) return { ...told, changes: [await refundState(object as Stripe.Refund)].filter(isChange<RefundState>) }
+    if (event.type === 'charge.refunded') {
+      // A Charge, whose refunds are not in it (API versions since 2022-11-15 leave them out): listed instead.
+      const intent = (object as Stripe.Charge).payment_intent
+      if (!intent) return { ...told, changes: [] }
+      const id = typeof intent === 'string' ? intent : intent.id
+      const refunds = await listing(async () => {
+        const found: Stripe.Refund[] = []
+        for await (const refund of stripe.refunds.list({ payment_intent: id, limit: 100 })) found.push(refund)
+        return found
+      })
+      return { ...told, changes: (await Promise.all(refunds.map(refundState))).filter(isChange<RefundState>) }
+    }
+    if (DISPUTE_EVENTS.has(event.type)) return { ...told, changes: [await disputeState(object as Stripe.Dispute)].filter(isChange<DisputeState>) }
+    return { ...told, changes: [] }
+  }
+
+  /** A refund's charge: ours carry their operation id; one made in the Dashboard is found through its PaymentIntent. */
+  async function refundState(refund: Stripe.Refund): Promise<RefundState | undefined> {
+    const paymentReference = idOf(refund.payment_intent)
+    if (!paymentReference) return undefined
+    const state: RefundState = {
+      object: 'refund',
+      reference: refund.id,
+      paymentReference,
+      status: refundStatus(refund.status),
+      amountCents: refund.amount,
+      ...(refund.failure_reason ? { failureReason: refund.failure_reason } : {}),
+    }
+    const operationId = refund.metadata?.operation_id
+    if (operationId) return { ...state, operationId }
+    const chargeId = (await intentOf(paymentReference)).metadata.charge_id
+    return chargeId ? { ...state, chargeId } : undefined
+  }
+
+  async function disputeState(dispute: Stripe.Dispute): Promise<DisputeState | undefined> {
+    const paymentReference = idOf(dispute.payment_intent)
+    if (!paymentReference) return undefined
+    const chargeId = (await intentOf(paymentReference)).metadata.charge_id
+    if (!chargeId) return undefined
+    return { object: 'dispute', reference: dispute.id, paymentReference, chargeId, status: disputeStatus(dispute.status), amountCents: dispute.amount, reason: dispute.reason }
+  }
+
+  return {
+    name: 'stripe',
+    async receive(rawBody, headers) {
+      if (!options.webhookSecret) throw new WebhookRefusedError('STRIPE_WEBHOOK_SECRET is not set: no delivery can be verified')
+      const signature = headers['stripe-signature']
+      if (typeof signature !== 'string') throw new WebhookRefusedError('no Stripe-Signature header')
+      let event: Stripe.Event
+      try {
+        event = stripe.webhooks.constructEvent(rawBody, signature, options.webhookSecret, SIGNATURE_TOLERANCE_SECONDS)
+      } catch (error) {
+        throw new WebhookRefusedError(error instanceof Error ? error.message : 'the signature does not verify')
+      }
+      return read(event)
+    },
+    async *eventsSince(since) {
+      const events = await listing(async () => {
+        const found: Stripe.Event[] = []
+        for await (const event of stripe.events.list({ created: { gte: Math.floor(since.getTime() / 1000) }, limit: 100 })) found.push(event)
+        return found
+      })
+      // The list is newest first; told oldest first, as they happened.
+      for (const event of events.reverse()) yield await read(event)
+    },
+    async statesSince(since, references) {
+      const created = { gte: Math.floor(since.getTime() / 1000) }
+      return listing(async () => {
+        const payments = new Map<string, PaymentState>()
+        for await (const intent of stripe.paymentIntents.list({ created, limit: 100 })) {
+          const payment = paymentState(intent)
+          if (payment) payments.set(payment.reference, payment)
+        }
+        for (const reference of references.filter((each) => !payments.has(each))) {
+          const payment = paymentState(await stripe.paymentIntents.retrieve(reference))
+          if (payment) payments.set(reference, payment)
+        }
+        const refunds: RefundState[] = []
+        for await (const refund of stripe.refunds.list({ created, limit: 100 })) {
+          const paymentReference = idOf(refund.payment_intent)
+          if (!paymentReference) continue
+          const operationId = refund.metadata?.operation_id
+          // One made in the Dashboard is the books' only if its payment is: its PaymentIntent says.
+          const chargeId = operationId ? undefined : (payments.get(paymentReference)?.chargeId ?? (await stripe.paymentIntents.retrieve(paymentReference)).metadata.charge_id)
+          refunds.push({
+            object: 'refund',
+            reference: refund.id,
+            paymentReference,
+            status: refundStatus(refund.status),
+            amountCents: refund.amount,
+            createdAt: new Date(refund.created * 1000),
+            ...(operationId ? { operationId } : {}),
+            ...(chargeId ? { chargeId } : {}),
+            ...(refund.failure_reason ? { failureReason: refund.failure_reason } : {}),
+          })
+        }
+        return { payments: [...payments.values()], refunds }
+      })
+    },
+  }
+}
+
+/** A PaymentIntent as a payment of the books, if this service made it. */
+export function paymentState(intent: Stripe.PaymentIntent): PaymentState | undefined {
+  const chargeId = intent.metadata.charge_id
+  if (!chargeId || intent.metadata.lookup_probe !== undefined) return undefined
+  const base = { object: 'payment' as const, reference: intent.id, chargeId, createdAt: new Date(intent.created * 1000), amountCents: intent.amount, amountCapturedCents: intent.amount_received }
+  switch (intent.status) {
+    case 'requires_action':
+      return { ...base, status: 'requires_action' }
+    case 'processing':
+      return { ...base, status: 'processing' }
+    case 'requires_capture':
+      return { ...base, status: 'requires_capture' }
+    case 'succeeded':
+      return { ...base, status: 'succeeded' }
+    case 'canceled':
+      // 'automatic': Stripe canceled it itself, as it does an authorization that lapsed.
+      return { ...base, status: 'canceled', cancellation: intent.cancellation_reason === 'automatic' || intent.cancellation_reason === 'expired' ? 'expired' : 'canceled' }
+    default: {
+      // requires_payment_method after a confirmation: declined, or the customer failed to authenticate.
+      const error = intent.last_payment_error
+      return { ...base, status: 'failed', failureCode: error?.decline_code ?? error?.code ?? 'payment_failed', failureMessage: error?.message ?? 'The payment failed.' }
+    }
+  }
+}
+
+function refundStatus(status: string | null): RefundState['status'] {
+  return status === 'succeeded' || status === 'failed' || status === 'canceled' ? status : 'pending'
+}
+
+/** Stripe's dispute statuses, as the books keep them: open, then won or lost. */
+function disputeStatus(status: Stripe.Dispute.Status): DisputeStatus {
+  if (status === 'won' || status === 'warning_closed' || status === 'prevented') return 'won'
+  if (status === 'lost') return 'lost'
+  if (status === 'under_review' || status === 'warning_under_review' || status === 'appeal_under_review') return 'under_review'
+  return 'needs_response'
+}
+
+function idOf(value: string | { id: string } | null | undefined): string | undefined {
+  return value ? (typeof value === 'string' ? value : value.id) : undefined
+}
+
+function isChange<T extends ProcessorChange>(change: T | undefined): change is T {
+  return change !== undefined
+}
