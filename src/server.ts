@@ -34,6 +34,9 @@ async function start() {
   log.info({ database: database.description, migrations_applied: database.migrationsApplied }, `database: ${database.description}`)
   const processor = createProcessor(config, database.sql, log)
   log.info({ processor: config.PROCESSOR }, config.PROCESSOR === 'stripe' ? `processor: Stripe at ${config.STRIPE_API_URL}` : 'processor: simulated (test cards: docs/charges.md)')
+  if (config.PROCESSOR === 'stripe' && !config.STRIPE_WEBHOOK_SECRET) {
+    log.warn('STRIPE_WEBHOOK_SECRET is not set: Stripe\'s webhooks are refused, and outcomes that come later arrive only through the reconciliation (docs/later-outcomes.md)')
+  }
   const serveApi = config.ROLE !== 'worker'
   // Set once the worker has stopped by itself: /readyz says so until the process, which exits, is replaced.
   let workerStopped: string | undefined

@@ -33,9 +33,15 @@ export default async function chargeRoutes(base: FastifyInstance, options: { sql
           tag: 'Charges',
           summary: 'Create a charge',
           description:
-            'Charges `source` for `amount_cents`. A decline is an outcome, not an error of the request: the failed charge is recorded, and the `402` is recorded and replayed like a `201`. `source` is a payment method of the processor (docs/processors.md); the simulated processor’s test sources are named as Stripe’s: `pm_card_visa` succeeds, `pm_card_chargeDeclined` and `pm_card_chargeDeclinedInsufficientFunds` are declined, `pm_card_slow` answers after about 2 s, `pm_card_processorDown` fails with `503` having done nothing, `pm_card_responseLost` is charged and its answer lost (`503`; a retry, or the recovery worker, settles it).',
+            'Charges `source` for `amount_cents`. A decline is an outcome, not an error of the request: the failed charge is recorded, and the `402` is recorded and replayed like a `201`. `source` is a payment method of the processor (docs/processors.md); the simulated processor’s test sources are named as Stripe’s: `pm_card_visa` succeeds, `pm_card_chargeDeclined` and `pm_card_chargeDeclinedInsufficientFunds` are declined, `pm_card_slow` answers after about 2 s, `pm_card_processorDown` fails with `503` having done nothing, `pm_card_responseLost` is charged and its answer lost (`503`; a retry, or the recovery worker, settles it). Some charges are not decided when they are answered: `pm_card_authenticationRequired` answers `201` with `requires_action` (send the customer to `next_action.url`), a bank debit such as `pm_usBankAccount_success` (with `mandate`) `processing`; the outcome arrives later, as an event (docs/later-outcomes.md), and a retry with the key replays this first answer.',
           bodyExample: { amount_cents: 2500, currency: 'usd', source: 'pm_card_visa', description: 'Invoice 1042', metadata: { invoice_id: '1042' } },
-          responses: { 201: { description: 'The charge succeeded (or, with `capture: false`, is authorized).', schema: Charge, headers: ['Location'] } },
+          responses: {
+            201: {
+              description: 'The charge succeeded (or, with `capture: false`, is authorized), or it awaits the customer’s authentication (`requires_action`) or a bank debit’s settlement (`processing`).',
+              schema: Charge,
+              headers: ['Location'],
+            },
+          },
           problems: ['card-declined', 'processor-unavailable', 'processor-refused'],
         },
       },
