@@ -36,6 +36,11 @@ const ConfigSchema = Type.Object({
   DATABASE_CONNECT_TIMEOUT_MS: Milliseconds(2000),
   /** PostgreSQL's statement_timeout for every statement of the service (migrations excepted). */
   DATABASE_STATEMENT_TIMEOUT_MS: Milliseconds(3000),
+  /**
+   * How long a starting process keeps trying while the database is unavailable (mid-failover, restarting) before
+   * it gives up and exits 1. 0: it exits at the first failure.
+   */
+  DATABASE_START_WAIT_SECONDS: Type.Integer({ minimum: 0, maximum: 3600, default: 60 }),
   /** How long a request may take in all before it is answered 503 (the work it started still ends cleanly). */
   REQUEST_TIMEOUT_MS: Milliseconds(4000, { maximum: 120_000 }),
   /** How long a client may take to send its headers, and its whole request. */

@@ -6,6 +6,7 @@ import { pino } from 'pino'
 import { buildApp, buildHealthApp } from './app.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { openDatabase } from './db/database.js'
+import { whileDatabaseUnavailable } from './db/start-up.js'
 import { logDestination, loggerOptions } from './logger.js'
 import { startMetricsServer } from './observability/metrics-server.js'
 import { createProcessor } from './processor/create.js'
@@ -27,10 +28,12 @@ function loadConfigOrExit(): Config {
 }
 
 async function start() {
-  const database = await openDatabase(config, {
-    onLog: (line) => log.debug({ component: 'embedded-postgres' }, line),
-    onNotice: (message) => log.info({ component: 'embedded-postgres' }, message),
-  })
+  const database = await duringStartUp('opening the database', () =>
+    openDatabase(config, {
+      onLog: (line) => log.debug({ component: 'embedded-postgres' }, line),
+      onNotice: (message) => log.info({ component: 'embedded-postgres' }, message),
+    }),
+  )
   log.info({ database: database.description, migrations_applied: database.migrationsApplied }, `database: ${database.description}`)
   const processor = createProcessor(config, database.sql, log)
   log.info({ processor: config.PROCESSOR }, config.PROCESSOR === 'stripe' ? `processor: Stripe at ${config.STRIPE_API_URL}` : 'processor: simulated (test cards: docs/charges.md)')
@@ -46,7 +49,7 @@ async function start() {
     (worker && !(await worker.writable().catch(() => false)) ? 'The background worker cannot reach a writable primary.' : worker?.notReady())
   // A worker still answers /healthz and /readyz, for orchestrators.
   const app = serveApi ? await buildApp({ sql: database.sql, processor, config, log, notReady }) : await buildHealthApp({ sql: database.sql, config, log, notReady })
-  const worker = config.ROLE === 'api' ? undefined : await startWorker(workerOptions(config, database, processor, log))
+  const worker = config.ROLE === 'api' ? undefined : await duringStartUp('starting the worker', () => startWorker(workerOptions(config, database, processor, log)))
   // No process keeps running with its worker stopped (a graphile-worker that shut itself down, say on another
   // schema's breaking-migration notice, or whose runner failed): webhooks, recovery and expiry would stop while
   // the API looked healthy. It says why, and exits 1 so that its supervisor starts a new one.
@@ -88,6 +91,15 @@ async function start() {
     clean.push(await step('database', () => database.close(), stepMs))
     return clean.every(Boolean)
   }
+}
+
+/** A start-up step, tried again while the database is unavailable, for up to DATABASE_START_WAIT_SECONDS. */
+function duringStartUp<T>(what: string, attempt: () => Promise<T>): Promise<T> {
+  return whileDatabaseUnavailable(attempt, {
+    waitMs: config.DATABASE_START_WAIT_SECONDS * 1000,
+    onWait: (error, delayMs) =>
+      log.warn({ err: error, delay_ms: delayMs }, `${what}: the database is not available (${error instanceof Error ? error.message : String(error)}); trying again in ${delayMs} ms`),
+  })
 }
 
 function listeningAt(server: { server: { address(): unknown } }): string {
