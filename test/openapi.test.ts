@@ -25,6 +25,16 @@ beforeAll(async () => {
 afterEach(() => failOnContractViolations(context))
 afterAll(() => context.close())
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the parsed YAML, walked
+type Node = any
+
+/** Whether a string schema refuses NUL and a lone surrogate: by its values, its format, or its pattern (with and without the u flag). */
+function refusesUnsafeText(schema: Node): boolean {
+  if (schema.enum || schema.const !== undefined || schema.format === 'date-time') return true
+  if (typeof schema.pattern !== 'string') return false
+  return ['', 'u'].every((flags) => ['a\u0000b', 'a\uD800b', 'a\uDC00'].every((text) => !new RegExp(schema.pattern, flags).test(text)))
+}
+
 describe('openapi.yaml', () => {
   it('when the routes or schemas change, then the committed file is the one they build, or this says to run npm run openapi', async () => {
     const built = (await context.app.inject({ method: 'GET', url: '/openapi.yaml' })).body
@@ -81,6 +91,28 @@ describe('openapi.yaml', () => {
   it('when a schema shows an example (what reference pages and mock servers display), then the example is one its schema takes, and every resource has one', () => {
     expect(exampleViolations()).toEqual([])
     for (const resource of ['Charge', 'Refund', 'WebhookEndpoint']) expect(spec.components.schemas[resource].examples, resource).toHaveLength(1)
+  })
+
+  it('when a generator reads a request string, then its schema refuses NUL and an unpaired surrogate, as the server does', () => {
+    const open: string[] = []
+    const resolve = (node: Node): Node => (typeof node.$ref === 'string' ? resolve(node.$ref.split('/').slice(1).reduce((at: Node, part: string) => at[part], spec)) : node)
+    const visit = (node: Node, where: string, seen = new Set<Node>()): void => {
+      node = resolve(node)
+      if (seen.has(node)) return
+      seen.add(node)
+      if (node.type === 'string' && !refusesUnsafeText(node)) open.push(where)
+      for (const [name, child] of Object.entries(node.properties ?? {})) visit(child as Node, `${where}.${name}`, seen)
+      for (const key of ['items', 'additionalProperties'] as const) if (node[key] && typeof node[key] === 'object') visit(node[key], `${where}.${key}`, seen)
+      for (const key of ['anyOf', 'oneOf', 'allOf'] as const) for (const [index, child] of (node[key] ?? []).entries()) visit(child as Node, `${where}.${key}[${index}]`, seen)
+    }
+    for (const [path, item] of Object.entries(spec.paths as Record<string, Record<string, Node>>)) {
+      for (const [method, operation] of Object.entries(item)) {
+        for (const parameter of (operation.parameters ?? []) as Node[]) visit(resolve(parameter).schema, `${method} ${path} ${resolve(parameter).name}`)
+        const body = operation.requestBody && resolve(operation.requestBody).content?.['application/json']?.schema
+        if (body) visit(body, `${method} ${path} body`)
+      }
+    }
+    expect(open).toEqual([])
   })
 
   it('when the request schemas change, then the document follows', () => {

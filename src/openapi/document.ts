@@ -22,6 +22,9 @@ export interface DocumentedRoute {
   doc: OperationDoc
 }
 
+/** The headers a raw-body route reads (a processor's signature): printable ASCII, as such headers are. */
+const SIGNATURE_HEADER = { type: 'string', pattern: '^[\\x20-\\x7e]*$' }
+
 /** Collects each route with an `openapi` entry as it is added; call before the routes are registered. */
 export function collectDocumentedRoutes(app: FastifyInstance): DocumentedRoute[] {
   const routes: DocumentedRoute[] = []
@@ -81,7 +84,7 @@ function operation(route: DocumentedRoute, components: SchemaComponents): JsonSc
     ...parametersOf(schema.params, 'path', components),
     ...parametersOf(schema.querystring, 'query', components),
     ...(route.idempotency ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
-    ...Object.entries(doc.rawBody?.headers ?? {}).map(([name, description]) => ({ name, in: 'header', description, schema: { type: 'string' } })),
+    ...Object.entries(doc.rawBody?.headers ?? {}).map(([name, description]) => ({ name, in: 'header', description, schema: SIGNATURE_HEADER })),
   ]
   const responses = Object.fromEntries([...successes, ...Object.entries(problemResponses(impliedProblems(route), components))].sort(([a], [b]) => Number(a) - Number(b)))
   return {

@@ -1,6 +1,6 @@
 // The charge resource and the bodies that create, capture, void and list it.
 import { Type, type Static } from 'typebox'
-import { AmountCents, ChargeId, Currency, Metadata, Timestamp } from './common.js'
+import { AmountCents, ChargeId, Currency, Metadata, Text, Timestamp } from './common.js'
 import { ListOf, PageQuery } from './page.js'
 
 export const CreateChargeBody = Type.Object(
@@ -11,10 +11,10 @@ export const CreateChargeBody = Type.Object(
       pattern: '^[A-Za-z0-9_]{1,255}$',
       description: 'A payment method of the processor: with Stripe a PaymentMethod id (`pm_card_visa` in test mode); the simulated processor takes the same test names.',
     }),
-    description: Type.Optional(Type.String({ maxLength: 1000 })),
+    description: Type.Optional(Text({ maxLength: 1000 })),
     metadata: Type.Optional(Metadata),
     return_url: Type.Optional(
-      Type.String({
+      Text({
         format: 'uri',
         maxLength: 2000,
         description:
@@ -24,8 +24,8 @@ export const CreateChargeBody = Type.Object(
     mandate: Type.Optional(
       Type.Object(
         {
-          ip_address: Type.String({ minLength: 1, maxLength: 45, description: 'The address the customer accepted from.' }),
-          user_agent: Type.String({ minLength: 1, maxLength: 500, description: 'The browser the customer accepted in.' }),
+          ip_address: Text({ minLength: 1, maxLength: 45, description: 'The address the customer accepted from.' }),
+          user_agent: Text({ minLength: 1, maxLength: 500, description: 'The browser the customer accepted in.' }),
         },
         {
           title: 'Mandate',

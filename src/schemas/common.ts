@@ -1,6 +1,6 @@
 // Shared schema primitives: money, currencies, ids, metadata and the problem body every error uses. A schema with a
 // `title` is a named component of openapi.yaml (src/openapi/schemas.ts); `description`s are the document's words.
-import { Type } from 'typebox'
+import { Type, type TStringOptions } from 'typebox'
 
 export const SUPPORTED_CURRENCIES = ['usd', 'eur', 'gbp', 'cad', 'aud', 'chf', 'jpy', 'sek', 'nok', 'dkk'] as const
 
@@ -12,6 +12,16 @@ export const AmountCents = Type.Integer({
 })
 export const Currency = Type.Enum([...SUPPORTED_CURRENCIES], { title: 'Currency', description: 'ISO 4217, in lower case.' })
 export const Timestamp = Type.String({ format: 'date-time' })
+
+/**
+ * Any Unicode text but NUL and unpaired surrogates, which the server refuses wherever they come (validator.ts):
+ * said in the document too, so that client generators and schema-driven fuzzers do not send them. It reads the
+ * same in regular expressions with and without the `u` flag.
+ */
+export const SAFE_TEXT_PATTERN = '^(?:[^\\u0000\\uD800-\\uDFFF]|[\\uD800-\\uDBFF][\\uDC00-\\uDFFF])*$'
+
+/** Free text a client sends (a description, a metadata value, a URL). */
+export const Text = (options: TStringOptions = {}) => Type.String({ pattern: SAFE_TEXT_PATTERN, ...options })
 
 /**
  * Every resource's id and its prefix, declared once: src/db/ids.ts makes ids of these prefixes only, and each id
@@ -31,7 +41,7 @@ export const Metadata = Type.Unsafe<Record<string, string>>({
   description:
     'Up to 20 string pairs, stored and returned untouched. A key may not be `__proto__` (JavaScript clients would take it for the object’s prototype); the server refuses it as validation-failed, as it does anywhere in a body.',
   maxProperties: 20,
-  additionalProperties: { type: 'string', maxLength: 500 },
+  additionalProperties: { type: 'string', maxLength: 500, pattern: SAFE_TEXT_PATTERN },
   // The parser refuses a __proto__ key before this is reached (src/plugins/http-edge.ts): said here for readers.
   propertyNames: { pattern: '^[A-Za-z0-9_.-]{1,40}$', not: { const: '__proto__' } },
 })

@@ -1,7 +1,7 @@
 // Events, webhook endpoints and deliveries: the resources and the bodies that create and change them.
 import { Type, type Static, type TSchema } from 'typebox'
 import { Charge } from './charge.js'
-import { ResourceId, Timestamp } from './common.js'
+import { ResourceId, Text, Timestamp } from './common.js'
 import { Refund } from './refund.js'
 import { ListOf, PageLimit, PageQuery } from './page.js'
 
@@ -74,7 +74,7 @@ const EnabledEvents = Type.Array(Type.Union([EventTypeSchema, Type.Literal('*')]
   uniqueItems: true,
   description: 'The event types to send, or `*` for all of them.',
 })
-const WebhookUrl = Type.String({
+const WebhookUrl = Text({
   format: 'uri',
   minLength: 1,
   maxLength: 2048,
@@ -87,7 +87,7 @@ export const CreateWebhookEndpointBody = Type.Object(
   {
     url: WebhookUrl,
     enabled_events: EnabledEvents,
-    description: Type.Optional(Type.String({ maxLength: 500 })),
+    description: Type.Optional(Text({ maxLength: 500 })),
   },
   { title: 'CreateWebhookEndpoint', additionalProperties: false },
 )
@@ -97,7 +97,7 @@ export const UpdateWebhookEndpointBody = Type.Object(
   {
     url: Type.Optional(WebhookUrl),
     enabled_events: Type.Optional(EnabledEvents),
-    description: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
+    description: Type.Optional(Type.Union([Text({ maxLength: 500 }), Type.Null()])),
     disabled: Type.Optional(Type.Boolean({ description: '`true`: stop sending to it; `false`: send again (deliveries from while it was disabled are not sent).' })),
   },
   { title: 'UpdateWebhookEndpoint', additionalProperties: false, minProperties: 1 },
