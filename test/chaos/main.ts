@@ -1,0 +1,221 @@
+// `npm run test:chaos`: every fault at once. A pg_auto_failover formation (primary and synchronous standby, a
+// proxy in front of each node, PgBouncer), two services on it (the simulated processor: two API instances, one of
+// them through PgBouncer, and two workers; the Stripe processor against the Stripe-compatible test server: an API
+// instance and a worker), retrying clients, and a nemesis on a seeded schedule. When the faults stop, everything
+// is healed and left to settle, then the history and the books are judged (checker.ts). Prints the seed, the
+// schedule, the figures and every violated property with its operations; exits 1 on any violation.
+//   npm run test:chaos -- [--seed=N ...] [--seconds=60] [--clients=12] [--settle-seconds=180]
+// Each --seed (a number, or `fresh` for a new one) draws `seconds` of faults, one after the other; none: one fresh.
+import { randomBytes } from 'node:crypto'
+import { createServer, type Server } from 'node:http'
+import { parseArgs } from 'node:util'
+import { createAccount } from '../../src/accounts/api-keys.js'
+import { createClient } from '../../src/client/index.js'
+import { connect, type Sql } from '../../src/db/connect.js'
+import { startFormation, type Formation } from '../helpers/auto-failover.js'
+import { STRIPE_WEBHOOK_SECRET } from '../helpers/processors.js'
+import { startStripeServer, type StripeTestServer } from '../helpers/stripe/server.js'
+import { until } from '../helpers/system.js'
+import { check, type Violations } from './checker.js'
+import { startClients, type ClientRun, type ClientSetup } from './clients.js'
+import { describe, drawSchedule, runNemesis } from './nemesis.js'
+import { seeded } from './random.js'
+import { watchReadiness } from './readiness.js'
+import { startStack, type Stack } from './stack.js'
+import { startDatabaseProxy, type DatabaseProxy } from './tcp-proxies.js'
+
+const { values: args } = parseArgs({
+  options: { seed: { type: 'string', multiple: true }, seconds: { type: 'string', default: '60' }, clients: { type: 'string', default: '12' }, 'settle-seconds': { type: 'string', default: '180' } },
+})
+const seeds = (args.seed ?? ['fresh']).map((seed) => (seed === 'fresh' ? randomBytes(4).readUInt32BE() : Number(seed)))
+const again = seeds.map((seed) => `--seed=${seed}`).join(' ')
+const seconds = Number(args.seconds)
+const settleMs = Number(args['settle-seconds']) * 1000
+// The clients' choices and the front's come from the first seed; each seed draws its own part of the schedule.
+const random = seeded(seeds[0]!)
+const log = (line: string) => console.log(`[chaos] ${line}`)
+
+/** Settings that make the boundaries short enough to cross in a minute: the lease, the grace, the deadlines. */
+const SHORT_BOUNDS = {
+  IDEMPOTENCY_LEASE_SECONDS: '5',
+  REQUEST_TIMEOUT_MS: '4000',
+  PROCESSOR_TIMEOUT_MS: '2500',
+  RECOVERY_GRACE_SECONDS: '3',
+  WORKER_DEAD_AFTER_SECONDS: '5',
+  SIMULATED_SLOW_MS: '3000',
+  WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+  WEBHOOK_RETRY_SCHEDULE: '1,2,4,8,15,30',
+  LOG_LEVEL: 'info',
+}
+
+interface Service {
+  stack: Stack
+  sql: Sql
+  accountId: string
+  apiKey: string
+  delivered: Set<string>
+  receiver: Server
+  stripe: StripeTestServer | undefined
+  clients?: ClientRun
+}
+
+let formation: Formation | undefined
+const proxies: DatabaseProxy[] = []
+const services: Service[] = []
+
+async function main(): Promise<number> {
+  log(`seeds ${seeds.join(', ')} (run again with ${again}), ${seconds * seeds.length} s of faults`)
+  formation = await startFormation()
+  await formation.shortenFailover()
+  for (const node of formation.nodes) proxies.push(await startDatabaseProxy(node.port))
+  const query = formation.uri.split('?')[1]
+  const urlOf = (database: string) => `postgres://postgres@${proxies.map((proxy) => `127.0.0.1:${proxy.port}`).join(',')}/${database}?${query}`
+  const admin = connect(urlOf('payments'), { max: 1 })
+  await admin`create database payments_stripe`
+  // Through PgBouncer the service cannot set its timeouts per connection: the role has them (docs/high-availability.md).
+  await admin`alter role postgres in database payments set statement_timeout = '3s'`
+  await admin`alter role postgres in database payments set idle_in_transaction_session_timeout = '60s'`
+  await admin.end({ timeout: 1 })
+  const bouncers = (await formation.startPgBouncers()).replace('postgres://', 'postgres://postgres@')
+
+  const stripe = await startStripeServer({ searchLagMs: 60_000 })
+  const simulatedEnv = { ...SHORT_BOUNDS, DATABASE_URL: urlOf('payments') }
+  const stripeEnv = { ...SHORT_BOUNDS, DATABASE_URL: urlOf('payments_stripe'), PROCESSOR: 'stripe', STRIPE_SECRET_KEY: stripe.secretKey, STRIPE_API_URL: stripe.url, STRIPE_WEBHOOK_SECRET }
+  services.push(await startService('simulated', [
+    { name: 'sim-api-1', role: 'api', env: simulatedEnv },
+    { name: 'sim-api-2', role: 'api', env: { ...simulatedEnv, DATABASE_URL: bouncers, DATABASE_TRANSACTION_POOLING: 'true' } },
+    { name: 'sim-worker-1', role: 'worker', env: simulatedEnv },
+    { name: 'sim-worker-2', role: 'worker', env: simulatedEnv },
+  ], urlOf('payments'), undefined))
+  services.push(await startService('stripe', [
+    { name: 'stripe-api-1', role: 'api', env: stripeEnv },
+    { name: 'stripe-worker-1', role: 'worker', env: stripeEnv },
+  ], urlOf('payments_stripe'), stripe))
+  stripe.webhooks.endpoint(`${services[1]!.stack.front.url}/processor/webhooks`, STRIPE_WEBHOOK_SECRET)
+
+  const processes = services.flatMap((service) => service.stack.members.map((member) => member.name))
+  const schedule = seeds.flatMap((seed, index) =>
+    drawSchedule(seeded(seed), seconds * 1000, processes, true).map(({ atMs, fault }) => ({ atMs: atMs + index * seconds * 1000, fault })),
+  )
+  log(`schedule (${schedule.length} faults):\n${schedule.map(({ atMs, fault }) => `  +${(atMs / 1000).toFixed(1)}s ${describe(fault)}`).join('\n')}`)
+
+  const clientRandom = random.fork()
+  const SOURCES: Record<string, ClientSetup['sources']> = {
+    simulated: { succeed: ['pm_card_visa', 'pm_card_mastercard'], decline: ['pm_card_chargeDeclined'], actUp: ['pm_card_slow', 'pm_card_responseLost', 'pm_card_timeoutBeforeCharge'], downForGood: ['pm_card_processorDown'] },
+    stripe: { succeed: ['pm_card_visa', 'pm_card_mastercard'], decline: ['pm_card_chargeDeclined', 'pm_card_chargeDeclinedInsufficientFunds'], actUp: [], downForGood: [] },
+  }
+  const clientCount = Number(args.clients)
+  for (const service of services) {
+    const share = service.stripe ? Math.ceil(clientCount / 3) : clientCount - Math.ceil(clientCount / 3)
+    service.clients = startClients({ stack: service.stack.name, baseUrl: service.stack.front.url, apiKey: service.apiKey, clients: share, sources: SOURCES[service.stack.name]! }, clientRandom.fork())
+  }
+  const target = { formation, proxies, stacks: services.map((service) => service.stack), stripe }
+  // A failover's own blip (the old primary gone, the new one not yet promoted) is not a readiness failure.
+  const readiness = watchReadiness(services.map((service) => ({ stack: service.stack, apiKey: service.apiKey })), 15_000)
+  const nemesis = runNemesis(schedule, target, log)
+  await nemesis.done
+  const lastFaultAt = nemesis.lastFaultAt
+  log('faults over: healing')
+
+  // Healed: the formation has its primary and standby, every process runs and is ready, Stripe acts normally.
+  stripe.clearFaults()
+  await formation.settled(180_000)
+  await Promise.all(services.map((service) => service.stack.heal(120_000)))
+  readiness.stop()
+  await Promise.all(services.map((service) => service.clients!.stop(settleMs)))
+  // Settled: no key in flight, every event delivered, the processor's webhooks applied.
+  const settled = await Promise.all(services.map((service) => untilSettled(service, lastFaultAt + settleMs)))
+  const settledAfterMs = Math.max(...settled) - lastFaultAt
+
+  const violations: Violations = new Map()
+  for (const service of services) {
+    await check({ stack: service.stack.name, sql: service.sql, accountId: service.accountId, operations: service.clients!.operations, stripe: service.stripe, delivered: service.delivered }, violations)
+  }
+  if (readiness.violations.length) violations.set('readiness said "not ready" whenever a process could not serve', readiness.violations)
+  log(`readiness: ${readiness.probes} probes`)
+  report(nemesis.injected, nemesis.skipped, settledAfterMs, violations)
+  return violations.size === 0 ? 0 : 1
+}
+
+async function startService(name: string, members: Parameters<typeof startStack>[1], databaseUrl: string, stripe: StripeTestServer | undefined): Promise<Service> {
+  const stack = await startStack(name, members, random.fork())
+  const sql = connect(databaseUrl, { max: 2 })
+  const { api_key: apiKey, account_id: accountId } = await createAccount(sql, `Chaos ${name}`)
+  const delivered = new Set<string>()
+  const receiver = createServer((request, response) => {
+    delivered.add(String(request.headers['webhook-id']))
+    request.resume().on('end', () => response.end())
+  })
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+  const api = createClient({ baseUrl: stack.front.url, apiKey })
+  await api.webhookEndpoints.create({ url: `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hooks`, enabled_events: ['*'] })
+  return { stack, sql, accountId, apiKey, delivered, receiver, stripe }
+}
+
+/** Resolves with the time everything of the service had settled, or the deadline if it never did. */
+async function untilSettled(service: Service, deadline: number): Promise<number> {
+  const { sql, accountId } = service
+  const settled = async () => {
+    try {
+      const [row] = await sql<{ keys: number; deliveries: number; pending: number }[]>`
+        select (select count(*) from idempotency_keys where account_id = ${accountId} and completed_at is null)::int as keys,
+               (select count(*) from webhook_deliveries where account_id = ${accountId} and status <> 'delivered')::int as deliveries,
+               (select count(*) from charges where account_id = ${accountId} and (pending_operation is not null or amount_refund_pending_cents > 0))::int as pending`
+      const [events] = await sql<{ count: number }[]>`select count(*)::int as count from events where account_id = ${accountId}`
+      const idle = service.stripe ? await Promise.race([service.stripe.webhooks.idle().then(() => true), sleep(100).then(() => false)]) : true
+      return row!.keys === 0 && row!.deliveries === 0 && row!.pending === 0 && service.delivered.size >= events!.count && idle
+    } catch {
+      return false
+    }
+  }
+  await until(settled, Math.max(1000, deadline - Date.now())).catch(() => {})
+  return Date.now()
+}
+
+function report(injected: Record<string, number>, skipped: Record<string, number>, settledAfterMs: number, violations: Violations): void {
+  const operations = services.flatMap((service) => service.clients!.operations)
+  const attempts = operations.flatMap((operation) => operation.attempts)
+  const tally = (labels: string[]) => {
+    const counts: Record<string, number> = {}
+    for (const label of labels) counts[label] = (counts[label] ?? 0) + 1
+    return JSON.stringify(counts)
+  }
+  const members = services.flatMap((service) => service.stack.members)
+  log(`seeds: ${again}`)
+  log(`history: ${operations.length} operations, ${attempts.length} requests; answers ${tally(attempts.map((attempt) => String(attempt.status ?? 'none')))}`)
+  log(`operations: ${tally(operations.map((operation) => `${operation.stack} ${operation.kind} ${operation.end}`))}`)
+  log(`faults injected: ${JSON.stringify(injected)}; skipped (a topology change under way): ${JSON.stringify(skipped)}`)
+  log(`processes: start-ups that failed ${members.reduce((sum, member) => sum + member.failedStarts.length, 0)}, exits of their own ${members.reduce((sum, member) => sum + member.ownExits.length, 0)}`)
+  for (const member of members) for (const output of [...member.failedStarts, ...member.ownExits].slice(0, 2)) log(`${member.name}: ${output.split('\n').filter(Boolean).slice(-3).join(' | ')}`)
+  log(`settled ${(settledAfterMs / 1000).toFixed(1)} s after the last fault`)
+  if (violations.size === 0) return log('violations: none')
+  log(`VIOLATIONS: ${violations.size} properties`)
+  for (const [property, details] of violations) {
+    log(`  ${property} (${details.length}):`)
+    for (const detail of details.slice(0, 10)) log(`    ${detail}`)
+  }
+}
+
+async function shutDown(): Promise<void> {
+  for (const service of services) {
+    await service.stack.close()
+    service.receiver.close()
+    await service.sql.end({ timeout: 1 }).catch(() => {})
+    await service.stripe?.close()
+  }
+  for (const proxy of proxies) await proxy.close()
+  await formation?.destroy()
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+let code = 1
+try {
+  code = await main()
+} catch (error) {
+  log(`the run could not complete: ${(error as Error).stack}`)
+  if (formation) log(formation.logs().slice(-3000))
+} finally {
+  await shutDown().catch((error: unknown) => log(`shutting down: ${String(error)}`))
+}
+process.exit(code)
