@@ -22,8 +22,12 @@ export interface BenchDatabase {
 export interface BenchCluster {
   port: number
   postmasterPid: number
-  /** Creates and migrates a database, runs `setupSql` in it (one statement), and makes an account. */
-  database(name: string, setupSql?: string): Promise<BenchDatabase>
+  /**
+   * Creates and migrates a database, runs `setupSql` in it (one statement), and makes an account. With
+   * `icuLocale` (en-US), text compares under that ICU collation instead of C, as in a cluster initialised with a
+   * language's locale (the compose file's image: en_US.utf8).
+   */
+  database(name: string, setupSql?: string, options?: { icuLocale?: string }): Promise<BenchDatabase>
   stop(): Promise<void>
 }
 
@@ -43,13 +47,16 @@ export async function startBenchCluster(): Promise<BenchCluster> {
   return {
     port,
     postmasterPid: cluster.pid!,
-    async database(name, setupSql) {
-      await createDatabaseIfMissing(`postgres://postgres:postgres@127.0.0.1:${port}/postgres`, name)
+    async database(name, setupSql, options = {}) {
+      const serverUrl = `postgres://postgres:postgres@127.0.0.1:${port}/postgres`
+      if (options.icuLocale) await createWithCollation(serverUrl, name, options.icuLocale)
+      else await createDatabaseIfMissing(serverUrl, name)
       const url = `postgres://postgres:postgres@127.0.0.1:${port}/${name}`
       const sql = connect(url, { max: 4, statementTimeoutMs: 0 })
       pools.push(sql)
       await migrate(sql, url)
       await sql`create extension if not exists pg_stat_statements`
+      await sql`create extension if not exists pg_walinspect`
       if (setupSql) await sql.unsafe(setupSql)
       const { api_key: apiKey } = await createAccount(sql, 'bench')
       return { url, sql, apiKey, env: { DATABASE_URL: url, LOG_LEVEL: 'warn', DATABASE_POOL_SIZE: '10', RATE_LIMIT_MAX: '1000000000' } }
@@ -59,5 +66,15 @@ export async function startBenchCluster(): Promise<BenchCluster> {
       await cluster.stop()
       await rm(dir, { recursive: true, force: true })
     },
+  }
+}
+
+/** A database whose text compares under an ICU collation (PostgreSQL's embedded build carries ICU). */
+async function createWithCollation(serverUrl: string, name: string, icuLocale: string): Promise<void> {
+  const sql = connect(serverUrl, { max: 1, statementTimeoutMs: 0 })
+  try {
+    await sql.unsafe(`create database "${name}" template template0 encoding 'UTF8' locale 'C' locale_provider icu icu_locale '${icuLocale.replaceAll("'", '')}'`)
+  } finally {
+    await sql.end({ timeout: 1 })
   }
 }

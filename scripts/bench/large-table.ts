@@ -51,12 +51,12 @@ export async function largeTable(options: LargeTableOptions): Promise<string> {
     try {
       const largeLoad: LoadOptions = { ...options.load, apiKey }
       await measure(large, { ...largeLoad, seconds: 2 })
-      const samples: { small: Measurement & { walKb: number }; large: Measurement & { walKb: number } }[] = []
+      const samples: { small: Measurement; large: Measurement }[] = []
       for (let round = 0; round < rounds; round++) {
         const pair = round % 2 === 0 ? (['small', 'large'] as const) : (['large', 'small'] as const)
         const sample: Partial<(typeof samples)[number]> = {}
         for (const which of pair) {
-          sample[which] = await withWal(options.sql, options.load.seconds, () => (which === 'small' ? measure(options.server, options.load) : measure(large, largeLoad)))
+          sample[which] = which === 'small' ? await measure(options.server, options.load) : await measure(large, largeLoad)
           process.stderr.write(`  large table round ${round + 1}/${rounds} ${which.padEnd(5)} ${sample[which]!.rps.toFixed(0)} req/s\n`)
         }
         samples.push(sample as (typeof samples)[number])
@@ -64,7 +64,7 @@ export async function largeTable(options: LargeTableOptions): Promise<string> {
       const [smallKeys, largeKeys] = [await keyCount(options.sql), await keyCount(sql)]
       const ratios = samples.map((sample) => sample.large.rps / sample.small.rps)
       const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length
-      const wal = (which: 'small' | 'large') => mean(samples.map((sample) => sample[which].walKb))
+      const wal = (which: 'small' | 'large') => mean(samples.map((sample) => sample[which].walBytes)) / 1024
       return [
         '',
         `Large table: new charges against about ${largeKeys.toLocaleString('en')} stored keys (filled in ${fillSeconds.toFixed(0)} s) and against about ${smallKeys.toLocaleString('en')}, ${rounds} interleaved rounds:`,
@@ -77,15 +77,6 @@ export async function largeTable(options: LargeTableOptions): Promise<string> {
   } finally {
     await sql.end({ timeout: 1 })
   }
-}
-
-/** Runs a measurement and adds the WAL the cluster wrote meanwhile, per request, in KB. */
-async function withWal(sql: Sql, seconds: number, run: () => Promise<Measurement>): Promise<Measurement & { walKb: number }> {
-  const lsn = async () => (await sql<{ lsn: string }[]>`select pg_current_wal_lsn()::text as lsn`)[0]!.lsn
-  const before = await lsn()
-  const measured = await run()
-  const [{ bytes }] = (await sql<{ bytes: number }[]>`select pg_wal_lsn_diff(${await lsn()}, ${before})::float8 as bytes`) as unknown as [{ bytes: number }]
-  return { ...measured, walKb: bytes / 1024 / Math.max(1, measured.rps * seconds) }
 }
 
 /** The planner's estimate of the keys stored: counting ten million rows would take longer than a round. */

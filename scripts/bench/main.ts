@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --statements] [-- --soak[=minutes]] [-- --reaper[=rows]] [-- --large[=rows]]
+// npm run bench [-- --quick] [-- --statements] [-- --collation=en-US] [-- --soak[=minutes]] [-- --reaper[=rows]] [-- --large[=rows]]
 // The project's performance report: this service against two baselines built from the same charges table, the
 // same PostgreSQL, pool size, API-key lookup and simulated processor (scripts/bench/*.ts), driven over HTTP by
 // autocannon. Rounds are interleaved and rotated, so the machine's drift hits every implementation alike, and
@@ -24,6 +24,7 @@ const { values: args } = parseArgs({
     rounds: { type: 'string' },
     seconds: { type: 'string' },
     statements: { type: 'boolean', default: false },
+    collation: { type: 'string' },
   },
 })
 const quick = args.quick!
@@ -31,7 +32,7 @@ const rounds = Number(args.rounds ?? (quick ? 2 : 4))
 const seconds = Number(args.seconds ?? (quick ? 5 : 10))
 
 const cluster = await startBenchCluster()
-const { sql, apiKey, env } = await cluster.database('bench', process.env.BENCH_SQL)
+const { sql, apiKey, env } = await cluster.database('bench', process.env.BENCH_SQL, { icuLocale: args.collation })
 const [{ version }] = (await sql<{ version: string }[]>`select current_setting('server_version') as version`) as unknown as [{ version: string }]
 
 const servers: ServerUnderTest[] = []
@@ -95,7 +96,7 @@ try {
     bursts.push({ duplicates: duplicates.ms, distinct: distinct.ms, conflicts: duplicates.conflicts })
   }
 
-  console.log(report({ samples, bursts, node: process.version, postgres: version, cores: cpus().length, rounds, seconds }))
+  console.log(report({ samples, bursts, node: process.version, postgres: version, collation: args.collation ? `${args.collation} (ICU)` : 'C', cores: cpus().length, rounds, seconds }))
   if (args.statements) console.log(await statementCosts(sql))
 
   if (args.soak !== undefined) console.log(await soak(service, load, Number(args.soak || 5)))
