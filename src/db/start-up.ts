@@ -30,7 +30,7 @@ export async function whileDatabaseUnavailable<T>(attempt: () => Promise<T>, ret
  * node-postgres (graphile-worker's driver) reports a connection lost while opening, or never opened, with a
  * message and no code.
  */
-const NODE_POSTGRES_CONNECTION_LOST = /^(Connection terminated|timeout expired|Connection terminated due to connection timeout)/
+const NODE_POSTGRES_CONNECTION_LOST = /^(Connection terminated|timeout expired)/
 
 function unavailable(error: unknown): boolean {
   return isDatabaseUnavailable(error) || (error instanceof Error && !('code' in error) && NODE_POSTGRES_CONNECTION_LOST.test(error.message))

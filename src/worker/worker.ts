@@ -143,16 +143,23 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     await settlement.stop()
     throw error
   })
-  // A restarted service first settles what its predecessor left behind (a crash between a processor call and
-  // its commit leaves a claim no request will end), rather than waiting for the next scheduled run.
-  await settlement.addJob(RECOVER_TASK, {}, { jobKey: RECOVER_TASK, queueName: RECOVER_TASK })
-  await settlement.addJob(SWEEP_TASK, {}, { jobKey: SWEEP_TASK, queueName: SWEEP_TASK })
-  const watchdog = await startWatchdog(
-    sql,
-    () => [...settlement.poolIds, ...deliveries.poolIds],
-    { ...options.liveness, graceSeconds: recovery.graceSeconds, endpoints: settle.map((each) => each.endpoint), processName: `${hostname()}:${process.pid}` },
-    log.child({ component: 'watchdog' }),
-  )
+  // A start-up that fails from here on stops both runners, so that one tried again (src/db/start-up.ts) does
+  // not leave them running beside its own.
+  const watchdog = await (async () => {
+    // A restarted service first settles what its predecessor left behind (a crash between a processor call and
+    // its commit leaves a claim no request will end), rather than waiting for the next scheduled run.
+    await settlement.addJob(RECOVER_TASK, {}, { jobKey: RECOVER_TASK, queueName: RECOVER_TASK })
+    await settlement.addJob(SWEEP_TASK, {}, { jobKey: SWEEP_TASK, queueName: SWEEP_TASK })
+    return startWatchdog(
+      sql,
+      () => [...settlement.poolIds, ...deliveries.poolIds],
+      { ...options.liveness, graceSeconds: recovery.graceSeconds, endpoints: settle.map((each) => each.endpoint), processName: `${hostname()}:${process.pid}` },
+      log.child({ component: 'watchdog' }),
+    )
+  })().catch(async (error: unknown) => {
+    await Promise.allSettled([settlement.stop(), deliveries.stop()])
+    throw error
+  })
   return {
     promise: Promise.race([settlement.promise, deliveries.promise]),
     addJob: settlement.addJob,
