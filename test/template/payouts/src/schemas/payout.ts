@@ -1,12 +1,12 @@
 // The payout resource and the body that creates it: money the account holds with the service, sent out.
 import { Type, type Static } from 'typebox'
-import { AmountCents, Currency, ResourceId, Timestamp } from './common.js'
+import { AmountCents, Currency, ResourceId, Text, Timestamp } from './common.js'
 import { ListOf, PageQuery } from './page.js'
 
 export const PayoutId = ResourceId('PayoutId')
 
 export const CreatePayoutBody = Type.Object(
-  { amount_cents: AmountCents, currency: Currency, description: Type.Optional(Type.String({ maxLength: 1000 })) },
+  { amount_cents: AmountCents, currency: Currency, description: Type.Optional(Text({ maxLength: 1000 })) },
   { title: 'CreatePayout', additionalProperties: false },
 )
 export type CreatePayoutBody = Static<typeof CreatePayoutBody>
