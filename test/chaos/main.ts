@@ -48,6 +48,14 @@ const SHORT_BOUNDS = {
   LOG_LEVEL: 'info',
 }
 
+/**
+ * Each node takes 100 connections, 3 of them kept for superusers (pg_autoctl's keeper, this harness). A worker
+ * process opens up to DATABASE_POOL_SIZE + WORKER_CONCURRENCY + 2 + 5 (docs/operations.md), an API process
+ * DATABASE_POOL_SIZE: 8 + 8 (one through PgBouncer) + 2 x 19 + 8 + 19 = 81 here, and the harness 5. With the
+ * defaults the six processes could open 118, and a long run did: the primary refused its own keeper.
+ */
+const CONNECTION_BUDGET = { DATABASE_POOL_SIZE: '8', WORKER_CONCURRENCY: '4' }
+
 interface Service {
   stack: Stack
   sql: Sql
@@ -69,28 +77,32 @@ async function main(): Promise<number> {
   await formation.shortenFailover()
   for (const node of formation.nodes) proxies.push(await startDatabaseProxy(node.port))
   const query = formation.uri.split('?')[1]
-  const urlOf = (database: string) => `postgres://postgres@${proxies.map((proxy) => `127.0.0.1:${proxy.port}`).join(',')}/${database}?${query}`
-  const admin = connect(urlOf('payments'), { max: 1 })
-  await admin`create database payments_stripe`
+  const urlOf = (database: string, role = 'payments') => `postgres://${role}@${proxies.map((proxy) => `127.0.0.1:${proxy.port}`).join(',')}/${database}?${query}`
+  // The services connect as a role of their own, as docs/high-availability.md does, not as a superuser: the slots
+  // PostgreSQL keeps for superusers stay free for pg_autoctl and for the checker, however many the services take.
+  const admin = connect(urlOf('payments', 'postgres'), { max: 1 })
+  await admin`create role payments login`
+  await admin`alter database payments owner to payments`
+  await admin`create database payments_stripe owner payments`
   // Through PgBouncer the service cannot set its timeouts per connection: the role has them (docs/high-availability.md).
-  await admin`alter role postgres in database payments set statement_timeout = '3s'`
-  await admin`alter role postgres in database payments set idle_in_transaction_session_timeout = '60s'`
+  await admin`alter role payments in database payments set statement_timeout = '3s'`
+  await admin`alter role payments in database payments set idle_in_transaction_session_timeout = '60s'`
   await admin.end({ timeout: 1 })
-  const bouncers = (await formation.startPgBouncers()).replace('postgres://', 'postgres://postgres@')
+  const bouncers = (await formation.startPgBouncers()).replace('postgres://', 'postgres://payments@')
 
   const stripe = await startStripeServer({ searchLagMs: 60_000 })
-  const simulatedEnv = { ...SHORT_BOUNDS, DATABASE_URL: urlOf('payments') }
-  const stripeEnv = { ...SHORT_BOUNDS, DATABASE_URL: urlOf('payments_stripe'), PROCESSOR: 'stripe', STRIPE_SECRET_KEY: stripe.secretKey, STRIPE_API_URL: stripe.url, STRIPE_WEBHOOK_SECRET }
+  const simulatedEnv = { ...SHORT_BOUNDS, ...CONNECTION_BUDGET, DATABASE_URL: urlOf('payments') }
+  const stripeEnv = { ...SHORT_BOUNDS, ...CONNECTION_BUDGET, DATABASE_URL: urlOf('payments_stripe'), PROCESSOR: 'stripe', STRIPE_SECRET_KEY: stripe.secretKey, STRIPE_API_URL: stripe.url, STRIPE_WEBHOOK_SECRET }
   services.push(await startService('simulated', [
     { name: 'sim-api-1', role: 'api', env: simulatedEnv },
     { name: 'sim-api-2', role: 'api', env: { ...simulatedEnv, DATABASE_URL: bouncers, DATABASE_TRANSACTION_POOLING: 'true' } },
     { name: 'sim-worker-1', role: 'worker', env: simulatedEnv },
     { name: 'sim-worker-2', role: 'worker', env: simulatedEnv },
-  ], urlOf('payments'), undefined))
+  ], urlOf('payments', 'postgres'), undefined))
   services.push(await startService('stripe', [
     { name: 'stripe-api-1', role: 'api', env: stripeEnv },
     { name: 'stripe-worker-1', role: 'worker', env: stripeEnv },
-  ], urlOf('payments_stripe'), stripe))
+  ], urlOf('payments_stripe', 'postgres'), stripe))
   stripe.webhooks.endpoint(`${services[1]!.stack.front.url}/processor/webhooks`, STRIPE_WEBHOOK_SECRET)
 
   const processes = services.flatMap((service) => service.stack.members.map((member) => member.name))
@@ -207,6 +219,19 @@ async function shutDown(): Promise<void> {
   await formation?.destroy()
 }
 
+/** Each node's backends by role, database and application: what took the slots when a run cannot complete. */
+async function connectionsNow(formation: Formation): Promise<string> {
+  const lines: string[] = []
+  for (const node of formation.nodes) {
+    const sql = connect(`postgres://postgres@127.0.0.1:${node.port}/payments?sslmode=require`, { max: 1 })
+    const rows = await sql<{ usename: string | null; datname: string | null; application_name: string; count: number }[]>`
+      select usename, datname, application_name, count(*)::int as count from pg_stat_activity
+      where backend_type = 'client backend' group by 1, 2, 3 order by 4 desc`.finally(() => sql.end({ timeout: 1 }))
+    lines.push(`${node.name}: ${rows.map((row) => `${row.count} ${row.usename}/${row.datname}/${row.application_name || '-'}`).join(', ')}`)
+  }
+  return lines.join('; ')
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 let code = 1
@@ -215,6 +240,7 @@ try {
 } catch (error) {
   log(`the run could not complete: ${(error as Error).stack}`)
   if (formation) log(formation.logs().slice(-3000))
+  if (formation) log(`connections now: ${await connectionsNow(formation).catch((cause: unknown) => String(cause))}`)
 } finally {
   await shutDown().catch((error: unknown) => log(`shutting down: ${String(error)}`))
 }

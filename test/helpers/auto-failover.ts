@@ -164,7 +164,7 @@ export async function startFormation(database = 'payments'): Promise<Formation> 
         const port = await freePort()
         ports.push(port)
         const ini = join(dir, `pgbouncer-${node.name}.ini`)
-        await writeFile(join(dir, 'userlist.txt'), '"postgres" ""\n')
+        await writeFile(join(dir, 'userlist.txt'), '"postgres" ""\n"payments" ""\n')
         await writeFile(ini, [
           '[databases]',
           `* = host=127.0.0.1 port=${node.port}`,
