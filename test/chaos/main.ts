@@ -138,6 +138,9 @@ async function main(): Promise<number> {
   // Settled: no key in flight, every event delivered, the processor's webhooks applied.
   const settled = await Promise.all(services.map((service) => untilSettled(service, lastFaultAt + settleMs)))
   const settledAfterMs = Math.max(...settled) - lastFaultAt
+  for (const [index, service] of services.entries()) {
+    if (settled[index]! >= lastFaultAt + settleMs) log(`${service.stack.name} did not settle: ${await unsettled(service).catch((error: unknown) => String(error))}`)
+  }
 
   const violations: Violations = new Map()
   for (const service of services) {
@@ -217,6 +220,19 @@ async function shutDown(): Promise<void> {
   }
   for (const proxy of proxies) await proxy.close()
   await formation?.destroy()
+}
+
+/** What a service left unsettled: keys still in flight, and the background jobs that should settle them. */
+async function unsettled({ sql, accountId }: Service): Promise<string> {
+  const keys = await sql`
+    select endpoint, key, operation_id, claim_token is not null as claimed, locked_until - now() as lease_left, now() - created_at as age
+    from idempotency_keys where account_id = ${accountId} and completed_at is null order by created_at limit 5`
+  const jobs = await sql`
+    select task_identifier, queue_name, locked_by, now() - locked_at as locked_for, attempts, last_error, run_at - now() as due_in
+    from graphile_worker.jobs order by run_at limit 10`
+  const queues = await sql`
+    select queue_name, locked_by, now() - locked_at as locked_for from graphile_worker._private_job_queues where locked_by is not null`
+  return JSON.stringify({ keys, jobs, queues })
 }
 
 /** Each node's backends by role, database and application: what took the slots when a run cannot complete. */
