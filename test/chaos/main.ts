@@ -201,7 +201,7 @@ function report(injected: Record<string, number>, skipped: Record<string, number
   log(`operations: ${tally(operations.map((operation) => `${operation.stack} ${operation.kind} ${operation.end}`))}`)
   log(`faults injected: ${JSON.stringify(injected)}; skipped (a topology change under way): ${JSON.stringify(skipped)}`)
   log(`processes: start-ups that failed ${members.reduce((sum, member) => sum + member.failedStarts.length, 0)}, exits of their own ${members.reduce((sum, member) => sum + member.ownExits.length, 0)}`)
-  for (const member of members) for (const output of [...member.failedStarts, ...member.ownExits].slice(0, 2)) log(`${member.name}: ${output.split('\n').filter(Boolean).slice(-3).join(' | ')}`)
+  for (const member of members) for (const output of [...member.failedStarts, ...member.ownExits].slice(0, 2)) log(`${member.name}: ${output.split('\n').filter(Boolean).slice(-20).join(' | ')}`)
   log(`settled ${(settledAfterMs / 1000).toFixed(1)} s after the last fault`)
   if (violations.size === 0) return log('violations: none')
   log(`VIOLATIONS: ${violations.size} properties`)
