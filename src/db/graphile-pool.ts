@@ -116,6 +116,10 @@ function writableNodeClient(hosts: HostPort[]): typeof pg.Client {
       writable ??= (await findWritable(this.#config, hosts)) ?? hosts[0]!
       const node = writable
       Object.assign(this, node)
+      // Connected, a lost connection is an 'error' event, and pg-pool listens only once this resolves: one reset
+      // during the check ended the worker process (found by the fault run). The check's own failure says it.
+      const ignore = () => {}
+      this.on('error', ignore)
       try {
         await super.connect()
         if (await isWritable(this)) return
@@ -124,6 +128,8 @@ function writableNodeClient(hosts: HostPort[]): typeof pg.Client {
         void this.end().catch(() => {})
         writable = await findWritable(this.#config, hosts.filter((candidate) => candidate !== node))
         throw error
+      } finally {
+        this.off('error', ignore)
       }
     }
   }

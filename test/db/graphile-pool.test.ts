@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { connect } from '../../src/db/connect.js'
 import { graphilePool } from '../../src/db/graphile-pool.js'
 import { startPrivateCluster, type PrivateCluster } from '../helpers/cluster.js'
+import { startCuttingProxy } from '../helpers/cutting-proxy.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js'
 import { startServer } from '../helpers/processes.js'
 import { until } from '../helpers/system.js'
@@ -60,6 +61,24 @@ describe('when the first host of a multi-host URL is read-only (a standby after 
       expect(rows).toEqual([{ port: Number(new URL(primary.url).port), read_only: 'off' }])
     } finally {
       await pool.end()
+    }
+  })
+
+  it('when the connection is reset while it checks its node, then the attempt fails and the process goes on', async () => {
+    // The first `show transaction_read_only` is the probe that finds the primary; the second is the new
+    // connection's own check, which the proxy answers with a reset.
+    let checks = 0
+    const proxy = await startCuttingProxy(primary.url, (chunk) => chunk.includes('show transaction_read_only') && ++checks === 2, 1, 'reset')
+    const pool = graphilePool(`postgres://postgres:postgres@${hostOf(standby.url)},${hostOf(proxy.url)}/payments?target_session_attrs=read-write`, { applicationName: 'graphile-pool-test' })
+    try {
+      await expect(pool.query('select 1')).rejects.toMatchObject({ code: 'ECONNRESET' })
+      expect(proxy.cuts()).toBe(1)
+      // Had the reset been an unhandled 'error', vitest would have failed the run; the next attempt connects.
+      const { rows } = await pool.query<{ one: number }>('select 1 as one')
+      expect(rows).toEqual([{ one: 1 }])
+    } finally {
+      await pool.end()
+      await proxy.close()
     }
   })
 

@@ -1,7 +1,8 @@
 // A TCP proxy in front of PostgreSQL that cuts a connection when the client sends a chosen statement: the
 // server answers it as pg_terminate_backend would (a FATAL 57P01) and the socket closes. Or, with 'silence', the
 // connection goes quiet instead: that statement and all after it are swallowed, nothing answers, nothing closes
-// (a host gone without a reset, a pooler waiting for a server). Everything else passes.
+// (a host gone without a reset, a pooler waiting for a server). Or, with 'reset', the client's socket is reset
+// (ECONNRESET, as a node that crashed or a middlebox that gave up). Everything else passes.
 import { connect, createServer, type AddressInfo } from 'node:net'
 
 export interface CuttingProxy {
@@ -12,7 +13,7 @@ export interface CuttingProxy {
 }
 
 /** Cuts the connection that sends a chunk `cut` accepts, up to `times` connections in all. */
-export async function startCuttingProxy(databaseUrl: string, cut: (chunk: Buffer) => boolean, times = 1, how: 'terminate' | 'silence' = 'terminate'): Promise<CuttingProxy> {
+export async function startCuttingProxy(databaseUrl: string, cut: (chunk: Buffer) => boolean, times = 1, how: 'terminate' | 'silence' | 'reset' = 'terminate'): Promise<CuttingProxy> {
   const target = new URL(databaseUrl)
   let cuts = 0
   const proxy = createServer((client) => {
@@ -23,6 +24,7 @@ export async function startCuttingProxy(databaseUrl: string, cut: (chunk: Buffer
       if (cuts < times && cut(chunk)) {
         cuts++
         if (how === 'silence') return void (silent = true)
+        if (how === 'reset') return void (client.resetAndDestroy(), upstream.destroy())
         client.end(fatalTermination())
         upstream.destroy()
         return
