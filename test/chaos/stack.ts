@@ -96,7 +96,7 @@ export async function startStack(name: string, specs: Omit<Member, 'process' | '
         const ready = await Promise.all(members.map((member) => isReady(member)))
         if (ready.every(Boolean)) return
         if (Date.now() > deadline) {
-          const notReady = members.filter((_, index) => !ready[index]).map((member) => `${member.name}:\n${member.process?.output().slice(-2000) ?? '(not running)'}`)
+          const notReady = members.filter((_, index) => !ready[index]).map((member) => `${member.name}:\n${member.process?.output().slice(-2000) ?? `(not running; its last failed start-up: ${member.failedStarts.at(-1)?.slice(-2000) ?? 'none'})`}`)
           throw new Error(`${name}: not every process was ready ${timeoutMs} ms after the faults stopped:\n${notReady.join('\n')}`)
         }
         await new Promise((resolve) => setTimeout(resolve, 250))
