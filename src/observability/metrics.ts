@@ -81,6 +81,12 @@ export const deadWorkerPools = new Counter({
   registers,
 })
 
+export const orphanedWorkerLocks = new Counter({
+  name: 'worker_orphaned_locks_total',
+  help: "locks on jobs and queues that this process's live graphile-worker pools held without running the job (a completion that could not be recorded), freed",
+  registers,
+})
+
 export const workerJobFailures = new Counter({
   name: 'worker_job_failures_total',
   help: 'graphile-worker jobs that failed (they are retried with backoff)',

@@ -1,12 +1,12 @@
-// Watches the worker of this process every few seconds: says its pools are alive and frees the locks of dead
-// ones (liveness.ts), and measures how far behind settlement is (src/recovery/backlog.ts). What it finds goes to
+// Watches the worker of this process every few seconds: says its pools are alive, frees the locks of dead ones
+// and the locks its own pools hold on jobs none of its workers runs (liveness.ts), and measures how far behind settlement is (src/recovery/backlog.ts). What it finds goes to
 // the metrics, to the log and to readiness: a process whose settlement is behind is not ready, so that a stall
 // is seen, never silent.
 import type { Logger } from 'pino'
 import type { Sql } from '../db/connect.js'
-import { deadWorkerPools, settlementOverdueClaims, settlementOldestOverdueSeconds } from '../observability/metrics.js'
+import { deadWorkerPools, orphanedWorkerLocks, settlementOverdueClaims, settlementOldestOverdueSeconds } from '../observability/metrics.js'
 import { settlementBacklog, type SettlementBacklog } from '../recovery/backlog.js'
-import { beat, forgetPools, forgetSilentPools, unlockDeadPools } from './liveness.js'
+import { beat, forgetPools, forgetSilentPools, freeOrphanedLocks, unlockDeadPools } from './liveness.js'
 
 export interface WatchdogSettings {
   deadAfterSeconds: number
@@ -19,6 +19,13 @@ export interface WatchdogSettings {
   processName: string
 }
 
+/** This process's graphile-worker pools, as the watchdog asks for them at each check. */
+export interface OwnPools {
+  ids(): string[]
+  /** The jobs its workers run now. */
+  runningJobIds(): string[]
+}
+
 export interface Watchdog {
   /** Why this process is not ready as far as its worker goes, or undefined. */
   notReady(): string | undefined
@@ -28,7 +35,7 @@ export interface Watchdog {
 const BEHIND_LOG_EVERY_MS = 60_000
 
 /** Runs the first check before it resolves, so that readiness is known once the worker is. */
-export async function startWatchdog(sql: Sql, poolIds: () => string[], settings: WatchdogSettings, log: Logger): Promise<Watchdog> {
+export async function startWatchdog(sql: Sql, pools: OwnPools, settings: WatchdogSettings, log: Logger): Promise<Watchdog> {
   const everyMs = Math.min(10_000, Math.max(1000, (settings.deadAfterSeconds * 1000) / 3))
   // Dead pools are judged only once this process has itself been heard for the whole period: after an outage that
   // silenced every pool, the live ones get the time to speak again before any of them is called dead.
@@ -41,7 +48,7 @@ export async function startWatchdog(sql: Sql, poolIds: () => string[], settings:
   let stopped = false
 
   async function check(): Promise<void> {
-    await beat(sql, poolIds(), settings.processName)
+    await beat(sql, pools.ids(), settings.processName)
     heardSince ??= Date.now()
     if (Date.now() - heardSince >= settings.deadAfterSeconds * 1000) {
       const unlocked = await unlockDeadPools(sql, settings)
@@ -50,6 +57,11 @@ export async function startWatchdog(sql: Sql, poolIds: () => string[], settings:
         log.warn({ pools: unlocked }, `worker pools silent for ${settings.deadAfterSeconds} s held jobs: their locks are freed and their jobs run again here or on another worker`)
       }
       await forgetSilentPools(sql, 10 * settings.deadAfterSeconds)
+    }
+    const orphaned = await freeOrphanedLocks(sql, pools.ids(), pools.runningJobIds(), settings)
+    if (orphaned.jobs + orphaned.queues > 0) {
+      orphanedWorkerLocks.inc(orphaned.jobs + orphaned.queues)
+      log.warn(orphaned, `this worker held locks on ${orphaned.jobs} job(s) and ${orphaned.queues} queue(s) it no longer runs (a completion that could not be recorded): freed, the jobs run again`)
     }
     const backlog = await settlementBacklog(sql, settings.endpoints, settings.graceSeconds)
     settlementOverdueClaims.set(backlog.overdue)
@@ -92,7 +104,7 @@ export async function startWatchdog(sql: Sql, poolIds: () => string[], settings:
       stopped = true
       clearTimeout(timer)
       await running
-      await forgetPools(sql, poolIds()).catch(() => {})
+      await forgetPools(sql, pools.ids()).catch(() => {})
     },
   }
 }

@@ -152,7 +152,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     await settlement.addJob(SWEEP_TASK, {}, { jobKey: SWEEP_TASK, queueName: SWEEP_TASK })
     return startWatchdog(
       sql,
-      () => [...settlement.poolIds, ...deliveries.poolIds],
+      { ids: () => [...settlement.poolIds, ...deliveries.poolIds], runningJobIds: () => [...settlement.runningJobIds, ...deliveries.runningJobIds] },
       { ...options.liveness, graceSeconds: recovery.graceSeconds, endpoints: settle.map((each) => each.endpoint), processName: `${hostname()}:${process.pid}` },
       log.child({ component: 'watchdog' }),
     )
@@ -179,12 +179,16 @@ async function startRunner(
   applicationName: string,
   concurrency: number,
   work: Pick<RunnerOptions, 'taskList' | 'parsedCronItems'>,
-): Promise<Runner & { writable(): Promise<boolean>; poolIds: string[] }> {
+): Promise<Runner & { writable(): Promise<boolean>; poolIds: string[]; runningJobIds: Set<string> }> {
   const { log } = options
-  // The ids under which this runner's pool locks jobs, for its heartbeat (src/worker/liveness.ts).
+  // The ids under which this runner's pool locks jobs, for its heartbeat, and the jobs it runs now: a lock it
+  // holds on any other job is one it no longer uses (src/worker/liveness.ts).
   const poolIds: string[] = []
+  const runningJobIds = new Set<string>()
   const events: WorkerEvents = new EventEmitter()
   events.on('pool:create', ({ workerPool }) => poolIds.push(workerPool.id))
+  events.on('job:start', ({ job }) => runningJobIds.add(job.id))
+  events.on('job:complete', ({ job }) => runningJobIds.delete(job.id))
   const pgPool = graphilePool(options.connectionString, {
     applicationName,
     max: concurrency + 2,
@@ -218,7 +222,7 @@ async function startRunner(
       await pgPool.end()
     }
   }
-  return Object.assign(runner, { writable: () => isWritable(pgPool), poolIds })
+  return Object.assign(runner, { writable: () => isWritable(pgPool), poolIds, runningJobIds })
 }
 
 // A job that completed is routine (one a minute per cron task on an idle server): debug, not info. Failures,

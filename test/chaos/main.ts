@@ -7,7 +7,10 @@
 //   npm run test:chaos -- [--seed=N ...] [--seconds=60] [--clients=12] [--settle-seconds=180]
 // Each --seed (a number, or `fresh` for a new one) draws `seconds` of faults, one after the other; none: one fresh.
 import { randomBytes } from 'node:crypto'
+import { mkdtempSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { createAccount } from '../../src/accounts/api-keys.js'
 import { createClient } from '../../src/client/index.js'
@@ -225,14 +228,26 @@ async function shutDown(): Promise<void> {
 /** What a service left unsettled: keys still in flight, and the background jobs that should settle them. */
 async function unsettled({ sql, accountId }: Service): Promise<string> {
   const keys = await sql`
-    select endpoint, key, operation_id, claim_token is not null as claimed, locked_until - now() as lease_left, now() - created_at as age
+    select endpoint, key, operation_id, claim_token is not null as claimed, recovery_attempts, locked_until - now() as lease_left, now() - created_at as age
     from idempotency_keys where account_id = ${accountId} and completed_at is null order by created_at limit 5`
   const jobs = await sql`
     select task_identifier, queue_name, locked_by, now() - locked_at as locked_for, attempts, last_error, run_at - now() as due_in
     from graphile_worker.jobs order by run_at limit 10`
   const queues = await sql`
     select queue_name, locked_by, now() - locked_at as locked_for from graphile_worker._private_job_queues where locked_by is not null`
-  return JSON.stringify({ keys, jobs, queues })
+  const pools = await sql`select pool_id, process, now() - seen_at as silent_for from worker_heartbeats order by seen_at desc`
+  return JSON.stringify({ keys, jobs, queues, pools })
+}
+
+/** Writes everything each process printed, one file per member, and says where: the first place to look after a failure. */
+function writeProcessLogs(): void {
+  const members = services.flatMap((service) => service.stack.members)
+  if (members.length === 0) return
+  const directory = mkdtempSync(join(tmpdir(), `chaos-${seeds[0]}-`))
+  for (const member of members) {
+    writeFileSync(join(directory, `${member.name}.log`), [...member.endedOutputs, member.process?.output() ?? ''].join('\n---- (the process ended; the next one) ----\n'))
+  }
+  log(`every process's output: ${directory}`)
 }
 
 /** Each node's backends by role, database and application: what took the slots when a run cannot complete. */
@@ -258,6 +273,7 @@ try {
   if (formation) log(formation.logs().slice(-3000))
   if (formation) log(`connections now: ${await connectionsNow(formation).catch((cause: unknown) => String(cause))}`)
 } finally {
+  writeProcessLogs()
   await shutDown().catch((error: unknown) => log(`shutting down: ${String(error)}`))
 }
 process.exit(code)

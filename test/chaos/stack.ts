@@ -16,6 +16,8 @@ export interface Member {
   failedStarts: string[]
   /** Exits nobody asked for (not a SIGKILL of the nemesis), with the last lines printed. */
   ownExits: string[]
+  /** Everything each ended process (or failed start-up) printed, for the run's log directory. */
+  endedOutputs: string[]
 }
 
 export interface Stack {
@@ -31,8 +33,8 @@ export interface Stack {
   close(): Promise<void>
 }
 
-export async function startStack(name: string, specs: Omit<Member, 'process' | 'stopped' | 'failedStarts' | 'ownExits'>[], random: Random): Promise<Stack> {
-  const members: Member[] = specs.map((spec) => ({ ...spec, process: undefined, stopped: false, failedStarts: [], ownExits: [] }))
+export async function startStack(name: string, specs: Omit<Member, 'process' | 'stopped' | 'failedStarts' | 'ownExits' | 'endedOutputs'>[], random: Random): Promise<Stack> {
+  const members: Member[] = specs.map((spec) => ({ ...spec, process: undefined, stopped: false, failedStarts: [], ownExits: [], endedOutputs: [] }))
   let closing = false
   const killedByUs = new WeakSet<ServerProcess>()
 
@@ -43,6 +45,7 @@ export async function startStack(name: string, specs: Omit<Member, 'process' | '
         const started = await startServer({ ...member.env, ROLE: member.role })
         member.process = started
         void started.exited.then(() => {
+          member.endedOutputs.push(started.output())
           if (member.process === started) member.process = undefined
           member.stopped = false
           if (closing) return
@@ -51,6 +54,7 @@ export async function startStack(name: string, specs: Omit<Member, 'process' | '
         })
         return
       } catch (error) {
+        member.endedOutputs.push((error as Error).message)
         member.failedStarts.push((error as Error).message.slice(-1500))
         await new Promise((resolve) => setTimeout(resolve, 1000))
       }

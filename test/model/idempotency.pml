@@ -48,7 +48,8 @@
  *                               Recovery's release (give-back) in the same transaction, only if the delete hit
  * worker claim                  recovery/recover-abandoned-claims.ts claimAbandoned (lease end + grace * 2^attempts);
  *                               runs on several workers may overlap (WORKERS=2): worker/liveness.ts frees the
- *                               locks of a worker silent for WORKER_DEAD_AFTER_SECONDS, which may only be stalled
+ *                               locks of a worker silent for WORKER_DEAD_AFTER_SECONDS, which may only be stalled,
+ *                               and a live worker's lock on a job it no longer runs (its completion not recorded)
  * worker lookup                 Recovery.lookup (charges/recovery.ts, refunds/recovery.ts)
  * worker record / release       the same fenced completion; releaseClaim then Recovery.release, one transaction
  * worker give-back on failure   recover-abandoned-claims.ts giveBack (fenced), attempts + 1
