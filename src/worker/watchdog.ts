@@ -61,7 +61,7 @@ export async function startWatchdog(sql: Sql, pools: OwnPools, settings: Watchdo
     const orphaned = await freeOrphanedLocks(sql, pools.ids(), pools.runningJobIds(), settings)
     if (orphaned.jobs + orphaned.queues > 0) {
       orphanedWorkerLocks.inc(orphaned.jobs + orphaned.queues)
-      log.warn(orphaned, `this worker held locks on ${orphaned.jobs} job(s) and ${orphaned.queues} queue(s) it no longer runs (a completion that could not be recorded): freed, the jobs run again`)
+      log.warn(orphaned, `this worker held locks on ${orphaned.jobs} job(s) and ${orphaned.queues} queue(s) none of its workers runs (a completion not recorded, or a job taken whose answer was lost): freed, the jobs run again`)
     }
     const backlog = await settlementBacklog(sql, settings.endpoints, settings.graceSeconds)
     settlementOverdueClaims.set(backlog.overdue)
