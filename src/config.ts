@@ -41,6 +41,11 @@ const ConfigSchema = Type.Object({
    * it gives up and exits 1. 0: it exits at the first failure.
    */
   DATABASE_START_WAIT_SECONDS: Type.Integer({ minimum: 0, maximum: 3600, default: 60 }),
+  /**
+   * How long start-up may take in all (the database, migrations, the worker, the listeners) before the process
+   * gives up and exits 1: a statement on a connection gone quiet fails no other way.
+   */
+  STARTUP_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 7200, default: 180 }),
   /** How long a request may take in all before it is answered 503 (the work it started still ends cleanly). */
   REQUEST_TIMEOUT_MS: Milliseconds(4000, { maximum: 120_000 }),
   /** How long a client may take to send its headers, and its whole request. */
@@ -171,6 +176,9 @@ function contradictionsIn(config: Config): string[] {
   // died, for that worker to be found dead: settlement is not behind before both had their time.
   if (config.SETTLEMENT_BEHIND_SECONDS <= config.WORKER_DEAD_AFTER_SECONDS + 60) {
     found.push(`SETTLEMENT_BEHIND_SECONDS (${config.SETTLEMENT_BEHIND_SECONDS}) must be longer than WORKER_DEAD_AFTER_SECONDS (${config.WORKER_DEAD_AFTER_SECONDS}) plus 60`)
+  }
+  if (config.STARTUP_TIMEOUT_SECONDS <= config.DATABASE_START_WAIT_SECONDS) {
+    found.push(`STARTUP_TIMEOUT_SECONDS (${config.STARTUP_TIMEOUT_SECONDS}) must be longer than DATABASE_START_WAIT_SECONDS (${config.DATABASE_START_WAIT_SECONDS})`)
   }
   // libpq's prefer and allow fall back to an unencrypted connection; node-postgres (graphile-worker's driver) has no
   // fallback, so the same URL would connect the API and fail the worker, or the other way round.

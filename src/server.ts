@@ -27,6 +27,9 @@ function loadConfigOrExit(): Config {
   }
 }
 
+// What start-up is doing now, for the line that says where it hung.
+let startUpStep = 'loading'
+
 async function start() {
   const database = await duringStartUp('opening the database', () =>
     openDatabase(config, {
@@ -71,6 +74,7 @@ async function start() {
       await database.close().catch(() => {})
       throw error.code === 'EADDRINUSE' ? new ConfigError(`port ${port} on ${config.HOST} is taken (another server?): stop it, or start with ${setting}=<another port>`) : error
     })
+  startUpStep = 'listening'
   const address = await listening(app.listen({ port: config.PORT, host: config.HOST }), 'PORT', config.PORT)
   const metricsServer = config.METRICS_PORT === undefined ? undefined : await listening(startMetricsServer(config.METRICS_PORT, config.HOST), 'METRICS_PORT', config.METRICS_PORT)
   if (metricsServer) log.info({ url: `${listeningAt(metricsServer)}/metrics` }, 'metrics served')
@@ -95,6 +99,7 @@ async function start() {
 
 /** A start-up step, tried again while the database is unavailable, for up to DATABASE_START_WAIT_SECONDS. */
 function duringStartUp<T>(what: string, attempt: () => Promise<T>): Promise<T> {
+  startUpStep = what
   return whileDatabaseUnavailable(attempt, {
     waitMs: config.DATABASE_START_WAIT_SECONDS * 1000,
     onWait: (error, delayMs) =>
@@ -124,9 +129,16 @@ async function step(name: string, run: () => Promise<void>, timeoutMs?: number):
   return false
 }
 
+// Start-up is bounded as a whole: a statement whose connection went quiet (no answer, no reset) waits for ever,
+// and a process neither ready nor gone would fail silently. It says where it hung and exits for its supervisor.
+const startUpTimer = setTimeout(() => {
+  log.fatal({ step: startUpStep }, `start-up did not finish within ${config.STARTUP_TIMEOUT_SECONDS} s (at: ${startUpStep}); exiting with status 1 so that the process is started again`)
+  process.exit(1)
+}, config.STARTUP_TIMEOUT_SECONDS * 1000)
+
 // Unset until start-up has finished: a worker that stops by itself during start-up ends the process at once.
 let stop: (() => Promise<boolean>) | undefined
-stop = await start().catch((error: unknown) => {
+stop = await start().finally(() => clearTimeout(startUpTimer)).catch((error: unknown) => {
   // A setting to change is said in one line; anything else comes with its stack, for whoever debugs it.
   log.fatal(error instanceof ConfigError ? {} : { err: error }, `could not start: ${error instanceof Error ? error.message : String(error)}`)
   process.exit(1)

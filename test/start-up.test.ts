@@ -4,6 +4,7 @@
 // connections through: until then it cuts each one as it opens.
 import { connect as connectSocket, createServer, type Server, type Socket } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startCuttingProxy } from './helpers/cutting-proxy.js'
 import { createTestDatabase, type TestDatabase } from './helpers/database.js'
 import { startServer, startScript, type ServerProcess } from './helpers/processes.js'
 import { until } from './helpers/system.js'
@@ -53,4 +54,17 @@ describe('starting while the database is unavailable', () => {
     const server = startServer({ DATABASE_URL: proxyUrl, ROLE: 'api', DATABASE_START_WAIT_SECONDS: '0' })
     await expect(server).rejects.toThrow(/exited with 1 before it was ready[\s\S]*could not start/)
   })
+
+  it('when a start-up statement is never answered (its connection gone quiet: no answer, no reset), then the process exits 1 after STARTUP_TIMEOUT_SECONDS, naming the step', async () => {
+    // The first statement that names graphile-worker's schema (its migrations, on opening the database) is
+    // swallowed, and nothing closes.
+    const quiet = await startCuttingProxy(database.url, (chunk) => chunk.includes('graphile_worker'), 1, 'silence')
+    try {
+      const server = startServer({ DATABASE_URL: quiet.url, ROLE: 'worker', DATABASE_START_WAIT_SECONDS: '2', STARTUP_TIMEOUT_SECONDS: '10' })
+      await expect(server).rejects.toThrow(/exited with 1 before it was ready[\s\S]*"msg":"start-up did not finish within 10 s \(at: opening the database\)/)
+      expect(quiet.cuts()).toBe(1)
+    } finally {
+      await quiet.close()
+    }
+  }, 60_000)
 })

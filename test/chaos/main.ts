@@ -44,6 +44,8 @@ const SHORT_BOUNDS = {
   REQUEST_TIMEOUT_MS: '4000',
   PROCESSOR_TIMEOUT_MS: '2500',
   RECOVERY_GRACE_SECONDS: '3',
+  // A start-up hung on a quiet connection ends in time to be started again before the run checks readiness.
+  STARTUP_TIMEOUT_SECONDS: '90',
   WORKER_DEAD_AFTER_SECONDS: '5',
   SIMULATED_SLOW_MS: '3000',
   WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
@@ -245,7 +247,7 @@ function writeProcessLogs(): void {
   if (members.length === 0) return
   const directory = mkdtempSync(join(tmpdir(), `chaos-${seeds[0]}-`))
   for (const member of members) {
-    writeFileSync(join(directory, `${member.name}.log`), [...member.endedOutputs, member.process?.output() ?? ''].join('\n---- (the process ended; the next one) ----\n'))
+    writeFileSync(join(directory, `${member.name}.log`), [...member.endedOutputs, member.process?.output() ?? member.starting?.() ?? ''].join('\n---- (the process ended; the next one) ----\n'))
   }
   log(`every process's output: ${directory}`)
 }

@@ -18,6 +18,8 @@ export interface Member {
   ownExits: string[]
   /** Everything each ended process (or failed start-up) printed, for the run's log directory. */
   endedOutputs: string[]
+  /** What the start-up under way has printed so far, while there is one. */
+  starting: (() => string) | undefined
 }
 
 export interface Stack {
@@ -33,8 +35,8 @@ export interface Stack {
   close(): Promise<void>
 }
 
-export async function startStack(name: string, specs: Omit<Member, 'process' | 'stopped' | 'failedStarts' | 'ownExits' | 'endedOutputs'>[], random: Random): Promise<Stack> {
-  const members: Member[] = specs.map((spec) => ({ ...spec, process: undefined, stopped: false, failedStarts: [], ownExits: [], endedOutputs: [] }))
+export async function startStack(name: string, specs: Omit<Member, 'process' | 'stopped' | 'failedStarts' | 'ownExits' | 'endedOutputs' | 'starting'>[], random: Random): Promise<Stack> {
+  const members: Member[] = specs.map((spec) => ({ ...spec, process: undefined, stopped: false, failedStarts: [], ownExits: [], endedOutputs: [], starting: undefined }))
   let closing = false
   const killedByUs = new WeakSet<ServerProcess>()
 
@@ -42,7 +44,7 @@ export async function startStack(name: string, specs: Omit<Member, 'process' | '
   const run = async (member: Member): Promise<void> => {
     while (!closing) {
       try {
-        const started = await startServer({ ...member.env, ROLE: member.role })
+        const started = await startServer({ ...member.env, ROLE: member.role }, (output) => (member.starting = output)).finally(() => (member.starting = undefined))
         member.process = started
         void started.exited.then(() => {
           member.endedOutputs.push(started.output())
@@ -100,7 +102,7 @@ export async function startStack(name: string, specs: Omit<Member, 'process' | '
         const ready = await Promise.all(members.map((member) => isReady(member)))
         if (ready.every(Boolean)) return
         if (Date.now() > deadline) {
-          const notReady = members.filter((_, index) => !ready[index]).map((member) => `${member.name}:\n${member.process?.output().slice(-2000) ?? `(not running; its last failed start-up: ${member.failedStarts.at(-1)?.slice(-2000) ?? 'none'})`}`)
+          const notReady = members.filter((_, index) => !ready[index]).map((member) => `${member.name}:\n${member.process?.output().slice(-2000) ?? (member.starting ? `(starting, not ready yet; so far:\n${member.starting().slice(-2000)})` : `(not running; its last failed start-up: ${member.failedStarts.at(-1)?.slice(-2000) ?? 'none'})`)}`)
           throw new Error(`${name}: not every process was ready ${timeoutMs} ms after the faults stopped:\n${notReady.join('\n')}`)
         }
         await new Promise((resolve) => setTimeout(resolve, 250))

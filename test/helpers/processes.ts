@@ -12,19 +12,27 @@ export interface ServerProcess {
   exited: Promise<number | null>
 }
 
-/** Starts src/server.ts on a free port and resolves once it listens. */
-export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
-  return startScript('src/server.ts', [], { PORT: '0', LOG_LEVEL: 'info', ...env }, /Server listening at (http:\/\/127\.0\.0\.1:\d+)/, 'server')
+/** Starts src/server.ts on a free port and resolves once it listens; `onSpawn` reads its output while it starts. */
+export async function startServer(env: Record<string, string>, onSpawn?: (output: () => string) => void): Promise<ServerProcess> {
+  return startScript('src/server.ts', [], { PORT: '0', LOG_LEVEL: 'info', ...env }, /Server listening at (http:\/\/127\.0\.0\.1:\d+)/, 'server', onSpawn)
 }
 
 /** Starts a TypeScript script (with this package's own subpaths resolving to source) and resolves once its output matches `ready`; `url` is the match's first group, if any. */
-export async function startScript(script: string, args: string[], env: Record<string, string>, ready: RegExp, name = script): Promise<ServerProcess> {
+export async function startScript(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+  ready: RegExp,
+  name = script,
+  onSpawn?: (output: () => string) => void,
+): Promise<ServerProcess> {
   const child = spawn(process.execPath, ['--conditions=development', '--import', 'tsx', script, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let output = ''
+  onSpawn?.(() => output)
   const exited = once(child, 'exit').then(([code]) => code as number | null)
   const url = await new Promise<string>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
