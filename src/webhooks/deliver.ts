@@ -25,32 +25,51 @@ export interface DeliverySettings {
 const EXCERPT_CHARS = 1000
 const MAX_RETRY_AFTER_MS = 24 * 3600 * 1000
 
-export async function deliverWebhook(sql: Sql, deliveryId: string, settings: DeliverySettings, log: Logger): Promise<'delivered' | 'retrying' | 'failed' | 'skipped'> {
-  const delivery = await claimDelivery(sql, deliveryId, Math.ceil(settings.timeoutMs / 1000) + 5)
-  if (!delivery) return 'skipped'
+/**
+ * One job: the delivery it was woken for, then, while `handOverMs` lasts, the endpoint's next due deliveries,
+ * each handed over in the transaction that records the one before (src/webhooks/deliveries.ts releaseEndpoint):
+ * a backlog to one endpoint (after an outage, say) drains at the pace of its attempts, not of job wake-ups.
+ * Returns what became of the last delivery it attempted.
+ */
+export async function deliverWebhook(
+  sql: Sql,
+  deliveryId: string,
+  settings: DeliverySettings,
+  log: Logger,
+  handOver: { ms: number; signal?: AbortSignal } = { ms: 0 },
+): Promise<'delivered' | 'retrying' | 'failed' | 'skipped'> {
+  const leaseSeconds = Math.ceil(settings.timeoutMs / 1000) + 5
+  const claimed = await claimDelivery(sql, deliveryId, leaseSeconds)
+  if (!claimed) return 'skipped'
   // The endpoint is busy with another delivery: come back when its attempt is over at the latest (it wakes the
   // next one itself when it ends sooner).
-  if ('busyUntil' in delivery) {
-    await wake(sql, deliveryId, delivery.busyUntil)
+  if ('busyUntil' in claimed) {
+    await wake(sql, deliveryId, claimed.busyUntil)
     return 'skipped'
   }
-  if (delivery.endpointStatus !== 'enabled') {
-    await failUnsendable(sql, delivery, 'the endpoint is disabled')
-    return 'failed'
+  const handOverUntil = Date.now() + handOver.ms
+  for (let delivery: ClaimedDelivery | undefined = claimed; ; ) {
+    if (delivery.endpointStatus !== 'enabled') {
+      await failUnsendable(sql, delivery, 'the endpoint is disabled')
+      return 'failed'
+    }
+    const { result, retryAfterMs } = await attempt(delivery, settings)
+    const next = nextStep(result, retryAfterMs, delivery.attempt, settings)
+    // Not after a 410, which disables the endpoint in the same transaction: the next one fails as unsendable.
+    const handOverSeconds = Date.now() < handOverUntil && !handOver.signal?.aborted && result.status_code !== 410 ? leaseSeconds : undefined
+    const recorded = await sql.begin(async (tx) => {
+      const outcome = await recordAttempt(tx, delivery!, result, next, handOverSeconds)
+      if (outcome.recorded && result.status_code === 410) await disableGoneEndpoint(tx, delivery!.endpointId)
+      return outcome
+    })
+    if (!recorded.recorded) {
+      log.info({ delivery: delivery.id, event: delivery.eventId, attempt: delivery.attempt }, 'webhook attempt not recorded: its endpoint was deleted meanwhile')
+      return 'skipped'
+    }
+    log.info({ delivery: delivery.id, event: delivery.eventId, attempt: delivery.attempt, status_code: result.status_code, error: result.error, next: next.status }, 'webhook attempt')
+    delivery = recorded.handedOver
+    if (!delivery) return next.status === 'pending' ? 'retrying' : next.status
   }
-  const { result, retryAfterMs } = await attempt(delivery, settings)
-  const next = nextStep(result, retryAfterMs, delivery.attempt, settings)
-  const recorded = await sql.begin(async (tx) => {
-    if (!(await recordAttempt(tx, delivery, result, next))) return false
-    if (result.status_code === 410) await disableGoneEndpoint(tx, delivery.endpointId)
-    return true
-  })
-  if (!recorded) {
-    log.info({ delivery: delivery.id, event: delivery.eventId, attempt: delivery.attempt }, 'webhook attempt not recorded: its endpoint was deleted meanwhile')
-    return 'skipped'
-  }
-  log.info({ delivery: delivery.id, event: delivery.eventId, attempt: delivery.attempt, status_code: result.status_code, error: result.error, next: next.status }, 'webhook attempt')
-  return next.status === 'pending' ? 'retrying' : next.status
 }
 
 async function attempt(delivery: ClaimedDelivery, settings: DeliverySettings): Promise<{ result: AttemptResult; retryAfterMs?: number }> {

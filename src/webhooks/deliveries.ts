@@ -22,7 +22,7 @@ export interface ClaimedDelivery {
  * endpoint at a time). `busyUntil` when the endpoint is taken by another attempt; nothing when the delivery is
  * delivered, failed, not yet due, or held: a job that finds nothing to do is a duplicate wake-up, and ends.
  */
-export async function claimDelivery(sql: Sql, id: string, leaseSeconds: number): Promise<ClaimedDelivery | { busyUntil: Date } | undefined> {
+export async function claimDelivery(sql: Sql | Transaction, id: string, leaseSeconds: number): Promise<ClaimedDelivery | { busyUntil: Date } | undefined> {
   const [row] = await sql<
     { id: string; attempts: number; event_id: string; endpoint_id: string; endpoint_status: 'enabled' | 'disabled'; url: string; body: string; secret: string; previous_secret: string | null }[]
   >`
@@ -75,16 +75,18 @@ async function lockEndpoint(tx: Sql | Transaction, delivery: ClaimedDelivery): P
 }
 
 /**
- * Phase 3: the attempt is recorded; the delivery is done, failed, or due again at `retryAt`. Returns false when
- * the endpoint was deleted during the attempt: the delivery is gone, which is done, not failed.
+ * Phase 3: the attempt is recorded; the delivery is done, failed, or due again at `retryAt`. Not recorded when
+ * the endpoint was deleted during the attempt: the delivery is gone, which is done, not failed. With
+ * `handOverSeconds`, the endpoint's next due delivery is claimed for the same sender in the same transaction.
  */
 export async function recordAttempt(
   tx: Transaction,
   delivery: ClaimedDelivery,
   result: AttemptResult,
   next: { status: 'delivered' } | { status: 'failed' } | { status: 'pending'; retryAt: Date },
-): Promise<boolean> {
-  if (!(await lockEndpoint(tx, delivery))) return false
+  handOverSeconds?: number,
+): Promise<{ recorded: false } | { recorded: true; handedOver: ClaimedDelivery | undefined }> {
+  if (!(await lockEndpoint(tx, delivery))) return { recorded: false }
   await tx`
     insert into webhook_attempts (delivery_id, status_code, duration_ms, response_excerpt, error)
     values (${delivery.id}, ${result.status_code}, ${result.duration_ms}, ${result.response_excerpt}, ${result.error})`
@@ -95,18 +97,29 @@ export async function recordAttempt(
       next_attempt_at = ${next.status === 'pending' ? next.retryAt : new Date()}
     where id = ${delivery.id}`
   if (next.status === 'pending') await wake(tx, delivery.id, next.retryAt)
-  await releaseEndpoint(tx, delivery)
-  return true
+  return { recorded: true, handedOver: await releaseEndpoint(tx, delivery, handOverSeconds) }
 }
 
-/** The endpoint is free for its next delivery; the oldest one due (if any) is woken now. */
-async function releaseEndpoint(tx: Sql | Transaction, delivery: ClaimedDelivery): Promise<void> {
+/**
+ * The endpoint is free for its next delivery; the oldest one due (if any) is woken now. With `handOverSeconds`,
+ * that delivery is claimed here instead, for the sender that holds this transaction: the endpoint's row stays
+ * locked until commit, so no other sender takes the endpoint in between, and a backlog drains without a job
+ * per delivery. Should that sender die, the claim's lease runs out and the sweep wakes the delivery.
+ */
+async function releaseEndpoint(tx: Sql | Transaction, delivery: ClaimedDelivery, handOverSeconds?: number): Promise<ClaimedDelivery | undefined> {
   await tx`update webhook_endpoints set sending_until = null where id = ${delivery.endpointId}`
   const [next] = await tx<{ id: string }[]>`
     select id from webhook_deliveries
     where endpoint_id = ${delivery.endpointId} and status = 'pending' and next_attempt_at <= now() and id <> ${delivery.id}
+      and (locked_until is null or locked_until <= now())
     order by next_attempt_at limit 1`
-  if (next) await wake(tx, next.id)
+  if (!next) return undefined
+  if (handOverSeconds !== undefined) {
+    const claimed = await claimDelivery(tx, next.id, handOverSeconds)
+    if (claimed && !('busyUntil' in claimed)) return claimed
+  }
+  await wake(tx, next.id)
+  return undefined
 }
 
 /** The endpoint is disabled: the delivery is not sent, and says why. */

@@ -85,6 +85,10 @@ export interface Worker {
 // or the expiry of an authorization. A graphile-worker runner only takes jobs of the tasks it knows.
 const SETTLEMENT_CONCURRENCY = 3
 
+// How long one delivery job goes on with its endpoint's next due deliveries (src/webhooks/deliver.ts): long enough
+// to drain a backlog without a job per delivery, short enough that a stop (which waits for running jobs) is quick.
+const HAND_OVER_MS = 5000
+
 export async function startWorker(options: WorkerOptions): Promise<Worker> {
   const { sql, log, reaper, recovery } = options
   const settle = recoveries(options.processor, sql, options.charges)
@@ -133,10 +137,10 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   const deliveries = await startRunner(options, 'payments-api webhooks', options.concurrency ?? 10, {
     // Deliveries of one endpoint share a queue (one at a time), so a hanging endpoint holds one slot at most.
     taskList: {
-      [DELIVER_TASK]: async (payload) => {
+      [DELIVER_TASK]: async (payload, helpers) => {
         const deliveryId = (payload as { delivery_id?: unknown } | null)?.delivery_id
         if (typeof deliveryId !== 'string') throw new Error(`${DELIVER_TASK}: payload has no delivery_id`)
-        await deliverWebhook(sql, deliveryId, options.webhooks, log.child({ task: DELIVER_TASK }))
+        await deliverWebhook(sql, deliveryId, options.webhooks, log.child({ task: DELIVER_TASK }), { ms: HAND_OVER_MS, signal: helpers.abortSignal })
       },
     },
   }).catch(async (error: unknown) => {

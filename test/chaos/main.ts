@@ -6,6 +6,7 @@
 // schedule, the figures and every violated property with its operations; exits 1 on any violation.
 //   npm run test:chaos -- [--seed=N ...] [--seconds=60] [--clients=12] [--settle-seconds=180]
 // Each --seed (a number, or `fresh` for a new one) draws `seconds` of faults, one after the other; none: one fresh.
+import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
@@ -75,6 +76,7 @@ interface Service {
 let formation: Formation | undefined
 const proxies: DatabaseProxy[] = []
 const services: Service[] = []
+const bouncerPorts: number[] = []
 
 async function main(): Promise<number> {
   log(`seeds ${seeds.join(', ')} (run again with ${again}), ${seconds * seeds.length} s of faults`)
@@ -94,6 +96,7 @@ async function main(): Promise<number> {
   await admin`alter role payments in database payments set idle_in_transaction_session_timeout = '60s'`
   await admin.end({ timeout: 1 })
   const bouncers = (await formation.startPgBouncers()).replace('postgres://', 'postgres://payments@')
+  bouncerPorts.push(...[...bouncers.matchAll(/127\.0\.0\.1:(\d+)/g)].map((match) => Number(match[1])))
 
   const stripe = await startStripeServer({ searchLagMs: 60_000 })
   const simulatedEnv = { ...SHORT_BOUNDS, ...CONNECTION_BUDGET, DATABASE_URL: urlOf('payments') }
@@ -144,7 +147,7 @@ async function main(): Promise<number> {
   const settled = await Promise.all(services.map((service) => untilSettled(service, lastFaultAt + settleMs)))
   const settledAfterMs = Math.max(...settled) - lastFaultAt
   for (const [index, service] of services.entries()) {
-    if (settled[index]! >= lastFaultAt + settleMs) log(`${service.stack.name} did not settle: ${await unsettled(service).catch((error: unknown) => String(error))}`)
+    if (settled[index]! >= lastFaultAt + settleMs) log(`${service.stack.name} did not settle: ${await unsettled(service).catch((error: unknown) => String(error))}\n${bouncersNow()}`)
   }
 
   const violations: Violations = new Map()
@@ -246,10 +249,22 @@ function writeProcessLogs(): void {
   const members = services.flatMap((service) => service.stack.members)
   if (members.length === 0) return
   const directory = mkdtempSync(join(tmpdir(), `chaos-${seeds[0]}-`))
+  if (formation) writeFileSync(join(directory, 'formation.log'), formation.logs())
   for (const member of members) {
     writeFileSync(join(directory, `${member.name}.log`), [...member.endedOutputs, member.process?.output() ?? member.starting?.() ?? ''].join('\n---- (the process ended; the next one) ----\n'))
   }
   log(`every process's output: ${directory}`)
+}
+
+/** What each PgBouncer holds now (its pools, server and client connections): where a pooled process's queries wait. */
+function bouncersNow(): string {
+  return bouncerPorts
+    .map((port) => {
+      const show = (what: string) =>
+        spawnSync('psql', ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-AX', '-c', `show ${what}`, 'pgbouncer'], { encoding: 'utf8', timeout: 5000 })
+      return `pgbouncer :${port}\n${['pools', 'servers', 'clients'].map((what) => { const shown = show(what); return shown.stdout || shown.stderr }).join('')}`
+    })
+    .join('\n')
 }
 
 /** Each node's backends by role, database and application: what took the slots when a run cannot complete. */
@@ -274,6 +289,7 @@ try {
   log(`the run could not complete: ${(error as Error).stack}`)
   if (formation) log(formation.logs().slice(-3000))
   if (formation) log(`connections now: ${await connectionsNow(formation).catch((cause: unknown) => String(cause))}`)
+  log(bouncersNow())
 } finally {
   writeProcessLogs()
   await shutDown().catch((error: unknown) => log(`shutting down: ${String(error)}`))

@@ -179,6 +179,8 @@ export async function startFormation(database = 'payments'): Promise<Formation> 
           'default_pool_size = 40',
           'server_tls_sslmode = require',
           'ignore_startup_parameters = extra_float_digits',
+          // Its console (SHOW POOLS, SHOW SERVERS), for a run that needs to say where connections wait.
+          'admin_users = postgres',
         ].join('\n'))
         if (asRoot) await run('chown', ['postgres', ini, join(dir, 'userlist.txt')])
         service(`pgbouncer-${node.name}`, [ini], PGBOUNCER)

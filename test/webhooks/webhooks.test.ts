@@ -6,6 +6,7 @@ import { Webhook } from 'standardwebhooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
 import { workerJobFailures } from '../../src/observability/metrics.js'
+import { deliverWebhook } from '../../src/webhooks/deliver.js'
 import { startWorker, workerOptions, type Worker } from '../../src/worker/worker.js'
 import { chargeBody, useTestApp, type TestAccount } from '../helpers/app.js'
 import { until } from '../helpers/system.js'
@@ -166,6 +167,42 @@ describe('delivery', () => {
     await until(async () => (await deliveriesOf(user, endpoint.id)).filter((delivery: { status: string }) => delivery.status === 'delivered').length === 3, 8000)
     expect(slow.concurrency.max).toBe(1)
     expect(slow.received).toHaveLength(3)
+  })
+
+  it('when a backlog is due for one endpoint, then one job drains it, oldest first, one at a time, each delivery handed over to the next', async () => {
+    const user = await suite.context.newAccount()
+    const hooks = await receiver()
+    const endpoint = await endpointFor(user, hooks.url)
+    const { sql } = suite.context
+    // The endpoint is busy for an hour: the jobs the events wake find it so and wait for the hour (an outage's backlog).
+    await sql`update webhook_endpoints set sending_until = now() + interval '1 hour' where id = ${endpoint.id}`
+    for (let n = 0; n < 12; n++) await user.post('/v1/charges', chargeBody())
+    const parked = () => sql<{ waiting: number; due: number }[]>`
+      select count(*) filter (where j.run_at > now() + interval '30 minutes')::int as waiting, count(*) filter (where j.run_at <= now())::int as due
+      from graphile_worker._private_jobs j join webhook_deliveries d on d.id = j.payload->>'delivery_id' where d.endpoint_id = ${endpoint.id}`
+    await until(async () => {
+      const [jobs] = await parked()
+      return jobs!.waiting === 12 && jobs!.due === 0
+    })
+    await sql`update webhook_endpoints set sending_until = null where id = ${endpoint.id}`
+    const [oldest] = await sql<{ id: string }[]>`select id from webhook_deliveries where endpoint_id = ${endpoint.id} order by next_attempt_at limit 1`
+
+    const settings = { timeoutMs: 1000, retryScheduleMs: [200], allowPrivateUrls: true }
+    expect(await deliverWebhook(sql, oldest!.id, settings, pino({ level: 'silent' }), { ms: 60_000 })).toBe('delivered')
+
+    expect(hooks.received).toHaveLength(12)
+    expect(hooks.concurrency.max).toBe(1)
+    const events = (await user.get('/v1/events?limit=12')).json().data.map((event: { id: string }) => event.id).reverse()
+    expect(hooks.received.map((delivery) => delivery.headers['webhook-id'])).toEqual(events)
+    const deliveries = (await user.get(`/v1/webhook_endpoints/${endpoint.id}/deliveries?limit=20`)).json().data
+    expect(deliveries.map((delivery: { status: string; attempts: unknown[] }) => [delivery.status, delivery.attempts.length])).toEqual(Array(12).fill(['delivered', 1]))
+
+    // The jobs still waiting for the hour run now: each finds its delivery done, and sends nothing.
+    await sql`
+      select graphile_worker.reschedule_jobs(array_agg(j.id), run_at => now())
+      from graphile_worker._private_jobs j join webhook_deliveries d on d.id = j.payload->>'delivery_id' where d.endpoint_id = ${endpoint.id}`
+    await until(async () => (await parked())[0]!.waiting + (await parked())[0]!.due === 0)
+    expect(hooks.received).toHaveLength(12)
   })
 
   it('when an event is redelivered, then it goes again with the same webhook-id', async () => {
