@@ -83,7 +83,7 @@ export const deadWorkerPools = new Counter({
 
 export const orphanedWorkerLocks = new Counter({
   name: 'worker_orphaned_locks_total',
-  help: "locks on jobs and queues that this process's live graphile-worker pools held without running the job (a completion that could not be recorded), freed",
+  help: "locks on jobs and queues that this process's live graphile-worker pools held without running the job (a completion not recorded, a job taken whose answer was lost), freed",
   registers,
 })
 

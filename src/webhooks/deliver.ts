@@ -26,7 +26,7 @@ const EXCERPT_CHARS = 1000
 const MAX_RETRY_AFTER_MS = 24 * 3600 * 1000
 
 /**
- * One job: the delivery it was woken for, then, while `handOverMs` lasts, the endpoint's next due deliveries,
+ * One job: the delivery it was woken for, then, for `handOver.ms`, the endpoint's next due deliveries,
  * each handed over in the transaction that records the one before (src/webhooks/deliveries.ts releaseEndpoint):
  * a backlog to one endpoint (after an outage, say) drains at the pace of its attempts, not of job wake-ups.
  * Returns what became of the last delivery it attempted.
@@ -48,7 +48,8 @@ export async function deliverWebhook(
     return 'skipped'
   }
   const handOverUntil = Date.now() + handOver.ms
-  for (let delivery: ClaimedDelivery | undefined = claimed; ; ) {
+  let delivery: ClaimedDelivery = claimed
+  for (;;) {
     if (delivery.endpointStatus !== 'enabled') {
       await failUnsendable(sql, delivery, 'the endpoint is disabled')
       return 'failed'
@@ -57,9 +58,10 @@ export async function deliverWebhook(
     const next = nextStep(result, retryAfterMs, delivery.attempt, settings)
     // Not after a 410, which disables the endpoint in the same transaction: the next one fails as unsendable.
     const handOverSeconds = Date.now() < handOverUntil && !handOver.signal?.aborted && result.status_code !== 410 ? leaseSeconds : undefined
+    const attempted = delivery
     const recorded = await sql.begin(async (tx) => {
-      const outcome = await recordAttempt(tx, delivery!, result, next, handOverSeconds)
-      if (outcome.recorded && result.status_code === 410) await disableGoneEndpoint(tx, delivery!.endpointId)
+      const outcome = await recordAttempt(tx, attempted, result, next, handOverSeconds)
+      if (outcome.recorded && result.status_code === 410) await disableGoneEndpoint(tx, attempted.endpointId)
       return outcome
     })
     if (!recorded.recorded) {
@@ -67,8 +69,8 @@ export async function deliverWebhook(
       return 'skipped'
     }
     log.info({ delivery: delivery.id, event: delivery.eventId, attempt: delivery.attempt, status_code: result.status_code, error: result.error, next: next.status }, 'webhook attempt')
+    if (!recorded.handedOver) return next.status === 'pending' ? 'retrying' : next.status
     delivery = recorded.handedOver
-    if (!delivery) return next.status === 'pending' ? 'retrying' : next.status
   }
 }
 

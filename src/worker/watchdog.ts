@@ -1,7 +1,7 @@
 // Watches the worker of this process every few seconds: says its pools are alive, frees the locks of dead ones
-// and the locks its own pools hold on jobs none of its workers runs (liveness.ts), and measures how far behind settlement is (src/recovery/backlog.ts). What it finds goes to
-// the metrics, to the log and to readiness: a process whose settlement is behind is not ready, so that a stall
-// is seen, never silent.
+// and the locks its own pools hold on jobs none of its workers runs (liveness.ts), and measures how far behind
+// settlement is (src/recovery/backlog.ts). What it finds goes to the metrics, to the log and to readiness: a
+// process whose settlement is behind is not ready, so that a stall is seen, never silent.
 import type { Logger } from 'pino'
 import type { Sql } from '../db/connect.js'
 import { deadWorkerPools, orphanedWorkerLocks, settlementOverdueClaims, settlementOldestOverdueSeconds } from '../observability/metrics.js'
