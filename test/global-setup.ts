@@ -29,9 +29,7 @@ export default async function setup(project: TestProject) {
   await admin`drop database if exists ${admin(TEMPLATE_DATABASE)}`
   await admin`create database ${admin(TEMPLATE_DATABASE)}`
   await admin.end()
-  const template = connect(withDatabase(server.url, TEMPLATE_DATABASE), { max: 1 })
-  await migrate(template, withDatabase(server.url, TEMPLATE_DATABASE))
-  await template.end() // a template must have no connections while it is cloned
+  await migrate(withDatabase(server.url, TEMPLATE_DATABASE)) // its connections are closed: a template must have none while it is cloned
   project.provide('testServerUrl', server.url)
   return () => server.stop()
 }

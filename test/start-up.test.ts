@@ -68,3 +68,23 @@ describe('starting while the database is unavailable', () => {
     }
   }, 60_000)
 })
+
+describe('through a transaction pooler (DATABASE_TRANSACTION_POOLING)', () => {
+  it("when the role's statement_timeout is longer than DATABASE_STATEMENT_TIMEOUT_MS, then it refuses to start, saying so; raised to match, it starts", async () => {
+    // The service sets no timeouts of its own through a pooler; a connection silent past its own bound is closed
+    // as one whose answer was lost (src/db/connect.ts), which would cut the role's longer statements.
+    const pooled = await createTestDatabase()
+    try {
+      const name = new URL(pooled.url).pathname.slice(1)
+      await pooled.sql.unsafe(`alter role current_user in database "${name}" set statement_timeout = '10s'`)
+      await pooled.sql.unsafe(`alter role current_user in database "${name}" set idle_in_transaction_session_timeout = '60s'`)
+      const env = { DATABASE_URL: pooled.url, ROLE: 'api', DATABASE_TRANSACTION_POOLING: 'true', DATABASE_START_WAIT_SECONDS: '0' }
+      await expect(startServer(env)).rejects.toThrow(/exited with 1 before it was ready[\s\S]*statement_timeout \(10000 ms\) is longer than DATABASE_STATEMENT_TIMEOUT_MS \(3000 ms\)/)
+      const server = await startServer({ ...env, DATABASE_STATEMENT_TIMEOUT_MS: '10000' })
+      started.push(server)
+      expect((await fetch(`${server.url}/readyz`)).status).toBe(200)
+    } finally {
+      await pooled.drop()
+    }
+  }, 60_000)
+})

@@ -54,7 +54,7 @@ export async function startBenchCluster(): Promise<BenchCluster> {
       const url = `postgres://postgres:postgres@127.0.0.1:${port}/${name}`
       const sql = connect(url, { max: 4, statementTimeoutMs: 0 })
       pools.push(sql)
-      await migrate(sql, url)
+      await migrate(url)
       await sql`create extension if not exists pg_stat_statements`
       await sql`create extension if not exists pg_walinspect`
       if (setupSql) await sql.unsafe(setupSql)

@@ -29,7 +29,7 @@ export async function largeTable(options: LargeTableOptions): Promise<string> {
   await createDatabaseIfMissing(`${options.clusterUrl}postgres`, 'bench_large')
   const sql = connect(databaseUrl, { max: 2, statementTimeoutMs: 0 })
   try {
-    await migrate(sql, databaseUrl)
+    await migrate(databaseUrl)
     const { api_key: apiKey, account_id: accountId } = await createAccount(sql, 'bench-large')
     const started = performance.now()
     // Completed keys as the service leaves them: a real response body's size, expiring tomorrow.

@@ -6,9 +6,10 @@ import { migrate } from '../db/migrate.js'
 import { main } from './main.js'
 
 await main('migrate', async () => {
-  const database = await openDatabase(loadConfig(), {}, { migrate: false })
+  const config = loadConfig()
+  const database = await openDatabase(config, {}, { migrate: false })
   try {
-    const applied = await migrate(database.sql, database.url)
+    const applied = await migrate(database.url, { transactionPooling: config.DATABASE_TRANSACTION_POOLING, connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS })
     const [current] = await database.sql<{ name: string }[]>`select name from schema_migrations order by name desc limit 1`
     console.log(JSON.stringify({ database: database.description, applied, current: current?.name ?? null }))
   } finally {

@@ -8,7 +8,7 @@ export type Transaction = postgres.TransactionSql
 export interface PoolOptions {
   max?: number
   connectTimeoutMs?: number
-  /** PostgreSQL's statement_timeout; 0 turns it off (migrations, admin work). */
+  /** PostgreSQL's statement_timeout; 0 turns it off (migrations, admin work), and the answer bound below with it. */
   statementTimeoutMs?: number
   /**
    * Through a pooler in transaction mode, a connection's server changes between transactions: statements are not
@@ -18,10 +18,20 @@ export interface PoolOptions {
   transactionPooling?: boolean
 }
 
+/**
+ * How much longer than the statement timeout a connection that owes an answer may stay silent before it is closed.
+ * The server ends every statement by then; silence past it means the answer was lost on the way (a pooler that
+ * dropped its server mid-statement keeps the client waiting for ever), and the connection is no use to anyone.
+ */
+const ANSWER_MARGIN_MS = 5000
+
 export function connect(url: string, options: PoolOptions = {}): Sql {
+  const statementTimeoutMs = options.statementTimeoutMs ?? 3000
   return postgres(url, {
     max: options.max ?? 10,
     connect_timeout: (options.connectTimeoutMs ?? 2000) / 1000,
+    // patched postgres.js: what a silent connection owed fails with ANSWER_TIMEOUT, and the connection reconnects.
+    answer_timeout: statementTimeoutMs ? (statementTimeoutMs + ANSWER_MARGIN_MS) / 1000 : null,
     // Reconnect attempts while the database is down: postgres.js's default grows to 20 s between tries, which
     // kept the service failing long after PostgreSQL was back. Half a second at most comes back at once.
     backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 0.5),
@@ -33,7 +43,7 @@ export function connect(url: string, options: PoolOptions = {}): Sql {
       ...(options.transactionPooling
         ? {}
         : {
-            statement_timeout: options.statementTimeoutMs ?? 3000,
+            statement_timeout: statementTimeoutMs,
             // A transaction left hanging must not hold row locks for long.
             idle_in_transaction_session_timeout: 60_000,
           }),

@@ -38,8 +38,8 @@ export async function openDatabase(config: Config, log: DatabaseLog = {}, option
   })
   let migrationsApplied: string[] = []
   try {
-    if (config.DATABASE_TRANSACTION_POOLING) await requireBoundedWaits(sql)
-    if (options.migrate ?? config.MIGRATE_ON_START) migrationsApplied = await migrate(sql, url, { transactionPooling: config.DATABASE_TRANSACTION_POOLING })
+    if (config.DATABASE_TRANSACTION_POOLING) await requireBoundedWaits(sql, config.DATABASE_STATEMENT_TIMEOUT_MS)
+    if (options.migrate ?? config.MIGRATE_ON_START) migrationsApplied = await migrate(url, { transactionPooling: config.DATABASE_TRANSACTION_POOLING, connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS })
   } catch (error) {
     await sql.end({ timeout: 1 })
     await embedded?.stop()
@@ -60,15 +60,24 @@ export async function openDatabase(config: Config, log: DatabaseLog = {}, option
 /**
  * Through a transaction pooler the service cannot set its own timeouts, and a statement or a transaction without
  * one can hold locks for ever: it refuses to start until the role has them (ALTER ROLE ... SET, see docs/high-availability.md).
+ * Nor may the role's statement_timeout exceed DATABASE_STATEMENT_TIMEOUT_MS: a connection silent past that (plus a
+ * margin) is taken for one whose answer was lost and closed (src/db/connect.ts), which would cut longer statements.
  */
-async function requireBoundedWaits(sql: Sql): Promise<void> {
+async function requireBoundedWaits(sql: Sql, statementTimeoutMs: number): Promise<void> {
   const [row] = await sql<{ statement: string; idle: string }[]>`
-    select current_setting('statement_timeout') as statement, current_setting('idle_in_transaction_session_timeout') as idle`
+    select (select setting from pg_settings where name = 'statement_timeout') as statement,
+      (select setting from pg_settings where name = 'idle_in_transaction_session_timeout') as idle`
   const unbounded = [row!.statement === '0' && 'statement_timeout', row!.idle === '0' && 'idle_in_transaction_session_timeout'].filter(Boolean)
   if (unbounded.length) {
     throw new Error(
       `DATABASE_TRANSACTION_POOLING: the pooler's connections have no ${unbounded.join(' and no ')}; set them on the role, e.g. ` +
         `ALTER ROLE <role> SET statement_timeout = '3s'; ALTER ROLE <role> SET idle_in_transaction_session_timeout = '60s'`,
+    )
+  }
+  if (Number(row!.statement) > statementTimeoutMs) {
+    throw new Error(
+      `DATABASE_TRANSACTION_POOLING: the role's statement_timeout (${row!.statement} ms) is longer than DATABASE_STATEMENT_TIMEOUT_MS ` +
+        `(${statementTimeoutMs} ms), past which a silent connection is closed; lower the role's or raise DATABASE_STATEMENT_TIMEOUT_MS`,
     )
   }
 }

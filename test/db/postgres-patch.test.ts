@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { connect } from '../../src/db/connect.js'
-import { withTimeout } from '../../src/db/errors.js'
+import { isDatabaseUnavailable, withTimeout } from '../../src/db/errors.js'
 import { startCuttingProxy } from '../helpers/cutting-proxy.js'
 import { createTestDatabase } from '../helpers/database.js'
 
@@ -147,6 +147,33 @@ describe('the postgres.js patch', () => {
       expect(row!.one).toBe(1)
       await withTimeout(pool.end(), 5000, 'closing the pool')
     } finally {
+      await database.drop()
+    }
+  })
+
+  it('when a statement is never answered (its connection gone quiet), then what the connection owed fails with ANSWER_TIMEOUT and the pool serves the next query', async () => {
+    const database = await createTestDatabase()
+    // The statement carrying the marker, and everything after it on that connection, is swallowed; nothing closes.
+    // Through PgBouncer this is a server dropped mid-statement while the client is kept, idle, owed nothing.
+    const quiet = await startCuttingProxy(database.url, (chunk) => chunk.includes('lost-answer'), 1, 'silence')
+    // A statement timeout of 200 ms bounds the silence at 5.2 s (src/db/connect.ts).
+    const pool = connect(quiet.url, { max: 1, statementTimeoutMs: 200 })
+    try {
+      await pool`select 1`
+      const lost = pool`select 'lost-answer' as marker`.execute()
+      // Sent on the same connection behind it (the pool's only one), so owed by it too.
+      const behind = pool`select 2 as two`.execute()
+      const [lostError, behindError] = await Promise.all([lost.catch((error: unknown) => error), behind.catch((error: unknown) => error)])
+      expect(lostError).toMatchObject({ code: 'ANSWER_TIMEOUT' })
+      expect(behindError).toMatchObject({ code: 'ANSWER_TIMEOUT' })
+      expect(isDatabaseUnavailable(lostError)).toBe(true)
+      // Unpatched, both waited for ever, and so did every later query of the pool.
+      const [row] = await withTimeout(pool<{ one: number }[]>`select 1 as one`.execute(), 5000, 'the pool after a silent connection')
+      expect(row!.one).toBe(1)
+      expect(quiet.cuts()).toBe(1)
+    } finally {
+      await withTimeout(pool.end(), 5000, 'closing the pool')
+      await quiet.close()
       await database.drop()
     }
   })

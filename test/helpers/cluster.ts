@@ -26,9 +26,7 @@ export async function startPrivateCluster(): Promise<PrivateCluster> {
   await cluster.start()
   await createDatabaseIfMissing(`postgres://postgres:postgres@127.0.0.1:${port}/postgres`, 'payments')
   const url = `postgres://postgres:postgres@127.0.0.1:${port}/payments`
-  const migrator = connect(url, { max: 1 })
-  await migrate(migrator, url)
-  await migrator.end()
+  await migrate(url)
   let frozen = false
   return {
     url,
