@@ -2,14 +2,12 @@
 // starting together migrate once: an advisory lock serialises them, and schema_migrations records each version.
 import { loadConfig } from '../config.js'
 import { openDatabase } from '../db/database.js'
-import { migrate } from '../db/migrate.js'
 import { main } from './main.js'
 
 await main('migrate', async () => {
-  const config = loadConfig()
-  const database = await openDatabase(config, {}, { migrate: false })
+  const database = await openDatabase(loadConfig(), {}, { migrate: true })
   try {
-    const applied = await migrate(database.url, { transactionPooling: config.DATABASE_TRANSACTION_POOLING, connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS })
+    const applied = database.migrationsApplied
     const [current] = await database.sql<{ name: string }[]>`select name from schema_migrations order by name desc limit 1`
     console.log(JSON.stringify({ database: database.description, applied, current: current?.name ?? null }))
   } finally {

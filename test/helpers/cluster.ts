@@ -1,7 +1,6 @@
 // A PostgreSQL cluster of a test's own, which the test may stop, restart, freeze and thaw while the app uses it.
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { connect } from '../../src/db/connect.js'
 import { createDatabaseIfMissing } from '../../src/db/embedded.js'
 import { LocalCluster } from '../../src/db/local-cluster.js'
 import { migrate } from '../../src/db/migrate.js'
