@@ -7,19 +7,16 @@ import type { Transaction } from '../db/connect.js'
 import { newId } from '../db/ids.js'
 import { insertRow } from '../db/row-insert.js'
 import { eventInsert } from '../events/events.js'
-import { CHARGE_EVENT } from '../charges/record-charge.js'
 import { type ChargeRow, toCharge } from '../charges/repository.js'
 import type { DisputeState, PaymentState, ProcessorChange, RefundState } from '../processor/later.js'
+import { chargeMove, type LaterSettings } from './charge-moves.js'
 import { type RefundRow, toRefund } from '../refunds/repository.js'
 import type { Charge } from '../schemas/charge.js'
 import type { EventType } from '../schemas/webhook.js'
 
-export type Applied = { status: 'applied' } | { status: 'waiting' | 'ignored'; note: string }
+export type { LaterSettings }
 
-export interface LaterSettings {
-  /** How long an authorization that a customer's authentication made may wait for its capture. */
-  authorizationExpiresDays: number
-}
+export type Applied = { status: 'applied' } | { status: 'waiting' | 'ignored'; note: string }
 
 const APPLIED: Applied = { status: 'applied' }
 const waiting = (note: string): Applied => ({ status: 'waiting', note })
@@ -33,49 +30,6 @@ export function applyChange(tx: Transaction, change: ProcessorChange, settings: 
       return applyRefund(tx, change)
     case 'dispute':
       return applyDispute(tx, change)
-  }
-}
-
-/** A charge's move, as the columns that change and the event that tells it; or why there is none. */
-export type ChargeMove = { set: Partial<ChargeRow> & { status: Charge['status'] }; event: EventType } | { wait: string } | { ignore: string }
-
-const NOT_FINAL = new Set<Charge['status']>(['requires_action', 'processing', 'requires_capture'])
-
-/** Where the payment's news takes the charge: forward only, and never past an operation of its own in flight. */
-export function chargeMove(charge: ChargeRow, payment: PaymentState, settings: LaterSettings, now = new Date()): ChargeMove {
-  const from = charge.status
-  if (!NOT_FINAL.has(from)) return { ignore: `charge ${charge.id} is ${from} already` }
-  const undecided = from === 'requires_action' || from === 'processing'
-  const to = (set: ChargeMove & { set: unknown }) => set
-  switch (payment.status) {
-    case 'requires_action':
-      return { ignore: `charge ${charge.id} is ${from}` }
-    case 'processing':
-      return from === 'requires_action' ? to({ set: { status: 'processing', next_action: null }, event: CHARGE_EVENT.processing }) : { ignore: `charge ${charge.id} is ${from}` }
-    case 'requires_capture':
-      if (!undecided) return { ignore: `charge ${charge.id} is ${from}` }
-      return to({
-        set: { status: 'requires_capture', next_action: null, authorization_expires_at: new Date(now.getTime() + settings.authorizationExpiresDays * 86_400_000) },
-        event: CHARGE_EVENT.requires_capture,
-      })
-    case 'succeeded': {
-      const captured = { status: 'succeeded' as const, captured: true, amount_captured_cents: payment.amountCapturedCents || charge.amount_cents, next_action: null }
-      if (undecided) return to({ set: captured, event: CHARGE_EVENT.succeeded })
-      // Captured at the processor (its dashboard), unless this is the service's own capture being recorded.
-      if (charge.pending_operation === 'capture') return { wait: `the capture of charge ${charge.id} is being recorded` }
-      return to({ set: captured, event: 'charge.captured' })
-    }
-    case 'failed':
-      if (!undecided) return { ignore: `charge ${charge.id} is ${from}` }
-      return to({
-        set: { status: 'failed', next_action: null, failure_code: payment.failureCode ?? 'payment_failed', failure_message: payment.failureMessage ?? 'The payment failed.' },
-        event: CHARGE_EVENT.failed,
-      })
-    case 'canceled':
-      if (undecided) return to({ set: { status: 'failed', next_action: null, failure_code: 'canceled', failure_message: 'The payment was canceled at the processor.' }, event: CHARGE_EVENT.failed })
-      if (charge.pending_operation === 'void') return { wait: `the void of charge ${charge.id} is being recorded` }
-      if (charge.pending_operation === 'capture') return { wait: `a capture of charge ${charge.id} is in flight` }
-      return payment.cancellation === 'expired' ? to({ set: { status: 'expired' }, event: CHARGE_EVENT.expired }) : to({ set: { status: 'voided' }, event: CHARGE_EVENT.voided })
   }
 }
 
@@ -116,16 +70,22 @@ async function recordRefundMadeAtProcessor(tx: Transaction, refund: RefundState)
   if (!charge) return waiting(`charge ${refund.chargeId} of refund ${refund.reference} is not recorded yet`)
   const failed = refund.status === 'failed' || refund.status === 'canceled'
   const left = charge.amount_captured_cents - charge.amount_refunded_cents - charge.amount_refund_pending_cents
-  if (!failed && refund.amountCents > left) return ignored(`refund ${refund.reference} of ${refund.amountCents} exceeds the ${left} the books hold on charge ${charge.id}`)
+  // More than the books hold: the news of a capture made at the processor, or of an earlier refund's failure, may
+  // still be on its way. It waits (and, waiting for an hour, is reported as a discrepancy).
+  if (!failed && refund.amountCents > left) return waiting(`refund ${refund.reference} of ${refund.amountCents} exceeds the ${left} the books hold on charge ${charge.id}`)
   const [row] = await tx<RefundRow[]>`
     insert into refunds (id, account_id, charge_id, amount_cents, currency, status, failure_reason, origin, processor_reference)
     values (${newId('re')}, ${charge.account_id}, ${charge.id}, ${refund.amountCents}, ${charge.currency}, ${failed ? 'failed' : 'succeeded'},
             ${failed ? (refund.failureReason ?? 'unknown') : null}, 'processor', ${refund.reference})
+    on conflict (processor_reference) where operation_id is null do nothing
     returning *`
+  // Its twin (the same refund told by another event) was recorded first: under the payment's lock
+  // (src/outcomes/inbox.ts) the lookup above finds it, so only a writer that does not take that lock gets here.
+  if (!row) return ignored(`refund ${refund.reference} is recorded already`)
   const [updated] = failed
     ? [charge]
     : await tx<ChargeRow[]>`update charges set amount_refunded_cents = amount_refunded_cents + ${refund.amountCents} where id = ${charge.id} returning *`
-  await insertRow(tx, eventInsert(charge.account_id, failed ? 'charge.refund.failed' : 'charge.refunded', { object: toCharge(updated!), refund: toRefund(row!) }))
+  await insertRow(tx, eventInsert(charge.account_id, failed ? 'charge.refund.failed' : 'charge.refunded', { object: toCharge(updated!), refund: toRefund(row) }))
   return APPLIED
 }
 

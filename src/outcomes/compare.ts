@@ -8,7 +8,7 @@ import type { Sql } from '../db/connect.js'
 import type { ChargeRow } from '../charges/repository.js'
 import type { LaterOutcomes, PaymentState, RefundState } from '../processor/later.js'
 import type { RefundRow } from '../refunds/repository.js'
-import type { Charge } from '../schemas/charge.js'
+import { agreesWith } from './charge-moves.js'
 import { countOpenDiscrepancies, type Discrepancy, recordDiscrepancies, resolveDiscrepancies } from './discrepancies.js'
 import { eventsCursor } from './reconcile.js'
 
@@ -54,8 +54,13 @@ export async function compareWithProcessor(sql: Sql, later: LaterOutcomes, log: 
   const agreed: string[] = []
   const payments = new Map(states.payments.map((payment) => [payment.reference, payment]))
   for (const charge of charges.values()) {
-    // A decline the processor kept no record of, or an operation of the service's own in flight: nothing to hold.
-    if (!charge.processor_reference || charge.pending_operation) continue
+    // An operation of the service's own in flight: looked at again once it is recorded.
+    if (charge.pending_operation) continue
+    // A decline the processor kept no record of: nothing to hold, so nothing that can disagree.
+    if (!charge.processor_reference) {
+      agreed.push(charge.id)
+      continue
+    }
     const payment = payments.get(charge.processor_reference)
     const detail = payment ? paymentDisagreement(charge, payment) : `the processor has no payment ${charge.processor_reference}`
     if (detail) found.push({ kind: payment ? 'payment_differs' : 'payment_missing_at_processor', reference: charge.id, accountId: charge.account_id, detail, books: booksOf(charge), processor: payment ?? null })
@@ -92,19 +97,8 @@ export async function compareWithProcessor(sql: Sql, later: LaterOutcomes, log: 
   return { payments: charges.size, refunds: refunds.length, found: fresher, open: await countOpenDiscrepancies(sql) }
 }
 
-/** What the processor's payment should be, given the charge in the books. */
-const EXPECTED: Record<Charge['status'], PaymentState['status']> = {
-  requires_action: 'requires_action',
-  processing: 'processing',
-  requires_capture: 'requires_capture',
-  succeeded: 'succeeded',
-  failed: 'failed',
-  voided: 'canceled',
-  expired: 'canceled',
-}
-
 function paymentDisagreement(charge: ChargeRow, payment: PaymentState): string | undefined {
-  if (payment.status !== EXPECTED[charge.status]) return `the books say ${charge.status}, the processor ${payment.status}`
+  if (!agreesWith(charge.status, payment.status)) return `the books say ${charge.status}, the processor ${payment.status}`
   if (payment.amountCents !== charge.amount_cents) return `the books say ${charge.amount_cents}, the processor ${payment.amountCents}`
   if (charge.status === 'succeeded' && payment.amountCapturedCents !== charge.amount_captured_cents) {
     return `the books say ${charge.amount_captured_cents} captured, the processor ${payment.amountCapturedCents}`

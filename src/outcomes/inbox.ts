@@ -4,7 +4,7 @@
 // retries). One whose object is not in the books yet waits, and is applied again until it is.
 import type { Sql, Transaction } from '../db/connect.js'
 import { processorEvents } from '../observability/metrics.js'
-import type { ProcessorEvent } from '../processor/later.js'
+import type { ProcessorChange, ProcessorEvent } from '../processor/later.js'
 import { type Applied, applyChange, type LaterSettings } from './apply.js'
 
 export type Via = 'webhook' | 'reconciliation'
@@ -44,6 +44,7 @@ export async function retryWaitingEvents(sql: Sql, settings: LaterSettings, batc
 
 /** Every change of the event; it waits if any change waits (those applied are no-ops when it is applied again). */
 async function applyAll(tx: Transaction, event: ProcessorEvent, settings: LaterSettings): Promise<Applied> {
+  await lockPayments(tx, event.changes)
   const results: Applied[] = []
   for (const change of event.changes) results.push(await applyChange(tx, change, settings))
   const notes = results.flatMap((result) => ('note' in result ? [result.note] : []))
@@ -51,6 +52,21 @@ async function applyAll(tx: Transaction, event: ProcessorEvent, settings: LaterS
   if (results.some((result) => result.status === 'applied')) return { status: 'applied' }
   return { status: 'ignored', note: notes.join('; ') || `nothing for the books in ${event.type}` }
 }
+
+/**
+ * Events about one payment are applied one at a time, whatever their types: for one refund made in its dashboard
+ * Stripe sends charge.refunded and refund.created at the same instant, and both would look for the refund, find
+ * none and insert it. A row lock cannot serialise them, as what they look for may not exist yet (nor may the
+ * charge, for an event that overtook the answer): the lock is on the processor's reference of the payment, taken
+ * before anything is looked up, for the rest of the transaction. References in order, so two events never wait on
+ * each other. Advisory locks of two keys are a space apart from the one-key locks of migrations and the worker.
+ */
+async function lockPayments(tx: Transaction, changes: ProcessorChange[]): Promise<void> {
+  const references = [...new Set(changes.map((change) => (change.object === 'payment' ? change.reference : change.paymentReference)))].sort()
+  for (const reference of references) await tx`select pg_advisory_xact_lock(${PAYMENT_LOCK_SPACE}, hashtext(${reference}))`
+}
+/** The first key of the payment locks (any constant of its own): 'pay' in ASCII. */
+const PAYMENT_LOCK_SPACE = 0x706179
 
 async function settle(tx: Transaction, id: string, result: Applied): Promise<Applied['status']> {
   const note = 'note' in result ? result.note.slice(0, 500) : null

@@ -17,6 +17,11 @@ export interface SimulatedControls {
   settle(reference: string): Promise<ProcessorEvent>
   /** An authorization lapses at the processor (before the service's own expiry voids it). */
   expire(reference: string): Promise<ProcessorEvent>
+  /**
+   * The payment is canceled at the processor (its dashboard) before it was decided or captured: one awaiting the
+   * customer's authentication, a bank debit not settled, an authorization.
+   */
+  cancel(reference: string): Promise<ProcessorEvent>
   /** A refund made at the processor itself, outside the service; the whole rest of the payment by default. */
   refund(reference: string, amountCents?: number): Promise<ProcessorEvent>
   /** The customer disputes the payment. */
@@ -53,6 +58,9 @@ interface RefundRow {
   state: RefundState | null
 }
 
+/** What Stripe lets its dashboard cancel: a payment not decided yet, or an authorization not captured. */
+const CANCELABLE = new Set<PaymentState['status']>(['requires_action', 'processing', 'requires_capture'])
+
 export function simulatedLater(sql: Sql): { later: LaterOutcomes; controls: SimulatedControls; afterRefund(refund: RefundState): Promise<void> } {
   /** Moves a payment to its next state and tells it, in one transaction. */
   async function movePayment(reference: string, type: string, next: (payment: PaymentState, row: PaymentRow) => PaymentState): Promise<ProcessorEvent> {
@@ -87,6 +95,11 @@ export function simulatedLater(sql: Sql): { later: LaterOutcomes; controls: Simu
       movePayment(reference, 'payment.canceled', (payment) => {
         if (payment.status !== 'requires_capture') throw new SimulatedControlError(`payment ${reference} is ${payment.status}: there is no authorization to lapse`)
         return { ...payment, status: 'canceled', cancellation: 'expired' }
+      }),
+    cancel: (reference) =>
+      movePayment(reference, 'payment.canceled', (payment) => {
+        if (!CANCELABLE.has(payment.status)) throw new SimulatedControlError(`payment ${reference} is ${payment.status}: it can no longer be canceled`)
+        return { ...payment, status: 'canceled', cancellation: 'canceled' }
       }),
     refund: (reference, amountCents) =>
       sql.begin(async (tx) => {

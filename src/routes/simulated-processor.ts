@@ -53,6 +53,7 @@ export default async function simulatedProcessorRoutes(app: FastifyInstance, opt
     )
   act('settle', (reference) => controls.settle(reference))
   act('expire', (reference) => controls.expire(reference))
+  act('cancel', (reference) => controls.cancel(reference))
   act('refund', (reference, body) => controls.refund(reference, typeof body.amount_cents === 'number' ? body.amount_cents : undefined))
   act('dispute', (reference) => controls.dispute(reference))
   act('dispute/close', (reference, body) => controls.closeDispute(reference, body.outcome === 'lost' ? 'lost' : 'won'))

@@ -2,6 +2,7 @@
 // simulated processor's own pages and controls (as a developer would), or through the Stripe test server (whose
 // events then reach the service as signed webhooks over a real socket). delivered() waits until what the processor
 // told has arrived; reconcile() and compare() run what the worker's scheduled tasks run.
+import Stripe from 'stripe'
 import { expect } from 'vitest'
 import { pino } from 'pino'
 import type { TestContext } from './app.js'
@@ -24,6 +25,12 @@ export interface LaterAtProcessor {
   closeDispute(reference: string, outcome: 'won' | 'lost'): Promise<void>
   refund(reference: string, amountCents?: number): Promise<void>
   expire(reference: string): Promise<void>
+  /** Canceled in the processor's dashboard: a payment not decided yet, or an authorization (a void there). */
+  cancel(reference: string): Promise<void>
+  /** The same moves, whose news never reaches the service: only the processor's list has it. */
+  untold: Record<'cancel' | 'expire' | 'settle', (reference: string) => Promise<void>> & {
+    authenticate(reference: string, succeeded: boolean): Promise<void>
+  }
   /**
    * What the processor told has arrived: its webhooks are delivered, and those that overtook the answer they follow
    * applied again (Stripe); its list is read (simulated).
@@ -59,6 +66,13 @@ export async function laterAt(name: 'simulated' | 'stripe', context: TestContext
       closeDispute: (reference, outcome) => control(`/payments/${reference}/dispute/close`, { outcome }),
       refund: (reference, amountCents) => control(`/payments/${reference}/refund`, amountCents === undefined ? {} : { amount_cents: amountCents }),
       expire: (reference) => control(`/payments/${reference}/expire`),
+      cancel: (reference) => control(`/payments/${reference}/cancel`),
+      untold: {
+        authenticate: async (reference, succeeded) => void (await controls.authenticate(reference, succeeded)),
+        settle: async (reference) => void (await controls.settle(reference)),
+        cancel: async (reference) => void (await controls.cancel(reference)),
+        expire: async (reference) => void (await controls.expire(reference)),
+      },
       // Events it made by itself (a dispute of pm_card_createDispute, a refund of pm_card_refundFail failing) are
       // only in its list.
       delivered: async () => void (await reconcile()),
@@ -76,9 +90,20 @@ export async function laterAt(name: 'simulated' | 'stripe', context: TestContext
     await retryWaitingEvents(context.sql, LATER_SETTINGS)
   }
   const then = async (act: () => unknown) => {
-    act()
+    await act()
     await delivered()
   }
+  /** Every webhook of what `act` makes Stripe do is dropped: only its events list has it. */
+  const untold = async (act: () => unknown) => {
+    server.webhooks.fault(/./, 'drop', Number.POSITIVE_INFINITY)
+    try {
+      await act()
+    } finally {
+      server.webhooks.clearFaults()
+    }
+  }
+  // Stripe's Dashboard does what its API does, under no key of the service's.
+  const dashboard = new Stripe(server.secretKey, { host: '127.0.0.1', port: Number(new URL(server.url).port), protocol: 'http', maxNetworkRetries: 0 })
   return {
     async authenticate(nextActionUrl, succeeded) {
       const response = await fetch(nextActionUrl, {
@@ -91,14 +116,18 @@ export async function laterAt(name: 'simulated' | 'stripe', context: TestContext
       await delivered()
     },
     settle: (reference) => then(() => server.later.settle(reference)),
-    settleUntold: async (reference) => {
-      server.webhooks.fault(/^payment_intent\./, 'drop', 1)
-      await then(() => server.later.settle(reference))
-    },
+    settleUntold: (reference) => untold(() => server.later.settle(reference)),
     dispute: (reference) => then(() => server.later.dispute(reference)),
     closeDispute: (reference, outcome) => then(() => server.later.closeDispute(reference, outcome)),
     refund: (reference, amountCents) => then(() => server.later.refundFromDashboard(reference, amountCents)),
     expire: (reference) => then(() => server.later.expireAuthorization(reference)),
+    cancel: (reference) => then(() => dashboard.paymentIntents.cancel(reference)),
+    untold: {
+      authenticate: (reference, succeeded) => untold(() => server.later.authenticate(reference, succeeded)),
+      settle: (reference) => untold(() => server.later.settle(reference)),
+      cancel: (reference) => untold(() => dashboard.paymentIntents.cancel(reference)),
+      expire: (reference) => untold(() => server.later.expireAuthorization(reference)),
+    },
     delivered,
     reconcile,
     compare,

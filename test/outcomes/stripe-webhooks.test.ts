@@ -101,6 +101,27 @@ describe('POST /processor/webhooks: only what Stripe signed', () => {
     expect(await eventsOf(paid.id)).toEqual(['charge.succeeded', 'charge.refunded', 'charge.refund.failed'])
   })
 
+  it('when charge.refunded and refund.created of one dashboard refund arrive at the same instant, then both answer 200 and the refund is recorded once (8 refunds)', async () => {
+    const stripe = processor.stripe()
+    const paid = (await suite.account.post('/v1/charges', chargeBody({ amount_cents: 8000 }))).json()
+    await later.delivered()
+    for (let round = 1; round <= 8; round++) {
+      stripe.webhooks.fault(/^(charge\.refunded|refund\.created)$/, 'hold', 2)
+      stripe.later.refundFromDashboard(paid.processor_reference, 300)
+      const from = stripe.webhooks.deliveries.length
+      stripe.webhooks.release()
+      await later.delivered()
+      expect(stripe.webhooks.deliveries.slice(from).map((delivery) => [delivery.type, delivery.status]).sort()).toEqual([
+        ['charge.refunded', 200],
+        ['refund.created', 200],
+      ])
+      const refunds = (await suite.account.get(`/v1/charges/${paid.id}/refunds`)).json().data
+      expect(refunds).toHaveLength(round)
+      expect(await current(paid.id)).toMatchObject({ amount_refunded_cents: 300 * round })
+    }
+    expect((await eventsOf(paid.id)).filter((type) => type === 'charge.refunded')).toHaveLength(8)
+  })
+
   it('when an event overtakes the answer it follows, then it waits, and is applied once the charge is recorded', async () => {
     const stripe = processor.stripe()
     // Stripe acts, sends its webhook, and only then answers the service.

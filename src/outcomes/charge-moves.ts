@@ -1,0 +1,87 @@
+// Where a payment's state at the processor takes its charge, as one table that two readers share: the inbox moves
+// charges by it (src/outcomes/apply.ts), and the comparison (src/outcomes/compare.ts) holds the books to it, so a
+// charge the events moved is a charge the comparison finds in agreement, whichever way it reached its state.
+import type { ChargeRow } from '../charges/repository.js'
+import { CHARGE_EVENT } from '../charges/record-charge.js'
+import type { PaymentState, PaymentStatus } from '../processor/later.js'
+import type { Charge } from '../schemas/charge.js'
+import type { EventType } from '../schemas/webhook.js'
+
+type Status = Charge['status']
+type Cancellation = NonNullable<PaymentState['cancellation']>
+
+/**
+ * The charge's status once the processor says the payment's: from an undecided charge (requires_action,
+ * processing) and from an authorization (requires_capture). Unset: no move from there (a charge is final, or
+ * the news is older than what the books hold). A payment canceled at the processor fails an undecided charge
+ * (the customer never paid), and ends an authorization as voided, or expired when it lapsed there.
+ */
+export const CHARGE_STATUS_OF_PAYMENT: Record<PaymentStatus, { undecided?: Status; authorized?: Status | Record<Cancellation, Status> }> = {
+  requires_action: { undecided: 'requires_action' },
+  processing: { undecided: 'processing' },
+  requires_capture: { undecided: 'requires_capture', authorized: 'requires_capture' },
+  succeeded: { undecided: 'succeeded', authorized: 'succeeded' },
+  failed: { undecided: 'failed' },
+  canceled: { undecided: 'failed', authorized: { canceled: 'voided', expired: 'expired' } },
+}
+
+/**
+ * The charge statuses that agree with a payment's status: every status the table leads to from it. (An
+ * authorization the service itself let expire is voided at the processor, so `expired` agrees with any
+ * cancellation.)
+ */
+export function agreesWith(charge: Status, payment: PaymentStatus): boolean {
+  const { undecided, authorized } = CHARGE_STATUS_OF_PAYMENT[payment]
+  const leads = [undecided, ...(typeof authorized === 'object' ? Object.values(authorized) : [authorized])]
+  return leads.includes(charge)
+}
+
+export interface LaterSettings {
+  /** How long an authorization that a customer's authentication made may wait for its capture. */
+  authorizationExpiresDays: number
+}
+
+/** A charge's move, as the columns that change and the event that tells it; or why there is none. */
+export type ChargeMove = { set: Partial<ChargeRow> & { status: Status }; event: EventType } | { wait: string } | { ignore: string }
+
+const UNDECIDED = new Set<Status>(['requires_action', 'processing'])
+
+/** Where the payment's news takes the charge: forward only, and never past an operation of its own in flight. */
+export function chargeMove(charge: ChargeRow, payment: PaymentState, settings: LaterSettings, now = new Date()): ChargeMove {
+  const from = charge.status
+  const undecided = UNDECIDED.has(from)
+  const lead = undecided ? CHARGE_STATUS_OF_PAYMENT[payment.status].undecided : from === 'requires_capture' ? CHARGE_STATUS_OF_PAYMENT[payment.status].authorized : undefined
+  const to = typeof lead === 'object' ? lead[payment.cancellation ?? 'canceled'] : lead
+  if (to === undefined || to === from) return { ignore: `charge ${charge.id} is ${from}` }
+  if (!undecided) {
+    // An authorization moved at the processor (its dashboard), unless this is the service's own capture or void
+    // being recorded, or one of them in flight.
+    if (charge.pending_operation === 'capture') return { wait: `a capture of charge ${charge.id} is in flight or being recorded` }
+    if (charge.pending_operation === 'void' && to !== 'succeeded') return { wait: `the void of charge ${charge.id} is being recorded` }
+  }
+  switch (to) {
+    case 'processing':
+      return { set: { status: 'processing', next_action: null }, event: CHARGE_EVENT.processing }
+    case 'requires_capture': {
+      const expiresAt = new Date(now.getTime() + settings.authorizationExpiresDays * 86_400_000)
+      return { set: { status: 'requires_capture', next_action: null, authorization_expires_at: expiresAt }, event: CHARGE_EVENT.requires_capture }
+    }
+    case 'succeeded': {
+      const amountCaptured = payment.amountCapturedCents || charge.amount_cents
+      const set = { status: 'succeeded' as const, captured: true, amount_captured_cents: amountCaptured, next_action: null }
+      return { set, event: undecided ? CHARGE_EVENT.succeeded : 'charge.captured' }
+    }
+    case 'failed': {
+      const canceled = payment.status === 'canceled'
+      const failure = canceled
+        ? { failure_code: 'canceled', failure_message: 'The payment was canceled at the processor.' }
+        : { failure_code: payment.failureCode ?? 'payment_failed', failure_message: payment.failureMessage ?? 'The payment failed.' }
+      return { set: { status: 'failed', next_action: null, ...failure }, event: CHARGE_EVENT.failed }
+    }
+    case 'voided':
+    case 'expired':
+      return { set: { status: to }, event: CHARGE_EVENT[to] }
+    case 'requires_action':
+      return { ignore: `charge ${charge.id} is ${from}` }
+  }
+}
