@@ -108,7 +108,7 @@ export async function appPlugin(app: FastifyInstance, options: { sql: Sql; proce
       await v1.register(chargeRoutes, { sql, processor, authorizationExpiresDays: config.AUTHORIZATION_EXPIRES_DAYS })
       await v1.register(refundRoutes, { sql, processor })
       await v1.register(eventRoutes, { sql })
-      await v1.register(webhookEndpointRoutes, { sql, allowPrivateUrls: config.WEBHOOK_ALLOW_PRIVATE_URLS })
+      await v1.register(webhookEndpointRoutes, { sql, allowPrivateUrls: config.WEBHOOK_ALLOW_PRIVATE_URLS ?? false })
     },
     { prefix: '/v1' },
   )

@@ -98,8 +98,11 @@ const ConfigSchema = Type.Object({
   WEBHOOK_TIMEOUT_MS: Milliseconds(15_000, { maximum: 60_000 }),
   /** Seconds to wait after each failed delivery attempt (decimals allowed); after the last, the delivery fails. */
   WEBHOOK_RETRY_SCHEDULE: Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?(,[0-9]+(\\.[0-9]+)?){0,19}$', default: '5,300,1800,7200,18000,36000,50400,72000,86400' }),
-  /** Development and tests only: allow http:// and private, loopback and link-local webhook URLs. */
-  WEBHOOK_ALLOW_PRIVATE_URLS: Type.Boolean({ default: false }),
+  /**
+   * Allow http:// and private, loopback and link-local webhook URLs (development and tests). Unset: allowed where the
+   * database is the embedded one (no DATABASE_URL: a developer's machine), refused everywhere else (src/server.ts).
+   */
+  WEBHOOK_ALLOW_PRIVATE_URLS: Type.Optional(Type.Boolean()),
   /** How long an authorization (capture: false) may wait for its capture before it is voided and expires. */
   AUTHORIZATION_EXPIRES_DAYS: Type.Integer({ minimum: 1, maximum: 30, default: 7 }),
   /** How long events (and their deliveries) are kept. */
@@ -201,7 +204,7 @@ function stripeContradictions(config: Config): string[] {
   const key = config.STRIPE_SECRET_KEY
   if (!key) return ['PROCESSOR=stripe needs STRIPE_SECRET_KEY (sk_test_... from the Stripe dashboard, Developers > API keys)']
   const mode = /^(?:sk|rk)_(test|live)_[0-9A-Za-z]{10,}$/.exec(key)?.[1]
-  if (!mode) return [`STRIPE_SECRET_KEY is not a Stripe secret key (sk_test_..., or rk_test_... for a restricted one; it begins ${JSON.stringify(key.slice(0, 8))})`]
+  if (!mode) return [stripeKeyProblem(key)]
   const found: string[] = []
   if (mode === 'live' && config.API_KEY_MODE !== 'live') found.push('STRIPE_SECRET_KEY is a live key, which moves real money: say so with API_KEY_MODE=live, or use an sk_test_ key')
   if (mode === 'test' && config.API_KEY_MODE === 'live') found.push('API_KEY_MODE=live with a test STRIPE_SECRET_KEY: live clients would be charged nothing; use an sk_live_ key')
@@ -210,6 +213,19 @@ function stripeContradictions(config: Config): string[] {
     found.push(`STRIPE_API_URL ${url.origin} would send the secret key unencrypted: use https, or http only on a loopback address`)
   }
   return found
+}
+
+/** What is wrong with a STRIPE_SECRET_KEY that is not one, without echoing the key. */
+function stripeKeyProblem(key: string): string {
+  const prefix = /^(?:sk|rk)_(?:test|live)_/.exec(key)?.[0]
+  if (!prefix) {
+    const publishable = key.startsWith('pk_') ? ': that is a publishable key; the secret one is beside it' : ''
+    return `STRIPE_SECRET_KEY must begin sk_test_ (or rk_test_ for a restricted key, sk_live_ for a live one); it begins ${JSON.stringify(key.slice(0, 3))}${publishable} (Dashboard > Developers > API keys)`
+  }
+  const rest = key.slice(prefix.length)
+  const wrong = /[^0-9A-Za-z]/.exec(rest)
+  if (wrong) return `STRIPE_SECRET_KEY has ${JSON.stringify(wrong[0])} after ${prefix}, where a Stripe key has only letters and digits: copy it again from the dashboard`
+  return `STRIPE_SECRET_KEY is cut short: ${prefix} is followed by ${rest.length} characters, and a Stripe key has dozens; copy it whole from the dashboard`
 }
 
 /** Fastify's trustProxy from TRUST_PROXY: true, a hop count, or a list of addresses. */

@@ -38,6 +38,12 @@ async function start() {
     }),
   )
   log.info({ database: database.description, migrations_applied: database.migrationsApplied }, `database: ${database.description}`)
+  // On a developer's machine (the embedded database) webhook endpoints may be local, as the README's receiver is;
+  // a deployment (DATABASE_URL) refuses them unless it says otherwise.
+  const settings: Config = { ...config, WEBHOOK_ALLOW_PRIVATE_URLS: config.WEBHOOK_ALLOW_PRIVATE_URLS ?? database.embedded }
+  if (settings.WEBHOOK_ALLOW_PRIVATE_URLS) {
+    log.info('webhook endpoints may be http:// and on this machine or a private network (WEBHOOK_ALLOW_PRIVATE_URLS, on by default with the embedded database)')
+  }
   const processor = createProcessor(config, database.sql, log)
   log.info({ processor: config.PROCESSOR }, config.PROCESSOR === 'stripe' ? `processor: Stripe at ${config.STRIPE_API_URL}` : 'processor: simulated (test cards: docs/charges.md)')
   if (config.PROCESSOR === 'stripe' && !config.STRIPE_WEBHOOK_SECRET) {
@@ -51,8 +57,8 @@ async function start() {
     workerStopped ??
     (worker && !(await worker.writable().catch(() => false)) ? 'The background worker cannot reach a writable primary.' : worker?.notReady())
   // A worker still answers /healthz and /readyz, for orchestrators.
-  const app = serveApi ? await buildApp({ sql: database.sql, processor, config, log, notReady }) : await buildHealthApp({ sql: database.sql, config, log, notReady })
-  const worker = config.ROLE === 'api' ? undefined : await duringStartUp('starting the worker', () => startWorker(workerOptions(config, database, processor, log)))
+  const app = serveApi ? await buildApp({ sql: database.sql, processor, config: settings, log, notReady }) : await buildHealthApp({ sql: database.sql, config, log, notReady })
+  const worker = config.ROLE === 'api' ? undefined : await duringStartUp('starting the worker', () => startWorker(workerOptions(settings, database, processor, log)))
   // No process keeps running with its worker stopped (a graphile-worker that shut itself down, say on another
   // schema's breaking-migration notice, or whose runner failed): webhooks, recovery and expiry would stop while
   // the API looked healthy. It says why, and exits 1 so that its supervisor starts a new one.

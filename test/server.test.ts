@@ -169,3 +169,24 @@ describe('the server process', () => {
     expect(await keyRow('drain-1')).toMatchObject({ claim_token: null })
   })
 })
+
+describe('webhook URLs on this machine', () => {
+  const endpoint = (url: string) =>
+    fetch(`${url}/v1/webhook_endpoints`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
+      body: JSON.stringify({ url: 'http://127.0.0.1:4000/webhooks', enabled_events: ['*'] }),
+    })
+
+  it('when a deployment names its database (DATABASE_URL) and says nothing of private URLs, then a loopback endpoint is refused', async () => {
+    const deployed = await server()
+    const response = await endpoint(deployed.url)
+    expect(response.status).toBe(400)
+    expect(((await response.json()) as { type: string }).type).toMatch(/webhook-url-refused$/)
+  })
+
+  it('when it says WEBHOOK_ALLOW_PRIVATE_URLS=true, then the same endpoint is made', async () => {
+    const local = await server({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true' })
+    expect((await endpoint(local.url)).status).toBe(201)
+  })
+})

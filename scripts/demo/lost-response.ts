@@ -1,19 +1,20 @@
 // npm run demo:lost-response   (with the server running: npm start)
 // The story this service exists for, played against a running server through a proxy that loses the first
 // answer: the shipped client retries with the same key and the customer is charged once; a client that makes a
-// new key per attempt charges twice. PAYMENTS_URL (default http://127.0.0.1:3000); PAYMENTS_API_KEY, or one
-// is made with account:create.
+// new key per attempt charges twice. PAYMENTS_URL (default http://127.0.0.1:$PORT, 3000 when PORT is unset);
+// PAYMENTS_API_KEY, or one is made with account:create.
 import { execFileSync } from 'node:child_process'
 import { createClient } from 'payments-api/client'
 import { main } from '../../src/cli/main.js'
+import { localApiUrl } from '../local-api.js'
 import { startLossyProxy } from './lossy-proxy.js'
 import { naiveCreateCharge } from './naive-client.js'
 
-const api = process.env.PAYMENTS_URL ?? 'http://127.0.0.1:3000'
+const api = localApiUrl()
 
 await main('demo:lost-response', async () => {
   const ready = await fetch(`${api}/readyz`).catch(() => undefined)
-  if (!ready?.ok) throw new Error(`no server answers at ${api}; start one with npm start, or set PAYMENTS_URL`)
+  if (!ready?.ok) throw new Error(`no server answers at ${api}; start one with npm start, or set PORT (or PAYMENTS_URL) to where it listens`)
   const apiKey = process.env.PAYMENTS_API_KEY ?? newAccountKey()
   const proxy = await startLossyProxy(api)
   const run = `demo_${Date.now().toString(36)}`

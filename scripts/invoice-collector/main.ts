@@ -3,7 +3,7 @@
 //   add --amount 2500 [--currency usd] [--source pm_card_visa]   a new invoice, and the job that collects it
 //   retry <invoice> [--source pm_card_visa]          after a decline: attempt n + 1, and its job
 //   list                                             the invoices
-// PAYMENTS_URL (default http://127.0.0.1:3000) and PAYMENTS_API_KEY say which API and account to charge. The
+// PAYMENTS_URL (default http://127.0.0.1:$PORT) and PAYMENTS_API_KEY say which API and account to charge. The
 // invoices and the collector's jobs live in COLLECTOR_DATABASE_URL, or else in a database of their own beside the
 // service's (scripts/example-database.ts).
 // Run as many collectors as you like: a job a dead one held runs again once its lease of COLLECTOR_LEASE_SECONDS
@@ -15,6 +15,7 @@ import { main } from '../../src/cli/main.js'
 import { graphilePool } from '../../src/db/graphile-pool.js'
 import { SUPPORTED_CURRENCIES } from '../../src/schemas/common.js'
 import { exampleDatabase } from '../example-database.js'
+import { localApiUrl } from '../local-api.js'
 import { poolLiveness } from './liveness.js'
 import { addInvoice, COLLECT_TASK, collectInvoiceTask, COLLECTOR_WORKER_SCHEMA, prepareCollector, retryInvoice, type Invoice } from './collector.js'
 
@@ -45,7 +46,7 @@ await main('example:invoices', async () => {
     for (const invoice of await sql<Invoice[]>`select * from invoice_collector.invoices order by updated_at`) print(invoice)
   } else {
     if (!process.env.PAYMENTS_API_KEY) throw new Error('set PAYMENTS_API_KEY (npm run --silent account:create -- --name Shop)')
-    const client = createClient({ baseUrl: process.env.PAYMENTS_URL ?? 'http://127.0.0.1:3000', apiKey: process.env.PAYMENTS_API_KEY })
+    const client = createClient({ baseUrl: localApiUrl(), apiKey: process.env.PAYMENTS_API_KEY })
     // The worker's pool is ours to end, after the worker and before the database (src/db/graphile-pool.ts says why).
     const pgPool = graphilePool(url, { applicationName: 'invoice collector', max: 7, onError: (error) => console.log(`worker connection: ${error.message}`) })
     const liveness = poolLiveness({ sql, pgPool, schema: COLLECTOR_WORKER_SCHEMA, leaseSeconds: Number(process.env.COLLECTOR_LEASE_SECONDS ?? 30), log: console.log })
@@ -58,7 +59,7 @@ await main('example:invoices', async () => {
       taskList: { [COLLECT_TASK]: collectInvoiceTask(sql, client, (message) => console.log(message)) },
     })
     await liveness.start()
-    console.log(`invoice collector ready: charging through ${process.env.PAYMENTS_URL ?? 'http://127.0.0.1:3000'}`)
+    console.log(`invoice collector ready: charging through ${localApiUrl()}`)
     await runner.promise.finally(() => liveness.stop())
     await pgPool.end()
   }

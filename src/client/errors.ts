@@ -1,6 +1,7 @@
 // What a call throws: a ProblemError when the API answered with an error, a ConnectionError when no answer came
 // back at all. Both say how many attempts were made and which Idempotency-Key they carried: after a
-// ConnectionError the outcome of a POST is unknown, and retrying later with that same key settles it.
+// ConnectionError whose request may have been sent, the outcome of a POST is unknown, and retrying later with that
+// same key settles it; one whose request never left (nothing listens there) did nothing.
 import { PROBLEM_TYPES, type ProblemBody, type ProblemType } from '../schemas/problem-types.js'
 
 export type { ProblemBody }
@@ -44,11 +45,18 @@ export class ConnectionError extends Error {
   override readonly name = 'ConnectionError'
   readonly attempts: number
   readonly idempotencyKey: string | undefined
+  /**
+   * Whether any attempt may have reached the server. False when every connection was refused or its host not
+   * found: the request never left, nothing was done, and the outcome is known. True otherwise (a timeout, a reset,
+   * an answer that was not JSON): for a POST the outcome is unknown until a call with the same key settles it.
+   */
+  readonly requestSent: boolean
 
-  constructor(message: string, cause: unknown, info: AttemptInfo) {
+  constructor(message: string, cause: unknown, info: AttemptInfo & { requestSent: boolean }) {
     super(message, { cause })
     this.attempts = info.attempts
     this.idempotencyKey = info.idempotencyKey
+    this.requestSent = info.requestSent
   }
 }
 

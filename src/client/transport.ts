@@ -50,7 +50,17 @@ export interface ApiRequest {
 
 export type Transport = <T>(request: ApiRequest, options?: CallOptions) => Promise<ApiResponse<T>>
 
-type Attempt<T> = { response: ApiResponse<T> } | { failure: ProblemError | ConnectionError; retryable: boolean; retryAfterMs?: number | undefined }
+/** An attempt with no readable answer: why, and whether the request may have reached the server. */
+interface Unanswered {
+  reason: string
+  cause: unknown
+  mayHaveArrived: boolean
+}
+
+type Attempt<T> =
+  | { response: ApiResponse<T> }
+  | { failure: ProblemError; retryable: boolean; retryAfterMs?: number | undefined }
+  | { unanswered: Unanswered; retryable: true }
 
 export function createTransport(options: ClientOptions): Transport {
   const base = options.baseUrl.replace(/\/+$/, '')
@@ -74,16 +84,19 @@ export function createTransport(options: ClientOptions): Transport {
       redirect: 'manual',
     }
     const started = Date.now()
+    let sent = false
     for (let attempt = 1; ; attempt++) {
       const remainingMs = policy.deadlineMs - (Date.now() - started)
       const timeout = AbortSignal.timeout(Math.max(1, Math.min(policy.attemptTimeoutMs, remainingMs)))
       const signal = callOptions.signal ? AbortSignal.any([callOptions.signal, timeout]) : timeout
-      const result = await attemptOnce<T>(fetch, url, { ...init, signal }, { attempts: attempt, idempotencyKey: request.idempotencyKey })
+      const info = { attempts: attempt, idempotencyKey: request.idempotencyKey }
+      const result = await attemptOnce<T>(fetch, url, { ...init, signal }, info)
       if ('response' in result) return result.response
       callOptions.signal?.throwIfAborted() // the caller gave up: no more attempts
-      if (!result.retryable || attempt >= policy.maxAttempts) throw result.failure
-      const delayMs = delayBeforeRetry(policy, attempt, result.retryAfterMs)
-      if (Date.now() - started + delayMs >= policy.deadlineMs) throw result.failure
+      const failure = 'failure' in result ? result.failure : connectionError(`${init.method} ${url}`, result.unanswered, info, (sent ||= result.unanswered.mayHaveArrived))
+      if (!result.retryable || attempt >= policy.maxAttempts) throw failure
+      const delayMs = delayBeforeRetry(policy, attempt, 'failure' in result ? result.retryAfterMs : undefined)
+      if (Date.now() - started + delayMs >= policy.deadlineMs) throw failure
       await sleep(delayMs, callOptions.signal).catch(() => callOptions.signal?.throwIfAborted()) // with the caller's reason
     }
   }
@@ -114,8 +127,10 @@ async function attemptOnce<T>(fetch: typeof globalThis.fetch, url: string, init:
     ;({ status, headers } = response)
     text = await response.text()
   } catch (error) {
-    const reason = error instanceof Error && error.name === 'TimeoutError' ? 'the attempt timed out' : 'the connection failed'
-    return { failure: new ConnectionError(`${init.method} ${url}: ${reason} before an answer came back`, error, info), retryable: true }
+    if (error instanceof Error && error.name === 'TimeoutError') return { unanswered: { reason: 'the attempt timed out', cause: error, mayHaveArrived: true }, retryable: true }
+    const code = codeOf(error)
+    const neverLeft = code !== undefined && NEVER_CONNECTED.has(code)
+    return { unanswered: { reason: `the connection failed${code ? ` (${code})` : ''}`, cause: error, mayHaveArrived: !neverLeft }, retryable: true }
   }
   const requestId = headers.get('x-request-id') ?? undefined
   if (status >= 200 && status < 300) {
@@ -123,13 +138,32 @@ async function attemptOnce<T>(fetch: typeof globalThis.fetch, url: string, init:
     try {
       data = (text === '' ? undefined : JSON.parse(text)) as T
     } catch (error) {
-      return { failure: new ConnectionError(`${init.method} ${url}: the answer was not JSON`, error, info), retryable: true }
+      return { unanswered: { reason: 'the answer was not JSON', cause: error, mayHaveArrived: true }, retryable: true }
     }
     const replayed = headers.get('idempotent-replayed') === 'true'
     return { response: { data, status, replayed, requestId, attempts: info.attempts, idempotencyKey: info.idempotencyKey } }
   }
   const failure = new ProblemError(problemOf(status, headers.get('content-type'), text), requestId, info)
   return { failure, retryable: isRetryable(status, failure.type), retryAfterMs: parseRetryAfter(headers.get('retry-after')) }
+}
+
+/** Failures of the connection itself, before any byte of the request could be sent: nothing listens, no such host. */
+const NEVER_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT'])
+
+/** The system's error code under fetch's TypeError ("fetch failed"), where the platform gives one. */
+function codeOf(error: unknown): string | undefined {
+  const cause = (error as { cause?: { code?: unknown; errors?: { code?: unknown }[] } } | null)?.cause
+  const code = cause?.code ?? cause?.errors?.[0]?.code
+  return typeof code === 'string' ? code : undefined
+}
+
+function connectionError(call: string, last: Unanswered, info: { attempts: number; idempotencyKey: string | undefined }, requestSent: boolean): ConnectionError {
+  const outcome = !requestSent
+    ? '; no attempt reached the server (is it running there?), so nothing was done'
+    : info.idempotencyKey !== undefined
+      ? '; the outcome is unknown: call again with the same idempotency key to settle it'
+      : ''
+  return new ConnectionError(`${call}: ${last.reason} before an answer came back${outcome}`, last.cause, { ...info, requestSent })
 }
 
 /** The problem+json body, or one made up from the status when the answer was something else (a proxy's page). */

@@ -10,6 +10,8 @@ export interface Database {
   sql: Sql
   /** Where the data is, for the operator: the embedded cluster's directory, or DATABASE_URL without its password. */
   description: string
+  /** The embedded PostgreSQL (no DATABASE_URL): a developer's machine, never a deployment. */
+  embedded: boolean
   /** The migrations this open applied (none when MIGRATE_ON_START is false or the schema was current). */
   migrationsApplied: string[]
   /** Closes the pool, then stops the embedded PostgreSQL if this process started it. */
@@ -49,6 +51,7 @@ export async function openDatabase(config: Config, log: DatabaseLog = {}, option
     url,
     sql,
     description: embedded ? `embedded PostgreSQL in ${embedded.directory} (port ${config.EMBEDDED_PG_PORT})` : withoutPassword(url),
+    embedded: embedded !== undefined,
     migrationsApplied,
     close: async () => {
       await sql.end({ timeout: 5 })

@@ -59,7 +59,7 @@ export function workerOptions(config: Config, database: { url: string; sql: Sql 
     webhooks: {
       timeoutMs: config.WEBHOOK_TIMEOUT_MS,
       retryScheduleMs: retryScheduleMs(config.WEBHOOK_RETRY_SCHEDULE),
-      allowPrivateUrls: config.WEBHOOK_ALLOW_PRIVATE_URLS,
+      allowPrivateUrls: config.WEBHOOK_ALLOW_PRIVATE_URLS ?? false,
     },
     events: { retentionDays: config.EVENT_RETENTION_DAYS },
     charges: { authorizationExpiresDays: config.AUTHORIZATION_EXPIRES_DAYS },

@@ -87,9 +87,9 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
       expect(await countCharges(suite.context.sql, user.id)).toBe(1)
     })
 
-    it('when npm run demo:lost-response plays the story against a running server, then it shows one charge for the shipped client and two for the other', async () => {
+    it('when npm run demo:lost-response plays the story against a server on the PORT it was started with, then it shows one charge for the shipped client and two for the other', async () => {
       const user = await suite.context.newAccount()
-      const { code, stdout, stderr } = await runNpmScript(['demo:lost-response'], { PAYMENTS_URL: api, PAYMENTS_API_KEY: user.apiKey })
+      const { code, stdout, stderr } = await runNpmScript(['demo:lost-response'], { PORT: new URL(api).port, PAYMENTS_API_KEY: user.apiKey })
       expect({ code, stderr }).toEqual({ code: 0, stderr: '' })
       expect(stdout).toContain('charges for order 1: 1')
       expect(stdout).toContain('charges for order 2: 2')

@@ -11,7 +11,7 @@ import { CLIENT_PACKAGE_DIR, CLIENT_PACKAGE_NAME as NAME } from '../../scripts/c
 import { createAccount } from '../../src/accounts/api-keys.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js'
 import { runNpmScript, startServer, type ServerProcess } from '../helpers/processes.js'
-import { scratchDir } from '../helpers/system.js'
+import { freePort, scratchDir } from '../helpers/system.js'
 
 const run = promisify(execFile)
 const ROOT = new URL('../../', import.meta.url).pathname
@@ -95,15 +95,20 @@ describe(`${NAME}, packed and installed into a new project`, () => {
       readme: firstJsBlock(await readFile(join(project, 'node_modules', NAME, 'README.md'), 'utf8')),
       guide: firstJsBlock(await readFile(join(ROOT, 'docs/client.md'), 'utf8')).replaceAll("'payments-api-client'", `'${NAME}'`),
     }
+    // Where the reader's server is: the PORT it was started with (docs/client.md), or PAYMENTS_URL (the README).
+    const at = { PORT: new URL(server.url).port, PAYMENTS_URL: server.url }
     for (const [name, source] of Object.entries(examples)) {
-      const pointed = source.replaceAll('http://127.0.0.1:3000', server.url)
-      await writeFile(join(project, `${name}.mjs`), pointed)
-      await writeFile(join(project, `${name}.mts`), pointed)
+      await writeFile(join(project, `${name}.mjs`), source)
+      await writeFile(join(project, `${name}.mts`), source)
       // Both examples derive the same key for different bodies: each runs as its own account.
       const { api_key } = await createAccount(database.sql, `Example ${name}`)
-      const { stdout } = await run(process.execPath, [`${name}.mjs`], { cwd: project, env: { ...env, PAYMENTS_API_KEY: api_key } })
+      const { stdout } = await run(process.execPath, [`${name}.mjs`], { cwd: project, env: { ...env, ...at, PAYMENTS_API_KEY: api_key } })
       expect(stdout, name).toMatch(/^ch_\w+ /)
     }
+    // Pointed where nothing listens, the guide's example says so and ends well: the request never left.
+    const closed = await freePort()
+    const { stdout: refused } = await run(process.execPath, ['guide.mjs'], { cwd: project, env: { ...env, PORT: String(closed), PAYMENTS_API_KEY: 'sk_test_x' } })
+    expect(refused).toContain('nothing answers there (is the server running?); nothing was charged')
     await run(process.execPath, [TSC, '--noEmit', '--strict', '--target', 'es2022', '--lib', 'es2022,dom', '--typeRoots', join(ROOT, 'node_modules/@types'), '--types', 'node', '--module', 'nodenext', '--moduleResolution', 'nodenext', 'readme.mts', 'guide.mts'], { cwd: project })
   })
 

@@ -115,15 +115,35 @@ describe('retries', () => {
     script = [hang, hang]
     const error = await failure(client({ attemptTimeoutMs: 200, maxAttempts: 2 }).charges.create(charge, { idempotencyKey: 'order-5' }))
     expect(error).toBeInstanceOf(ConnectionError)
-    expect(error).toMatchObject({ attempts: 2, idempotencyKey: 'order-5', message: expect.stringMatching(/timed out/) })
+    expect(error).toMatchObject({ attempts: 2, idempotencyKey: 'order-5', requestSent: true, message: expect.stringMatching(/timed out .*the outcome is unknown/) })
     expect(received.map((request) => request.headers['idempotency-key'])).toEqual(['order-5', 'order-5'])
   })
 
-  it('when the connection is refused, then it is retried and ends as a ConnectionError', async () => {
-    const refused = createClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'k', retry: { baseDelayMs: 1, maxAttempts: 3 } })
-    const error = await failure(refused.charges.retrieve('ch_1'))
+  it('when every connection is refused (nothing listens there), then it is retried and ends as a ConnectionError that says the request never left', async () => {
+    const closed = createServer()
+    closed.listen(0, '127.0.0.1')
+    await once(closed, 'listening')
+    const port = (closed.address() as { port: number }).port
+    await new Promise((resolve) => closed.close(resolve))
+    const refused = createClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: 'k', retry: { baseDelayMs: 1, maxAttempts: 3 } })
+    const error = await failure(refused.charges.create(charge, { idempotencyKey: 'order-6' }))
     expect(error).toBeInstanceOf(ConnectionError)
-    expect(error).toMatchObject({ attempts: 3, idempotencyKey: undefined })
+    expect(error).toMatchObject({ attempts: 3, idempotencyKey: 'order-6', requestSent: false, message: expect.stringMatching(/ECONNREFUSED.*no attempt reached the server/) })
+  })
+
+  it('when one attempt may have arrived and a later one is refused, then the outcome is still unknown', async () => {
+    const flaky = createServer(() => {})
+    flaky.listen(0, '127.0.0.1')
+    await once(flaky, 'listening')
+    const port = (flaky.address() as { port: number }).port
+    // The first attempt reaches it and hangs; the server then goes away, and the next attempt is refused.
+    flaky.on('request', () => {
+      flaky.close()
+      flaky.closeAllConnections()
+    })
+    const call = createClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: 'k', retry: { baseDelayMs: 1, maxAttempts: 2, attemptTimeoutMs: 2000 } })
+    const error = await failure(call.charges.create(charge, { idempotencyKey: 'order-7' }))
+    expect(error).toMatchObject({ attempts: 2, requestSent: true, message: expect.stringMatching(/the outcome is unknown/) })
   })
 
   it('when the caller aborts while the client waits to retry, then the call ends at once with the abort reason', async () => {

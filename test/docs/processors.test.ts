@@ -1,7 +1,8 @@
-// docs/processors.md cannot go stale: its offline walkthrough runs here as written (only the ports swapped for free
-// ones): the Stripe test server from its npm script, the service started with the settings the page gives, and the
-// page's curl, which must make a charge whose processor_reference is the PaymentIntent. Then a bank debit settles
-// at the test server, and its signed webhook moves the charge in the service.
+// docs/processors.md cannot go stale: its offline walkthrough runs here as written, at the PORT a reader chose (only
+// the test server's own port swapped for a free one): the Stripe test server from its npm script, in the
+// background, the service started with the settings the page gives, and the page's curl, which makes an API key and
+// a charge whose processor_reference is the PaymentIntent. Then a bank debit settles at the test server, and its
+// signed webhook moves the charge in the service. The test server, killed as the page says, stops.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { readFile } from 'node:fs/promises'
@@ -17,7 +18,13 @@ const shellBlocks = [...page.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => m
 const started: ChildProcess[] = []
 let database: TestDatabase | undefined
 afterAll(async () => {
-  for (const child of started) process.kill(-child.pid!, 'SIGKILL')
+  for (const child of started) {
+    try {
+      process.kill(-child.pid!, 'SIGKILL')
+    } catch {
+      // the group is gone
+    }
+  }
   await database?.drop()
 })
 
@@ -38,29 +45,25 @@ async function run(line: string, env: Record<string, string>, ready: RegExp): Pr
 }
 
 describe('docs/processors.md', () => {
-  it('when its offline walkthrough runs as written, then the charge is a PaymentIntent of the Stripe test server', async () => {
+  it('when its offline walkthrough runs as written at the reader\'s PORT, then the charge is a PaymentIntent of the Stripe test server', async () => {
     database = await createTestDatabase()
     const [stripePort, servicePort] = [String(await freePort()), String(await freePort())]
-    const offline = shellBlocks
-      .find((block) => block.includes('stripe:test-server'))!
-      .replaceAll('12111', stripePort)
-      .replaceAll('127.0.0.1:3000', `127.0.0.1:${servicePort}`)
-      .split('\n')
-    const printed = await run(offline[0]!, {}, /STRIPE_WEBHOOK_SECRET=\S+/)
+    // The reader's exports: the PORT they chose, and their database (here a test database).
+    const reader = { PORT: servicePort, DATABASE_URL: database.url }
+    const offline = shellBlocks.find((block) => block.includes('stripe:test-server'))!.replaceAll('12111', stripePort)
+    const printed = await run(offline, { ...reader, LOG_FORMAT: 'json' }, /Server listening/)
     expect(printed).toContain(`STRIPE_API_URL=http://127.0.0.1:${stripePort}`)
-    // The service's command, after the line that says what the server prints.
-    const service = offline.slice(offline.findIndex((line) => line.startsWith('# prints')) + 1).join('\n')
-    await run(service, { DATABASE_URL: database.url, PORT: servicePort, LOG_FORMAT: 'json' }, /Server listening/)
 
-    const { api_key: apiKey } = await createAccount(database.sql, 'Docs')
-    const curl = shellBlocks.find((block) => block.startsWith('curl'))!.replaceAll('127.0.0.1:3000', `127.0.0.1:${servicePort}`)
-    const shell = spawn('bash', ['-euo', 'pipefail', '-c', curl], { cwd: ROOT, env: { ...process.env, API_KEY: apiKey } })
+    const curl = shellBlocks.find((block) => block.includes('curl'))!
+    const shell = spawn('bash', ['-euo', 'pipefail', '-c', curl], { cwd: ROOT, env: { ...process.env, ...reader } })
     let output = ''
     shell.stdout.on('data', (chunk) => (output += chunk))
+    shell.stderr.on('data', (chunk) => (output += chunk))
     const [code] = await once(shell, 'exit')
-    expect(code).toBe(0)
+    expect(code, output).toBe(0)
     expect(JSON.parse(output)).toMatchObject({ object: 'charge', status: 'succeeded', processor_reference: expect.stringMatching(/^pi_/) })
 
+    const { api_key: apiKey } = await createAccount(database.sql, 'Docs')
     const api = `http://127.0.0.1:${servicePort}/v1/charges`
     const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }
     const debit = { amount_cents: 4000, currency: 'usd', source: 'pm_usBankAccount_success', mandate: { ip_address: '203.0.113.7', user_agent: 'docs' } }
@@ -74,4 +77,16 @@ describe('docs/processors.md', () => {
     }
     expect(status).toBe('succeeded')
   }, 120_000)
+
+  it('when the test server started in the background is killed as the page says, then nothing listens on its port', async () => {
+    const port = String(await freePort())
+    const [start, remember] = shellBlocks.find((block) => block.includes('stripe:test-server'))!.replaceAll('12111', port).split('\n')
+    const script = `${start}\n${remember}\nuntil curl -s -o /dev/null http://127.0.0.1:${port}/; do sleep 0.2; done\nkill $STRIPE_SERVER\nwait $STRIPE_SERVER || true\ncurl -s -o /dev/null http://127.0.0.1:${port}/ && echo still listening || echo stopped`
+    const shell = spawn('bash', ['-c', script], { cwd: ROOT, env: { ...process.env, PORT: '3999' }, detached: true })
+    started.push(shell)
+    let output = ''
+    shell.stdout.on('data', (chunk) => (output += chunk))
+    await once(shell, 'exit')
+    expect(output.trim().split('\n').at(-1)).toBe('stopped')
+  }, 60_000)
 })

@@ -1,12 +1,14 @@
-// The README cannot go stale: its "Use it" commands run here exactly as they are written, in order, against a server
-// on a free port (PORT and HOOK_PORT in their environment, as a reader's exports); every npm script it names elsewhere
+// The README cannot go stale: its "Use it" commands run here exactly as they are written, in order, against `npm
+// start` as a newcomer runs it (the embedded database, no other setting) on ports of their choosing (PORT,
+// EMBEDDED_PG_PORT and HOOK_PORT in their environment, as a reader's exports); every npm script it names elsewhere
 // exists (those run in CI, .ci/run, or in their own tests: test/scripts.test.ts).
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { connect } from 'node:net'
-import { readFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestDatabase, type TestDatabase } from '../helpers/database.js'
 import { startServer, type ServerProcess } from '../helpers/processes.js'
 import { freePort } from '../helpers/system.js'
 
@@ -15,15 +17,20 @@ const readme = await readFile(new URL('README.md', `file://${ROOT}`), 'utf8')
 const shellBlocks = (text: string) => [...text.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!)
 const section = (title: string) => readme.slice(readme.indexOf(`## ${title}\n`), readme.indexOf('\n## ', readme.indexOf(`## ${title}\n`) + 1))
 
-let database: TestDatabase
+// As a newcomer runs it: `npm start` on the embedded PostgreSQL (its own data directory, as a fresh clone's .data),
+// on ports of their choosing, exported so that every command finds the same server and database.
+let dataDir: string
 let server: ServerProcess
+let reader: Record<string, string>
 beforeAll(async () => {
-  database = await createTestDatabase()
-  server = await startServer({ DATABASE_URL: database.url, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' })
-})
+  dataDir = await mkdtemp(join(tmpdir(), 'readme-'))
+  reader = { PORT: String(await freePort()), EMBEDDED_PG_PORT: String(await freePort()), DATA_DIR: dataDir }
+  server = await startServer({ ...reader, DATABASE_URL: '' })
+}, 120_000)
 afterAll(async () => {
-  server?.child.kill('SIGKILL')
-  await database?.drop()
+  server?.child.kill('SIGTERM')
+  await server?.exited
+  await rm(dataDir, { recursive: true, force: true })
 })
 
 /** Whether something accepts connections on the port. */
@@ -39,7 +46,7 @@ describe('README.md', () => {
     const receiverPort = String(await freePort())
     const script = shellBlocks(section('Use it')).join('\n')
     expect(script).toContain('/v1/webhook_endpoints')
-    const env = { ...process.env, DATABASE_URL: database.url, PORT: new URL(server.url).port, HOOK_PORT: receiverPort }
+    const env = { ...process.env, DATABASE_URL: '', ...reader, HOOK_PORT: receiverPort }
     const shell = spawn('bash', ['-euo', 'pipefail', '-c', script], { cwd: ROOT, env, detached: true })
     let output = ''
     shell.stdout.on('data', (chunk) => (output += chunk))
@@ -60,7 +67,7 @@ describe('README.md', () => {
     expect(output).toContain('"description":"local receiver"')
     expect(output).toContain('"deleted":true')
     // The receiver verified the redelivered event, printed it, and exited: nothing listens on its port any more.
-    expect(output).toMatch(/verified and applied: evt_[0-9a-f]{24} \(charge\.[a-z]+\)/)
+    expect(output).toMatch(/verified and applied: evt_[0-9a-f]{24} \(charge\.succeeded\)/)
     expect(await listens(Number(receiverPort))).toBe(false)
   }, 120_000)
 
