@@ -1,3 +1,4 @@
+/// <reference types="vite/client" />
 // The other direction of the contract (test/helpers/contract.ts checks responses): requests generated from
 // openapi.yaml. Every body, query parameter and path parameter the document calls invalid, the server refuses
 // with a 400 (validation-failed, or webhook-url-refused for a URL that is not one): one mutation per constraint
@@ -8,7 +9,8 @@ import { readFile } from 'node:fs/promises'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
-import { chargeBody, useTestApp, type TestAccount } from './helpers/app.js'
+import { useTestApp, type TestAccount } from './helpers/app.js'
+import type { ContractFixture } from './contract-fixtures/fixture.js'
 
 const spec = parse(await readFile(new URL('../openapi.yaml', import.meta.url), 'utf8'))
 const suite = useTestApp({ config: { WEBHOOK_ALLOW_PRIVATE_URLS: true } })
@@ -140,25 +142,13 @@ const bodyOperations: Operation[] = Object.entries(spec.paths as Record<string, 
     })),
 )
 
-const newCharge = async (user: TestAccount, extra = {}) => (await user.post('/v1/charges', chargeBody(extra))).json().id as string
-const newEndpoint = async (user: TestAccount) => (await user.post('/v1/webhook_endpoints', { url: 'http://127.0.0.1:9/hooks', enabled_events: ['*'] })).json().id as string
-const newEvent = async (user: TestAccount) => {
-  await newEndpoint(user)
-  await newCharge(user)
-  return (await user.get('/v1/events?limit=1')).json().data[0].id as string
-}
-/**
- * What a path parameter of each kind of id is made of, for the operations that act on a resource: a resource of a
- * fork's own needs one here (the test names the id it lacks). Capture and void need an authorization.
- */
-const fixtures: Record<string, (user: TestAccount, operationId: string) => Promise<string>> = {
-  ChargeId: (user, operationId) => newCharge(user, ['captureCharge', 'voidCharge'].includes(operationId) ? { capture: false } : {}),
-  WebhookEndpointId: newEndpoint,
-  EventId: newEvent,
-}
-/** Bodies the document's examples cannot be here: its webhook URL names a host, and tests resolve no names. */
-const offlineBodies: Record<string, Record<string, unknown>> = {
-  createWebhookEndpoint: { url: 'http://127.0.0.1:9/hooks', enabled_events: ['charge.succeeded'], description: 'd' },
+/** Every resource's fixture (test/contract-fixtures/*.ts), merged: a fork's resource brings its own file. */
+const fixtures: Required<ContractFixture> = { ids: {}, bodies: {}, prepare: {} }
+for (const module of Object.values(import.meta.glob<{ fixture: ContractFixture }>('./contract-fixtures/*.ts', { eager: true }))) {
+  if (!module.fixture) continue
+  Object.assign(fixtures.ids, module.fixture.ids)
+  Object.assign(fixtures.bodies, module.fixture.bodies)
+  Object.assign(fixtures.prepare, module.fixture.prepare)
 }
 
 async function urlOf(user: TestAccount, operation: Operation): Promise<string> {
@@ -166,15 +156,15 @@ async function urlOf(user: TestAccount, operation: Operation): Promise<string> {
   const parameters = (spec.paths[operation.path][operation.method.toLowerCase()].parameters ?? []) as { in: string; name: string; schema?: Schema }[]
   for (const parameter of parameters.filter((each) => each.in === 'path')) {
     const kind = parameter.schema!.$ref!.split('/').pop()!
-    const fixture = fixtures[kind]
-    if (!fixture) throw new Error(`no fixture makes a ${kind} for ${operation.operationId}: add one to fixtures in test/contract-requests.test.ts`)
-    url = url.replace(`{${parameter.name}}`, await fixture(user, operation.operationId))
+    const fixture = fixtures.ids[kind]
+    if (!fixture) throw new Error(`no fixture makes a ${kind} for ${operation.operationId}: add ids.${kind} to a file of test/contract-fixtures/`)
+    url = url.replace(`{${parameter.name}}`, await fixture(user, operation.operationId, suite.context.sql))
   }
   return url
 }
 
 function validBody(operation: Operation): Record<string, unknown> {
-  const body = offlineBodies[operation.operationId] ?? operation.example ?? (operation.bodyRequired ? undefined : {})
+  const body = fixtures.bodies[operation.operationId] ?? operation.example ?? (operation.bodyRequired ? undefined : {})
   if (!body) throw new Error(`${operation.operationId} takes a body and its openapi entry gives no bodyExample: add one`)
   return body
 }
@@ -200,10 +190,14 @@ describe.each(bodyOperations)('$operationId, generated from openapi.yaml', (oper
     )
   })
 
-  it('when the body is the valid one, then it is not refused for its shape', async () => {
+  it('when the body is the valid one, and what it needs exists, then it succeeds', async () => {
     const user = await suite.context.newAccount()
+    await fixtures.prepare[operation.operationId]?.(user, suite.context.sql)
     const response = await send(user, operation.method, await urlOf(user, operation), validBody(operation))
-    expect(response.statusCode, response.body).toBeLessThan(300)
+    const needs = fixtures.prepare[operation.operationId]
+      ? ''
+      : ` (if it needs something to exist first, say what in prepare.${operation.operationId} of a file of test/contract-fixtures/)`
+    expect(response.statusCode, `${operation.operationId} answered ${response.statusCode} to its valid body${needs}: ${response.body}`).toBeLessThan(300)
   })
 
   it('when one property breaks one of its documented constraints, or a required one is missing, or an unknown one is added, then 400', async () => {

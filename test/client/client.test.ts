@@ -1,3 +1,4 @@
+/// <reference types="vite/client" />
 // The shipped client against the real server over real sockets: every /v1 operation of openapi.yaml is reachable
 // through it, answers come back typed, errors are ProblemErrors by type, lists iterate, webhooks verify.
 import { readFileSync } from 'node:fs'
@@ -6,6 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { createClient, idempotencyKey, ProblemError, verifyWebhook, WebhookVerificationError, type PaymentsClient } from 'payments-api/client'
 import { chargeBody, countCharges, useTestApp } from '../helpers/app.js'
+import type { ClientExercise } from './exercises/exercise.js'
 
 const suite = useTestApp({ config: { WEBHOOK_ALLOW_PRIVATE_URLS: true } })
 let api: string
@@ -36,7 +38,7 @@ async function rejection(call: Promise<unknown>): Promise<ProblemError> {
 
 describe('the client', () => {
   it('when every resource is used through it, then every API operation in openapi.yaml has been called, with typed answers', async () => {
-    const { client } = await newClient()
+    const { client, accountId } = await newClient()
     expect((await client.health.live()).data).toEqual({ status: 'ok' })
     expect((await client.health.ready()).data).toEqual({ status: 'ok' })
     const endpoint = await client.webhookEndpoints.create({ url: 'http://127.0.0.1:9/hooks', enabled_events: ['*'] })
@@ -77,6 +79,11 @@ describe('the client', () => {
     const deliveries = await client.webhookEndpoints.deliveries(endpoint.data.id, { limit: 100 })
     expect(deliveries.data.data.length).toBeGreaterThan(0)
     expect((await client.webhookEndpoints.delete(endpoint.data.id)).data).toEqual({ id: endpoint.data.id, object: 'webhook_endpoint', deleted: true })
+
+    // A fork's resources, through their own exercises (test/client/exercises/).
+    for (const module of Object.values(import.meta.glob<{ exercise?: ClientExercise }>('./exercises/*.ts', { eager: true }))) {
+      await module.exercise?.(client, { sql: suite.context.sql, accountId })
+    }
 
     const spec = parse(readFileSync(new URL('../../openapi.yaml', import.meta.url), 'utf8')) as { paths: Record<string, Record<string, unknown>> }
     const operations = Object.entries(spec.paths)

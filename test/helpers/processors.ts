@@ -82,8 +82,10 @@ export function useProcessor(name: 'simulated' | 'stripe'): ProcessorChoice {
 }
 
 async function simulatedMovements(sql: Sql, key: string): Promise<number> {
-  // A charge that is not decided yet (requires_action, processing) moved nothing when it answered.
-  return (await sql`select 1 from simulated_processor.operations where idempotency_key = ${key} and coalesce(outcome->>'status', 'succeeded') = 'succeeded'`).length
+  // A decline moved nothing, nor did a charge not decided yet (requires_action, processing) when it answered.
+  return (await sql`
+    select 1 from simulated_processor.operations
+    where idempotency_key = ${key} and coalesce(outcome->>'status', 'succeeded') not in ('failed', 'requires_action', 'processing')`).length
 }
 
 function stripeMovements(server: StripeTestServer, key: string): number {

@@ -1,11 +1,22 @@
+/// <reference types="vite/client" />
 // What every processor must do, whoever moves the money: the simulated processor and the Stripe processor (against
 // the Stripe-compatible test server) alike. A new processor (Adyen, Checkout.com) passes this before anything else:
-// add it to `processors`.
+// add it to `processors`. A new operation of the boundary (a payout) fails the last case until a case calls it, and
+// looks it up, on every processor: an operation the Stripe test server does not serve cannot go untested.
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chargeIdOf } from '../../src/charges/calls.js'
-import { type ChargeRequest, ProcessorIdempotencyError, ProcessorRequestError } from '../../src/processor/processor.js'
+import {
+  type ChargeRequest,
+  type LookupRequest,
+  type OperationKind,
+  type PaymentProcessor,
+  PROCESSOR_METHODS,
+  ProcessorIdempotencyError,
+  ProcessorRequestError,
+} from '../../src/processor/processor.js'
 import { createTestDatabase } from '../helpers/database.js'
+import type { ContractCases } from './contract-cases/cases.js'
 import { type ProcessorUnderTest, simulatedUnderTest, startStripeServer, stripeUnderTest } from '../helpers/processors.js'
 
 const processors: { name: string; start: () => Promise<ProcessorUnderTest & { close(): Promise<void> }> }[] = [
@@ -30,10 +41,30 @@ const chargeRequest = (overrides: Partial<ChargeRequest> = {}): ChargeRequest =>
   return { amountCents: 2500, currency: 'usd', source: 'pm_card_visa', accountId: 'acct_contract', idempotencyKey, chargeId: chargeIdOf(idempotencyKey), ...overrides }
 }
 
-describe.each(processors)('the $name processor', ({ start }) => {
+/** Every kind of operation, named once: tsc names a kind added to the boundary (Operations) and missing here. */
+const KINDS = { charge: true, authorization: true, capture: true, void: true, refund: true } as const satisfies Record<OperationKind, true>
+
+/** The processor, recording which of its methods the suite called, and which kinds it looked up. */
+function recording(processor: PaymentProcessor, called: Set<string>): PaymentProcessor {
+  return new Proxy(processor, {
+    get(target, name, receiver) {
+      const value = Reflect.get(target, name, receiver)
+      if (typeof value !== 'function' || !(PROCESSOR_METHODS as readonly (string | symbol)[]).includes(name)) return value
+      return (...args: unknown[]) => {
+        called.add(String(name))
+        if (name === 'lookup') called.add(`lookup:${(args[0] as LookupRequest).kind}`)
+        return value.apply(target, args)
+      }
+    },
+  })
+}
+
+describe.each(processors)('the $name processor', ({ name, start }) => {
   let under: ProcessorUnderTest & { close(): Promise<void> }
+  const called = new Set<string>()
   beforeAll(async () => {
-    under = await start()
+    const started = await start()
+    under = { ...started, processor: recording(started.processor, called) }
   })
   afterAll(() => under?.close())
 
@@ -157,5 +188,14 @@ describe.each(processors)('the $name processor', ({ start }) => {
     const neverSent = chargeRequest()
     expect(await under.processor.lookup({ kind: 'charge', request: neverSent, notBefore })).toBeUndefined()
     expect(await under.movementsUnder(neverSent.idempotencyKey)).toBe(0)
+  })
+
+  // The cases of a fork's operations, each in a file of its own (test/processor/contract-cases/).
+  for (const module of Object.values(import.meta.glob<{ contractCases?: ContractCases }>('./contract-cases/*.ts', { eager: true }))) module.contractCases?.(() => under)
+
+  it('when every case above has run, then each method of the boundary, and the lookup of each kind, was exercised', () => {
+    const expected = [...PROCESSOR_METHODS, ...Object.keys(KINDS).map((kind) => `lookup:${kind}`)]
+    const missing = expected.filter((method) => !called.has(method))
+    expect(missing, `the contract suite has no case that calls ${missing.join(', ')} on the ${name} processor: add one above (a test server that does not serve it fails there)`).toEqual([])
   })
 })

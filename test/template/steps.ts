@@ -1,15 +1,16 @@
 // The checklist of docs/extending.md as edits a forker makes to add payouts (a money-moving resource against a
 // balance), each with the check of the template that catches it when it is forgotten, and the words that check
 // must say. npm run check:template (check.ts) applies them all to a copy of the repository and runs the checks
-// (all pass), then leaves each step out in turn (its check must fail, saying those words).
+// (all pass), then leaves each step out in turn (its check must fail, saying those words). Edits to shared files
+// are by structure (structure.ts: "a property of ID_PREFIXES", "a member of the interface Operations"), never by
+// the text around them, so a fork that changed those files keeps a working check.
+import type { StructuralEdit } from './structure.js'
+
 export type Check = { kind: 'tsc' } | { kind: 'vitest'; files: string[] }
 
-export interface Edit {
-  /** A file of the repository, changed where `find` first occurs: `text` goes before it, after it, or instead. */
+export type Edit = StructuralEdit & {
+  /** A file of the repository. */
   file: string
-  find: string
-  text: string
-  at?: 'before' | 'after' | 'instead'
 }
 
 export interface Step {
@@ -35,7 +36,7 @@ export const STEPS: Step[] = [
   },
   {
     name: 'its id prefix, declared once',
-    edits: [{ file: 'src/schemas/common.ts', find: " WebhookDeliveryId: 'wd'", text: " PayoutId: 'po'," }],
+    edits: [{ file: 'src/schemas/common.ts', kind: 'property', of: 'ID_PREFIXES', text: "PayoutId: 'po'" }],
     catchesOmission: { kind: 'tsc' },
     says: /"PayoutId"/,
   },
@@ -43,15 +44,16 @@ export const STEPS: Step[] = [
     name: 'a migration for its tables',
     adds: ['db/migrations/PAYOUTS.sql'],
     catchesOmission: PAYOUTS_TEST,
-    says: /relation "(balances|payouts)" does not exist/,
+    says: /relation "(payout_balances|payouts)" does not exist/,
   },
   {
     name: 'its problem type',
     edits: [
       {
         file: 'src/schemas/problem-types.ts',
-        find: "  'processor-refused': {",
-        text: "  'payout-exceeds-balance': { status: 422, title: 'The payout exceeds the balance', description: 'the balance does not hold the amount. Not recorded, so the key may carry a corrected amount.' },\n",
+        kind: 'property',
+        of: 'PROBLEM_TYPES',
+        text: "'payout-exceeds-balance': { status: 422, title: 'The payout exceeds the balance', description: 'the balance does not hold the amount. Not recorded, so the key may carry a corrected amount.' }",
       },
     ],
     catchesOmission: { kind: 'tsc' },
@@ -62,20 +64,21 @@ export const STEPS: Step[] = [
     edits: [
       {
         file: 'src/processor/processor.ts',
-        find: '/**\n * Every kind of operation the processor performs',
+        kind: 'before',
+        of: 'Operations',
         text:
           'export interface PayoutRequest {\n  amountCents: number\n  currency: string\n  accountId: string\n  idempotencyKey: string\n}\n\n' +
           "export type PayoutOutcome = { status: 'paid'; processorReference: string } | { status: 'failed'; failureCode: string; failureMessage: string }\n\n",
       },
-      { file: 'src/processor/processor.ts', find: '  refund: { request: RefundRequest; outcome: RefundOutcome }\n', text: '  payout: { request: PayoutRequest; outcome: PayoutOutcome }\n', at: 'after' },
-      { file: 'src/processor/processor.ts', find: '  refund(request: RefundRequest): Promise<RefundOutcome>\n', text: '  payout(request: PayoutRequest): Promise<PayoutOutcome>\n', at: 'after' },
+      { file: 'src/processor/processor.ts', kind: 'member', of: 'Operations', text: 'payout: { request: PayoutRequest; outcome: PayoutOutcome }' },
+      { file: 'src/processor/processor.ts', kind: 'member', of: 'PaymentProcessor', text: 'payout(request: PayoutRequest): Promise<PayoutOutcome>' },
     ],
     catchesOmission: { kind: 'tsc' },
     says: /PayoutRequest|PayoutOutcome|Property 'payout' does not exist/,
   },
   {
     name: 'the operation among the methods every wrapper wraps',
-    edits: [{ file: 'src/processor/processor.ts', find: "'refund', 'lookup'] as const", text: "'refund', 'payout', 'lookup'] as const", at: 'instead' }],
+    edits: [{ file: 'src/processor/processor.ts', kind: 'element', of: 'PROCESSOR_METHODS', text: "'payout'" }],
     catchesOmission: { kind: 'tsc' },
     says: /add payout to PROCESSOR_METHODS/,
   },
@@ -84,12 +87,14 @@ export const STEPS: Step[] = [
     edits: [
       {
         file: 'src/processor/simulated.ts',
-        find: '    // Its ledger is read in the same database it was written to',
+        kind: 'property',
+        of: 'createSimulatedProcessor',
+        besides: 'refund',
         text:
-          "    payout: async ({ amountCents, currency, idempotencyKey }) =>\n" +
-          "      (await perform<PayoutOutcome>(sql, idempotencyKey, 'payout', { amount_cents: amountCents, currency }, () => ({ status: 'paid', processorReference: reference('sim_po', idempotencyKey) }))).outcome,\n",
+          'payout: async ({ amountCents, currency, idempotencyKey }) =>\n' +
+          "      (await perform<PayoutOutcome>(sql, idempotencyKey, 'payout', { amount_cents: amountCents, currency }, () => ({ status: 'paid', processorReference: reference('sim_po', idempotencyKey) }))).outcome",
       },
-      { file: 'src/processor/simulated.ts', find: '  type PaymentProcessor,', text: '  type PayoutOutcome,\n' },
+      { file: 'src/processor/simulated.ts', kind: 'import', from: './processor.js', names: ['type PayoutOutcome'] },
     ],
     catchesOmission: { kind: 'tsc' },
     says: /Property 'payout' is missing[\s\S]*simulated|simulated\.ts[\s\S]*Property 'payout' is missing/,
@@ -99,16 +104,19 @@ export const STEPS: Step[] = [
     edits: [
       {
         file: 'src/processor/stripe/stripe.ts',
-        find: '    async lookup(lookup: LookupRequest)',
+        kind: 'property',
+        of: 'createStripeProcessor',
+        besides: 'refund',
         text:
-          '    async payout(request) {\n' +
+          'async payout(request) {\n' +
           '      const params = { amount: request.amountCents, currency: request.currency, metadata: metadataOf(request) }\n' +
           '      return payoutOutcome(await call(() => stripe.payouts.create(params, { idempotencyKey: request.idempotencyKey })))\n' +
-          '    },\n',
+          '    }',
       },
       {
         file: 'src/processor/stripe/stripe.ts',
-        find: '        default:\n          // A kind added to the boundary',
+        kind: 'case',
+        of: 'lookup',
         text:
           "        case 'payout': {\n" +
           '          const created = { gte: Math.floor(lookup.notBefore.getTime() / 1000) - CLOCK_MARGIN_SECONDS }\n' +
@@ -121,16 +129,23 @@ export const STEPS: Step[] = [
       },
       {
         file: 'src/processor/stripe/stripe.ts',
-        find: 'function metadataOf(',
+        kind: 'append',
         text:
-          "function payoutOutcome(payout: Stripe.Payout): PayoutOutcome {\n" +
+          'function payoutOutcome(payout: Stripe.Payout): PayoutOutcome {\n' +
           "  if (payout.status === 'failed') return { status: 'failed', failureCode: payout.failure_code ?? 'failed', failureMessage: payout.failure_message ?? 'The payout failed.' }\n" +
-          "  return { status: 'paid', processorReference: payout.id }\n}\n\n",
+          "  return { status: 'paid', processorReference: payout.id }\n}\n",
       },
-      { file: 'src/processor/stripe/stripe.ts', find: '  PaymentProcessor,\n  RefundRequest,', text: '  PayoutOutcome,\n' },
+      { file: 'src/processor/stripe/stripe.ts', kind: 'import', from: '../processor.js', names: ['type PayoutOutcome'] },
     ],
     catchesOmission: { kind: 'tsc' },
     says: /stripe\.ts[\s\S]*(Property 'payout' is missing|'payout')/,
+  },
+  {
+    name: 'a processor contract case for the operation',
+    adds: ['test/processor/contract-cases/payouts.ts'],
+    edits: [{ file: 'test/processor/contract.test.ts', kind: 'property', of: 'KINDS', text: 'payout: true' }],
+    catchesOmission: { kind: 'tsc' },
+    says: /Property 'payout' is missing/,
   },
   {
     name: 'its SQL: the repository',
@@ -147,13 +162,15 @@ export const STEPS: Step[] = [
   {
     name: 'its events, declared once with what they carry',
     edits: [
-      { file: 'src/schemas/webhook.ts', find: "import { Refund } from './refund.js'", text: "import { Payout } from './payout.js'\n" },
+      { file: 'src/schemas/webhook.ts', kind: 'import', from: './payout.js', names: ['Payout'] },
       {
         file: 'src/schemas/webhook.ts',
-        find: '/**\n * Every event type, with what its `data` holds',
-        text: "const PayoutData = Type.Object({ object: Payout }, { description: '`object`: the payout as the API returned it at that moment.' })\n\n",
+        kind: 'before',
+        of: 'EVENT_DATA',
+        text: "const PayoutData = Type.Object({ object: Payout }, { description: '`object`: the payout as the API returned it at that moment.' })\n",
       },
-      { file: 'src/schemas/webhook.ts', find: "  'charge.refunded': ChargeData,\n", text: "  'payout.paid': PayoutData,\n  'payout.failed': PayoutData,\n", at: 'after' },
+      { file: 'src/schemas/webhook.ts', kind: 'property', of: 'EVENT_DATA', text: "'payout.paid': PayoutData" },
+      { file: 'src/schemas/webhook.ts', kind: 'property', of: 'EVENT_DATA', text: "'payout.failed': PayoutData" },
     ],
     catchesOmission: { kind: 'tsc' },
     says: /"payout\.paid"/,
@@ -162,8 +179,8 @@ export const STEPS: Step[] = [
     name: 'its Recovery, and its registration',
     adds: ['src/payouts/recovery.ts'],
     edits: [
-      { file: 'src/recovery/registry.ts', find: "import { refundRecovery } from '../refunds/recovery.js'", text: "import { payoutRecovery } from '../payouts/recovery.js'\n" },
-      { file: 'src/recovery/registry.ts', find: '    refundRecovery(processor, sql),\n', text: '    payoutRecovery(processor, sql),\n', at: 'after' },
+      { file: 'src/recovery/registry.ts', kind: 'import', from: '../payouts/recovery.js', names: ['payoutRecovery'] },
+      { file: 'src/recovery/registry.ts', kind: 'element', of: 'recoveries', text: 'payoutRecovery(processor, sql)' },
     ],
     catchesOmission: PAYOUTS_TEST,
     says: /POST \/v1\/payouts answers processor-unavailable but has no Recovery: register one in src\/recovery\/registry\.ts/,
@@ -172,8 +189,8 @@ export const STEPS: Step[] = [
     name: 'its routes, registered under /v1',
     adds: ['src/routes/payouts.ts'],
     edits: [
-      { file: 'src/app.ts', find: "import refundRoutes from './routes/refunds.js'", text: "import payoutRoutes from './routes/payouts.js'\n" },
-      { file: 'src/app.ts', find: '      await v1.register(refundRoutes, { sql, processor })\n', text: '      await v1.register(payoutRoutes, { sql, processor })\n', at: 'after' },
+      { file: 'src/app.ts', kind: 'import', from: './routes/payouts.js', names: ['default as payoutRoutes'] },
+      { file: 'src/app.ts', kind: 'statement', after: { call: 'register', argument: 'refundRoutes' }, text: 'await v1.register(payoutRoutes, { sql, processor })' },
     ],
     catchesOmission: PAYOUTS_TEST,
     says: /No route for POST \/v1\/payouts/,
@@ -186,39 +203,26 @@ export const STEPS: Step[] = [
   },
   {
     name: 'the client’s types',
-    edits: [{ file: 'src/client/types.ts', find: "import type { CreateRefundBody, ListRefundsQuery, Refund } from '../schemas/refund.js'", text: "export type { CreatePayoutBody, Payout } from '../schemas/payout.js'\n" }],
+    edits: [{ file: 'src/client/types.ts', kind: 'export', from: '../schemas/payout.js', names: ['CreatePayoutBody', 'Payout'] }],
     catchesOmission: { kind: 'vitest', files: ['test/client/types.test.ts'] },
     says: /src\/client\/types\.ts exports no type for (Payout|CreatePayout)/,
   },
   {
-    name: 'the client’s methods, and the client test that calls every operation',
+    name: 'the client’s methods, and their exercise in the client test',
+    adds: ['test/client/exercises/payouts.ts'],
     edits: [
-      { file: 'src/client/client.ts', find: '  CreateRefundBody,\n', text: '  CreatePayoutBody,\n' },
-      { file: 'src/client/client.ts', find: '  RedeliverBody,\n', text: '  Payout,\n' },
+      { file: 'src/client/client.ts', kind: 'import', from: './types.js', names: ['CreatePayoutBody', 'Payout'] },
       {
         file: 'src/client/client.ts',
-        find: '    webhookEndpoints: {',
+        kind: 'property',
+        of: 'createClient',
+        besides: 'webhookEndpoints',
         text:
-          '    payouts: {\n' +
+          'payouts: {\n' +
           "      create: (body: CreatePayoutBody, options?: IdempotentCallOptions) => post<Payout>('/v1/payouts', body, options),\n" +
           '      retrieve: (payoutId: string, options?: CallOptions) => get<Payout>(`/v1/payouts/${id(payoutId)}`, undefined, options),\n' +
           "      list: (query?: object, options?: CallOptions) => get<List<Payout>>('/v1/payouts', query, options),\n" +
-          '    },\n',
-      },
-      {
-        file: 'test/client/client.test.ts',
-        find: '    const { client } = await newClient()\n    expect((await client.health.live())',
-        text: '    const { client, accountId } = await newClient()\n    expect((await client.health.live())',
-        at: 'instead',
-      },
-      {
-        file: 'test/client/client.test.ts',
-        find: "    const spec = parse(readFileSync(new URL('../../openapi.yaml', import.meta.url), 'utf8'))",
-        text:
-          "    await suite.context.sql`insert into balances (account_id, currency, available_cents) values (${accountId}, 'usd', 10000)`\n" +
-          "    const paid = await client.payouts.create({ amount_cents: 1000, currency: 'usd' })\n" +
-          '    expect((await client.payouts.retrieve(paid.data.id)).data).toEqual(paid.data)\n' +
-          '    expect((await client.payouts.list()).data.data).toHaveLength(1)\n',
+          '    }',
       },
     ],
     catchesOmission: { kind: 'vitest', files: ['test/client/client.test.ts'] },
@@ -227,11 +231,18 @@ export const STEPS: Step[] = [
   {
     name: 'the client package’s types',
     edits: [
-      { file: 'scripts/client-package/build.ts', find: "import { CreateRefundBody, ListRefundsQuery, Refund } from '../../src/schemas/refund.js'", text: "import { CreatePayoutBody, Payout } from '../../src/schemas/payout.js'\n" },
-      { file: 'scripts/client-package/build.ts', find: '  Event,\n  EventType:', text: '  Payout,\n  CreatePayoutBody,\n' },
+      { file: 'scripts/client-package/build.ts', kind: 'import', from: '../../src/schemas/payout.js', names: ['CreatePayoutBody', 'Payout'] },
+      { file: 'scripts/client-package/build.ts', kind: 'property', of: 'SCHEMAS', text: 'Payout' },
+      { file: 'scripts/client-package/build.ts', kind: 'property', of: 'SCHEMAS', text: 'CreatePayoutBody' },
     ],
     catchesOmission: { kind: 'vitest', files: ['test/client/package.test.ts'] },
     says: /has no exported member '(Payout|CreatePayoutBody)'/,
+  },
+  {
+    name: 'what the contract tests cannot make from a request: a funded balance, a payout id',
+    adds: ['test/contract-fixtures/payouts.ts'],
+    catchesOmission: { kind: 'vitest', files: ['test/contract-requests.test.ts'] },
+    says: /prepare\.createPayout|no fixture makes a PayoutId/,
   },
   {
     name: 'its own test',

@@ -1,10 +1,10 @@
-// What the Stripe test server holds: its PaymentIntents and Refunds (typed with the SDK's own types, so that a
+// What the Stripe test server holds: its PaymentIntents, Refunds, Disputes and Payouts (typed with the SDK's own types, so that a
 // shape the SDK no longer has fails tsc), and every money movement with the idempotency key that caused it, for
 // tests that count them. Lists are newest first, as Stripe's are.
 import type Stripe from 'stripe'
 import { StripeEvents } from './events.js'
 
-export type MovementKind = 'charge' | 'authorization' | 'capture' | 'void' | 'refund'
+export type MovementKind = 'charge' | 'authorization' | 'capture' | 'void' | 'refund' | 'payout'
 
 /** One movement of money (or of a hold on it) at the processor. */
 export interface Movement {
@@ -19,6 +19,7 @@ export class StripeLedger {
   readonly paymentIntents = new Map<string, Stripe.PaymentIntent>()
   readonly refunds = new Map<string, Stripe.Refund>()
   readonly disputes = new Map<string, Stripe.Dispute>()
+  readonly payouts = new Map<string, Stripe.Payout>()
   readonly movements: Movement[] = []
   /** Every change, as an Event (listed, and sent to the webhook endpoint). */
   readonly events = new StripeEvents()

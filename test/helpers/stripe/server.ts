@@ -37,6 +37,7 @@ import {
   retrievePaymentIntent,
   searchPaymentIntents,
 } from './payment-intents.js'
+import { createPayout, listPayouts, retrievePayout } from './payouts.js'
 import { createRefund, failRefund, listRefunds, refundFromDashboard, retrieveRefund } from './refunds.js'
 import { listEvents, retrieveEvent } from './events.js'
 import { type WebhookSender, webhookSender } from './webhooks.js'
@@ -126,6 +127,9 @@ export async function startStripeServer(
     { method: 'POST', pattern: /^\/v1\/refunds$/, handle: (form, caller) => createRefund(ledger, form, caller) },
     { method: 'GET', pattern: /^\/v1\/refunds$/, handle: (form) => listRefunds(ledger, form) },
     { method: 'GET', pattern: /^\/v1\/refunds\/([^/]+)$/, handle: (_form, _caller, id) => retrieveRefund(ledger, id) },
+    { method: 'POST', pattern: /^\/v1\/payouts$/, handle: (form, caller) => createPayout(ledger, form, caller) },
+    { method: 'GET', pattern: /^\/v1\/payouts$/, handle: (form) => listPayouts(ledger, form) },
+    { method: 'GET', pattern: /^\/v1\/payouts\/([^/]+)$/, handle: (_form, _caller, id) => retrievePayout(ledger, id) },
     { method: 'GET', pattern: /^\/v1\/events$/, handle: (form) => listEvents(ledger.events, form) },
     { method: 'GET', pattern: /^\/v1\/events\/([^/]+)$/, handle: (_form, _caller, id) => retrieveEvent(ledger.events, id) },
   ]

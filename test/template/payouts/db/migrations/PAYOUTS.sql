@@ -1,7 +1,7 @@
 -- Payouts, against each account's balance in each currency. The balance can never go below zero (the check), and a
 -- payout's amount leaves it in the same transaction that writes the payout pending: two payouts at once cannot
 -- both spend the same money.
-create table balances (
+create table payout_balances (
   account_id text not null references accounts (id),
   currency text not null check (currency ~ '^[a-z]{3}$'),
   available_cents bigint not null check (available_cents >= 0),

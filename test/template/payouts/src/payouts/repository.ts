@@ -1,4 +1,4 @@
-// Payouts and balances in SQL, and the payout as the API returns it.
+// Payouts and their balances in SQL, and the payout as the API returns it.
 import type { Sql, Transaction } from '../db/connect.js'
 import { newId } from '../db/ids.js'
 import { pageOf, type Page } from '../db/pagination.js'
@@ -29,7 +29,7 @@ export async function debitAndInsertPending(
 ): Promise<PayoutRow | undefined> {
   const [row] = await tx<PayoutRow[]>`
     with debited as (
-      update balances set available_cents = available_cents - ${payout.amountCents}
+      update payout_balances set available_cents = available_cents - ${payout.amountCents}
       where account_id = ${payout.accountId} and currency = ${payout.currency} and available_cents >= ${payout.amountCents}
       returning account_id
     )
@@ -64,7 +64,7 @@ export async function deletePendingPayout(tx: Transaction, operationId: string):
 }
 
 async function credit(tx: Transaction, payout: PayoutRow): Promise<void> {
-  await tx`update balances set available_cents = available_cents + ${payout.amount_cents} where account_id = ${payout.account_id} and currency = ${payout.currency}`
+  await tx`update payout_balances set available_cents = available_cents + ${payout.amount_cents} where account_id = ${payout.account_id} and currency = ${payout.currency}`
 }
 
 export async function findPayout(sql: Sql, accountId: string, id: string): Promise<Payout | undefined> {
