@@ -9,7 +9,11 @@ import { openDatabase } from '../src/db/database.js'
 import { createDatabaseIfMissing } from '../src/db/embedded.js'
 import { parseHosts, withDatabase } from '../src/db/hosts.js'
 
-export async function exampleDatabase(urlVariable: string, name: string, pool: PoolOptions = {}): Promise<{ url: string; sql: Sql; close(): Promise<void> }> {
+export async function exampleDatabase(
+  urlVariable: string,
+  name: string,
+  pool: PoolOptions = {},
+): Promise<{ url: string; sql: Sql; close(): Promise<void> }> {
   const given = process.env[urlVariable]
   // The service's database only to find its server (and keep the embedded one running while we use it).
   const service = given ? undefined : await openDatabase(loadConfig(), {}, { migrate: false })

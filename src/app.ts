@@ -53,16 +53,31 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // keep-alive sockets close. Node checks these every second rather than every 30.
     keepAliveTimeout: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
     requestTimeout: config.HTTP_BODY_TIMEOUT_MS,
-    http: { requireHostHeader: false, headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
-    schemaErrorFormatter: (errors, dataVar) => new Error(errors.map((error) => `${dataVar}${error.instancePath} ${error.message}`).join('; ')),
+    http: {
+      requireHostHeader: false,
+      headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS,
+      connectionsCheckingInterval: 1000,
+    },
+    schemaErrorFormatter: (errors, dataVar) =>
+      new Error(errors.map((error) => `${dataVar}${error.instancePath} ${error.message}`).join('; ')),
   })
   await app.register(appPlugin, { sql: options.sql, processor: options.processor, config, notReady: options.notReady })
   return app
 }
 
 /** A process that serves no API (the worker role) answers its health checks only. */
-export async function buildHealthApp(options: { sql: Sql; config?: Partial<Config>; log?: FastifyBaseLogger; notReady?: NotReady }): Promise<FastifyInstance> {
-  const app = Fastify({ loggerInstance: options.log ?? pino(loggerOptions('info')), ...requestIdOptions, clientErrorHandler, frameworkErrors })
+export async function buildHealthApp(options: {
+  sql: Sql
+  config?: Partial<Config>
+  log?: FastifyBaseLogger
+  notReady?: NotReady
+}): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: options.log ?? pino(loggerOptions('info')),
+    ...requestIdOptions,
+    clientErrorHandler,
+    frameworkErrors,
+  })
   await app.register(errorHandler)
   await app.register(responseHeaders, { hstsMaxAgeSeconds: options.config?.HSTS_MAX_AGE_SECONDS })
   await app.register(healthRoutes, { sql: options.sql, notReady: options.notReady })
@@ -70,7 +85,10 @@ export async function buildHealthApp(options: { sql: Sql; config?: Partial<Confi
 }
 
 /** Every route, hook and plugin of the API, as one plugin. */
-export async function appPlugin(app: FastifyInstance, options: { sql: Sql; processor: PaymentProcessor; config: Config; notReady?: NotReady | undefined }) {
+export async function appPlugin(
+  app: FastifyInstance,
+  options: { sql: Sql; processor: PaymentProcessor; config: Config; notReady?: NotReady | undefined },
+) {
   const { sql, processor, config } = options
   app.setValidatorCompiler(validatorCompiler)
   // Before any route: each route's entry of openapi.yaml, collected as it is added.
@@ -82,7 +100,11 @@ export async function appPlugin(app: FastifyInstance, options: { sql: Sql; proce
   await app.register(responseHeaders, { hstsMaxAgeSeconds: config.HSTS_MAX_AGE_SECONDS })
   await app.register(httpEdge)
   await app.register(drain)
-  await app.register(auth, { sql, cacheSeconds: config.AUTH_CACHE_SECONDS, beforeRefusing: (request) => app.refuseThrottledAddress(request) })
+  await app.register(auth, {
+    sql,
+    cacheSeconds: config.AUTH_CACHE_SECONDS,
+    beforeRefusing: (request) => app.refuseThrottledAddress(request),
+  })
   await app.register(rateLimit, {
     maxPerAccount: config.RATE_LIMIT_MAX,
     maxAuthFailuresPerAddress: config.AUTH_FAILURE_LIMIT,
@@ -91,7 +113,11 @@ export async function appPlugin(app: FastifyInstance, options: { sql: Sql; proce
   const settled = recoveries(processor, sql, { authorizationExpiresDays: config.AUTHORIZATION_EXPIRES_DAYS })
   await app.register(idempotency, {
     sql,
-    timing: { ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, leaseSeconds: config.IDEMPOTENCY_LEASE_SECONDS, recoveryGraceSeconds: config.RECOVERY_GRACE_SECONDS },
+    timing: {
+      ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS,
+      leaseSeconds: config.IDEMPOTENCY_LEASE_SECONDS,
+      recoveryGraceSeconds: config.RECOVERY_GRACE_SECONDS,
+    },
     recoveries: settled,
     replayCacheSize: config.IDEMPOTENCY_REPLAY_CACHE_SIZE,
     statementStallMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
@@ -118,5 +144,8 @@ export async function appPlugin(app: FastifyInstance, options: { sql: Sql; proce
   if (controls) await app.register(simulatedProcessorRoutes, { sql, controls, settings: later })
   // Last: the document is built from every route above.
   await app.register(openapiRoutes, { routes: documented })
-  requireRecoveries(documented.map((route) => ({ method: route.method, url: route.url, problems: route.doc.problems })), settled)
+  requireRecoveries(
+    documented.map((route) => ({ method: route.method, url: route.url, problems: route.doc.problems })),
+    settled,
+  )
 }

@@ -97,7 +97,10 @@ const ConfigSchema = Type.Object({
   /** How long a webhook delivery may take before it counts as failed and is retried. */
   WEBHOOK_TIMEOUT_MS: Milliseconds(15_000, { maximum: 60_000 }),
   /** Seconds to wait after each failed delivery attempt (decimals allowed); after the last, the delivery fails. */
-  WEBHOOK_RETRY_SCHEDULE: Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?(,[0-9]+(\\.[0-9]+)?){0,19}$', default: '5,300,1800,7200,18000,36000,50400,72000,86400' }),
+  WEBHOOK_RETRY_SCHEDULE: Type.String({
+    pattern: '^[0-9]+(\\.[0-9]+)?(,[0-9]+(\\.[0-9]+)?){0,19}$',
+    default: '5,300,1800,7200,18000,36000,50400,72000,86400',
+  }),
   /**
    * Allow http:// and private, loopback and link-local webhook URLs (development and tests). Unset: allowed where the
    * database is the embedded one (no DATABASE_URL: a developer's machine), refused everywhere else (src/server.ts).
@@ -147,7 +150,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }),
   )
   const config = Value.Default(ConfigSchema, convertStrict(ConfigSchema, raw))
-  if (!Value.Check(ConfigSchema, config)) throw new ConfigError(`invalid configuration: ${describeErrors(ConfigSchema, config).join('; ')}`)
+  if (!Value.Check(ConfigSchema, config))
+    throw new ConfigError(`invalid configuration: ${describeErrors(ConfigSchema, config).join('; ')}`)
   const contradictions = contradictionsIn(config)
   if (contradictions.length) throw new ConfigError(`invalid configuration: ${contradictions.join('; ')}`)
   return config
@@ -169,19 +173,27 @@ function contradictionsIn(config: Config): string[] {
   // can end: once the lease has ended (and a grace period passed) the recovery worker may conclude that the
   // processor never saw the operation and forget it, and a call still to come would then charge unrecorded.
   if (config.IDEMPOTENCY_LEASE_SECONDS * 1000 < config.REQUEST_TIMEOUT_MS) {
-    found.push(`IDEMPOTENCY_LEASE_SECONDS (${config.IDEMPOTENCY_LEASE_SECONDS} s) must not be shorter than REQUEST_TIMEOUT_MS (${config.REQUEST_TIMEOUT_MS} ms)`)
+    found.push(
+      `IDEMPOTENCY_LEASE_SECONDS (${config.IDEMPOTENCY_LEASE_SECONDS} s) must not be shorter than REQUEST_TIMEOUT_MS (${config.REQUEST_TIMEOUT_MS} ms)`,
+    )
   }
   // The worker asks the processor what it did only once no call under the operation id can still reach it.
   if (config.RECOVERY_GRACE_SECONDS * 1000 <= config.PROCESSOR_TIMEOUT_MS) {
-    found.push(`RECOVERY_GRACE_SECONDS (${config.RECOVERY_GRACE_SECONDS} s) must be longer than PROCESSOR_TIMEOUT_MS (${config.PROCESSOR_TIMEOUT_MS} ms)`)
+    found.push(
+      `RECOVERY_GRACE_SECONDS (${config.RECOVERY_GRACE_SECONDS} s) must be longer than PROCESSOR_TIMEOUT_MS (${config.PROCESSOR_TIMEOUT_MS} ms)`,
+    )
   }
   // A claim waits for the next scheduled recovery run (a minute at most by default) and, if the worker that had it
   // died, for that worker to be found dead: settlement is not behind before both had their time.
   if (config.SETTLEMENT_BEHIND_SECONDS <= config.WORKER_DEAD_AFTER_SECONDS + 60) {
-    found.push(`SETTLEMENT_BEHIND_SECONDS (${config.SETTLEMENT_BEHIND_SECONDS}) must be longer than WORKER_DEAD_AFTER_SECONDS (${config.WORKER_DEAD_AFTER_SECONDS}) plus 60`)
+    found.push(
+      `SETTLEMENT_BEHIND_SECONDS (${config.SETTLEMENT_BEHIND_SECONDS}) must be longer than WORKER_DEAD_AFTER_SECONDS (${config.WORKER_DEAD_AFTER_SECONDS}) plus 60`,
+    )
   }
   if (config.STARTUP_TIMEOUT_SECONDS <= config.DATABASE_START_WAIT_SECONDS) {
-    found.push(`STARTUP_TIMEOUT_SECONDS (${config.STARTUP_TIMEOUT_SECONDS}) must be longer than DATABASE_START_WAIT_SECONDS (${config.DATABASE_START_WAIT_SECONDS})`)
+    found.push(
+      `STARTUP_TIMEOUT_SECONDS (${config.STARTUP_TIMEOUT_SECONDS}) must be longer than DATABASE_START_WAIT_SECONDS (${config.DATABASE_START_WAIT_SECONDS})`,
+    )
   }
   // libpq's prefer and allow fall back to an unencrypted connection; node-postgres (graphile-worker's driver) has no
   // fallback, so the same URL would connect the API and fail the worker, or the other way round.
@@ -202,15 +214,24 @@ function contradictionsIn(config: Config): string[] {
 /** The Stripe settings that cannot work, or would move money the operator did not mean to. */
 function stripeContradictions(config: Config): string[] {
   const key = config.STRIPE_SECRET_KEY
-  if (!key) return ['PROCESSOR=stripe needs STRIPE_SECRET_KEY (sk_test_... from the Stripe dashboard, Developers > API keys)']
+  if (!key)
+    return ['PROCESSOR=stripe needs STRIPE_SECRET_KEY (sk_test_... from the Stripe dashboard, Developers > API keys)']
   const mode = /^(?:sk|rk)_(test|live)_[0-9A-Za-z]{10,}$/.exec(key)?.[1]
   if (!mode) return [stripeKeyProblem(key)]
   const found: string[] = []
-  if (mode === 'live' && config.API_KEY_MODE !== 'live') found.push('STRIPE_SECRET_KEY is a live key, which moves real money: say so with API_KEY_MODE=live, or use an sk_test_ key')
-  if (mode === 'test' && config.API_KEY_MODE === 'live') found.push('API_KEY_MODE=live with a test STRIPE_SECRET_KEY: live clients would be charged nothing; use an sk_live_ key')
+  if (mode === 'live' && config.API_KEY_MODE !== 'live')
+    found.push(
+      'STRIPE_SECRET_KEY is a live key, which moves real money: say so with API_KEY_MODE=live, or use an sk_test_ key',
+    )
+  if (mode === 'test' && config.API_KEY_MODE === 'live')
+    found.push(
+      'API_KEY_MODE=live with a test STRIPE_SECRET_KEY: live clients would be charged nothing; use an sk_live_ key',
+    )
   const url = new URL(config.STRIPE_API_URL)
   if (url.protocol === 'http:' && !['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) {
-    found.push(`STRIPE_API_URL ${url.origin} would send the secret key unencrypted: use https, or http only on a loopback address`)
+    found.push(
+      `STRIPE_API_URL ${url.origin} would send the secret key unencrypted: use https, or http only on a loopback address`,
+    )
   }
   return found
 }
@@ -224,12 +245,15 @@ function stripeKeyProblem(key: string): string {
   }
   const rest = key.slice(prefix.length)
   const wrong = /[^0-9A-Za-z]/.exec(rest)
-  if (wrong) return `STRIPE_SECRET_KEY has ${JSON.stringify(wrong[0])} after ${prefix}, where a Stripe key has only letters and digits: copy it again from the dashboard`
+  if (wrong)
+    return `STRIPE_SECRET_KEY has ${JSON.stringify(wrong[0])} after ${prefix}, where a Stripe key has only letters and digits: copy it again from the dashboard`
   return `STRIPE_SECRET_KEY is cut short: ${prefix} is followed by ${rest.length} characters, and a Stripe key has dozens; copy it whole from the dashboard`
 }
 
 /** Fastify's trustProxy from TRUST_PROXY: true, a hop count, or a list of addresses. */
-export function trustProxyOption(value: string | undefined): boolean | string[] | ((address: string, hop: number) => boolean) {
+export function trustProxyOption(
+  value: string | undefined,
+): boolean | string[] | ((address: string, hop: number) => boolean) {
   if (value === undefined || value === 'false') return false
   if (value === 'true') return true
   if (/^[0-9]+$/.test(value)) return (_address, hop) => hop < Number(value)

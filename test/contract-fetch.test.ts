@@ -6,7 +6,8 @@ import { contractFetch, routeOf } from './helpers/contract.js'
 
 let url: string
 const server = createServer((request, response) => {
-  if (request.url === '/v1/charges') return response.writeHead(200, { 'content-type': 'application/json' }).end('{"nope":1}')
+  if (request.url === '/v1/charges')
+    return response.writeHead(200, { 'content-type': 'application/json' }).end('{"nope":1}')
   response.writeHead(418, { 'content-type': 'text/plain' }).end('teapot')
 })
 beforeAll(async () => {
@@ -26,6 +27,9 @@ describe('the contract, checked from outside', () => {
     const checked = contractFetch(violations)
     expect(await (await checked(`${url}/v1/charges`)).json()).toEqual({ nope: 1 })
     await checked(`${url}/v1/charges/ch_0123456789abcdef01234567`, { method: 'GET' })
-    expect(violations).toEqual([expect.stringContaining('GET /v1/charges 200: '), expect.stringContaining('GET /v1/charges/{id} 418: status 418 is not documented')])
+    expect(violations).toEqual([
+      expect.stringContaining('GET /v1/charges 200: '),
+      expect.stringContaining('GET /v1/charges/{id} 418: status 418 is not documented'),
+    ])
   })
 })

@@ -16,10 +16,29 @@ const spec = parse(await readFile(new URL('../openapi.yaml', import.meta.url), '
 const suite = useTestApp({ config: { WEBHOOK_ALLOW_PRIVATE_URLS: true } })
 
 type Schema = {
-  $ref?: string; type?: string | string[]; properties?: Record<string, Schema>; required?: string[]; additionalProperties?: boolean | Schema
-  minimum?: number; maximum?: number; minLength?: number; maxLength?: number; pattern?: string; enum?: unknown[]; allOf?: Schema[]
-  anyOf?: Schema[]; items?: Schema; minItems?: number; maxItems?: number; maxProperties?: number; minProperties?: number; format?: string
-  const?: unknown; uniqueItems?: boolean; propertyNames?: Schema; not?: Schema
+  $ref?: string
+  type?: string | string[]
+  properties?: Record<string, Schema>
+  required?: string[]
+  additionalProperties?: boolean | Schema
+  minimum?: number
+  maximum?: number
+  minLength?: number
+  maxLength?: number
+  pattern?: string
+  enum?: unknown[]
+  allOf?: Schema[]
+  anyOf?: Schema[]
+  items?: Schema
+  minItems?: number
+  maxItems?: number
+  maxProperties?: number
+  minProperties?: number
+  format?: string
+  const?: unknown
+  uniqueItems?: boolean
+  propertyNames?: Schema
+  not?: Schema
 }
 
 function resolve(schema: Schema): Schema {
@@ -37,7 +56,10 @@ function invalidValues(raw: Schema): [string, unknown][] {
     if (!types.includes('integer') && !types.includes('number')) out.push(['a number for a string', 12345])
     if (schema.maxLength !== undefined) out.push([`longer than ${schema.maxLength}`, 'a'.repeat(schema.maxLength + 1)])
     if (schema.minLength) out.push(['empty', ''])
-    if (schema.pattern) for (const text of ['!', 'has space', '']) if (!new RegExp(schema.pattern).test(text)) out.push([`not matching ${schema.pattern}: ${JSON.stringify(text)}`, text])
+    if (schema.pattern)
+      for (const text of ['!', 'has space', ''])
+        if (!new RegExp(schema.pattern).test(text))
+          out.push([`not matching ${schema.pattern}: ${JSON.stringify(text)}`, text])
     if (schema.enum) out.push(['not in the enum', 'not-a-value'])
     if (schema.format === 'uri') out.push(['not a URI', 'not a uri'])
     if (schema.format === 'date-time') out.push(['not a date-time', 'yesterday'])
@@ -56,7 +78,8 @@ function invalidValues(raw: Schema): [string, unknown][] {
   // Keys built with JSON.parse: in an object literal, __proto__ would set the prototype instead of naming a key.
   const names = schema.propertyNames
   const keyed = (key: string) => JSON.parse(`{${JSON.stringify(key)}:""}`) as unknown
-  if (names?.pattern && !new RegExp(names.pattern).test('has space')) out.push([`a key not matching ${names.pattern}`, keyed('has space')])
+  if (names?.pattern && !new RegExp(names.pattern).test('has space'))
+    out.push([`a key not matching ${names.pattern}`, keyed('has space')])
   if (typeof names?.not?.const === 'string') out.push([`a key named ${names.not.const}`, keyed(names.not.const)])
   if (types.length === 0 && schema.enum) out.push(['not in the enum', 'not-a-value'])
   return out
@@ -64,7 +87,9 @@ function invalidValues(raw: Schema): [string, unknown][] {
 
 // Strings the server takes: whole graphemes (no lone surrogate) without NUL (docs/operations.md says why), counted in code points.
 const text = (minLength = 0, maxLength = 40) =>
-  fc.string({ unit: 'grapheme', minLength, maxLength }).filter((value) => !value.includes('\0') && [...value].length <= maxLength)
+  fc
+    .string({ unit: 'grapheme', minLength, maxLength })
+    .filter((value) => !value.includes('\0') && [...value].length <= maxLength)
 
 /** Any value the schema allows, for property-based tests. */
 function arbitraryFor(raw: Schema): fc.Arbitrary<unknown> {
@@ -82,25 +107,39 @@ function arbitraryFor(raw: Schema): fc.Arbitrary<unknown> {
     case 'integer':
       return fc.integer({ min: schema.minimum ?? -1_000_000, max: schema.maximum ?? 1_000_000 })
     case 'string': {
-      const fits = (value: string) => [...value].length >= (schema.minLength ?? 0) && [...value].length <= (schema.maxLength ?? Infinity)
+      const fits = (value: string) =>
+        [...value].length >= (schema.minLength ?? 0) && [...value].length <= (schema.maxLength ?? Infinity)
       if (schema.format === 'uri') return fc.webUrl({ validSchemes: ['http', 'https'] }).filter(fits)
-      if (schema.format === 'date-time') return fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((date) => date.toISOString())
+      if (schema.format === 'date-time')
+        return fc
+          .date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true })
+          .map((date) => date.toISOString())
       if (schema.pattern) return fc.stringMatching(new RegExp(schema.pattern)).filter(fits)
       return text(schema.minLength, Math.min(schema.maxLength ?? 40, 40))
     }
     case 'array': {
       const settings = { minLength: schema.minItems ?? 0, maxLength: Math.min(schema.maxItems ?? 5, 5) }
       const items = arbitraryFor(schema.items ?? {})
-      return schema.uniqueItems ? fc.uniqueArray(items, { ...settings, selector: (value) => JSON.stringify(value) }) : fc.array(items, settings)
+      return schema.uniqueItems
+        ? fc.uniqueArray(items, { ...settings, selector: (value) => JSON.stringify(value) })
+        : fc.array(items, settings)
     }
     case 'object': {
       if (!schema.properties && typeof schema.additionalProperties === 'object') {
         const names = schema.propertyNames
-        const key = (names?.pattern ? fc.stringMatching(new RegExp(names.pattern)) : text(1, 40)).filter((name) => names?.not?.const !== name)
-        return fc.dictionary(key, arbitraryFor(schema.additionalProperties), { maxKeys: Math.min(schema.maxProperties ?? 5, 5) })
+        const key = (names?.pattern ? fc.stringMatching(new RegExp(names.pattern)) : text(1, 40)).filter(
+          (name) => names?.not?.const !== name,
+        )
+        return fc.dictionary(key, arbitraryFor(schema.additionalProperties), {
+          maxKeys: Math.min(schema.maxProperties ?? 5, 5),
+        })
       }
-      const properties = Object.fromEntries(Object.entries(schema.properties ?? {}).map(([name, property]) => [name, arbitraryFor(property)]))
-      return fc.record(properties, { requiredKeys: schema.required ?? [] }).filter((value) => Object.keys(value).length >= (schema.minProperties ?? 0))
+      const properties = Object.fromEntries(
+        Object.entries(schema.properties ?? {}).map(([name, property]) => [name, arbitraryFor(property)]),
+      )
+      return fc
+        .record(properties, { requiredKeys: schema.required ?? [] })
+        .filter((value) => Object.keys(value).length >= (schema.minProperties ?? 0))
     }
     default:
       return fc.anything()
@@ -110,7 +149,9 @@ function arbitraryFor(raw: Schema): fc.Arbitrary<unknown> {
 /** A problem's type, without its base URL: validation-failed, not-found, ... */
 const problemType = (body: string) => {
   try {
-    return String((JSON.parse(body) as { type?: unknown }).type ?? '').split('/').pop()
+    return String((JSON.parse(body) as { type?: unknown }).type ?? '')
+      .split('/')
+      .pop()
   } catch {
     return undefined
   }
@@ -129,9 +170,14 @@ interface Operation {
  * Every operation of the document that takes a body with a schema: each gets the tests below, with nothing listed by
  * hand. (The processor's webhook takes bytes it verifies by their signature: test/outcomes covers it.)
  */
-const bodyOperations: Operation[] = Object.entries(spec.paths as Record<string, Record<string, Record<string, any>>>).flatMap(([path, methods]) =>
+const bodyOperations: Operation[] = Object.entries(
+  spec.paths as Record<string, Record<string, Record<string, any>>>,
+).flatMap(([path, methods]) =>
   Object.entries(methods)
-    .filter(([method, operation]) => ['post', 'patch'].includes(method) && operation.requestBody?.content['application/json']?.schema?.$ref)
+    .filter(
+      ([method, operation]) =>
+        ['post', 'patch'].includes(method) && operation.requestBody?.content['application/json']?.schema?.$ref,
+    )
     .map(([method, operation]) => ({
       operationId: operation.operationId as string,
       path,
@@ -144,7 +190,9 @@ const bodyOperations: Operation[] = Object.entries(spec.paths as Record<string, 
 
 /** Every resource's fixture (test/contract-fixtures/*.ts), merged: a fork's resource brings its own file. */
 const fixtures: Required<ContractFixture> = { ids: {}, bodies: {}, prepare: {} }
-for (const module of Object.values(import.meta.glob<{ fixture: ContractFixture }>('./contract-fixtures/*.ts', { eager: true }))) {
+for (const module of Object.values(
+  import.meta.glob<{ fixture: ContractFixture }>('./contract-fixtures/*.ts', { eager: true }),
+)) {
   if (!module.fixture) continue
   Object.assign(fixtures.ids, module.fixture.ids)
   Object.assign(fixtures.bodies, module.fixture.bodies)
@@ -153,11 +201,18 @@ for (const module of Object.values(import.meta.glob<{ fixture: ContractFixture }
 
 async function urlOf(user: TestAccount, operation: Operation): Promise<string> {
   let url = operation.path
-  const parameters = (spec.paths[operation.path][operation.method.toLowerCase()].parameters ?? []) as { in: string; name: string; schema?: Schema }[]
+  const parameters = (spec.paths[operation.path][operation.method.toLowerCase()].parameters ?? []) as {
+    in: string
+    name: string
+    schema?: Schema
+  }[]
   for (const parameter of parameters.filter((each) => each.in === 'path')) {
     const kind = parameter.schema!.$ref!.split('/').pop()!
     const fixture = fixtures.ids[kind]
-    if (!fixture) throw new Error(`no fixture makes a ${kind} for ${operation.operationId}: add ids.${kind} to a file of test/contract-fixtures/`)
+    if (!fixture)
+      throw new Error(
+        `no fixture makes a ${kind} for ${operation.operationId}: add ids.${kind} to a file of test/contract-fixtures/`,
+      )
     url = url.replace(`{${parameter.name}}`, await fixture(user, operation.operationId, suite.context.sql))
   }
   return url
@@ -165,7 +220,8 @@ async function urlOf(user: TestAccount, operation: Operation): Promise<string> {
 
 function validBody(operation: Operation): Record<string, unknown> {
   const body = fixtures.bodies[operation.operationId] ?? operation.example ?? (operation.bodyRequired ? undefined : {})
-  if (!body) throw new Error(`${operation.operationId} takes a body and its openapi entry gives no bodyExample: add one`)
+  if (!body)
+    throw new Error(`${operation.operationId} takes a body and its openapi entry gives no bodyExample: add one`)
   return body
 }
 
@@ -173,7 +229,11 @@ const send = (user: TestAccount, method: 'POST' | 'PATCH', url: string, body: un
   suite.context.app.inject({
     method,
     url,
-    headers: { authorization: `Bearer ${user.apiKey}`, 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
+    headers: {
+      authorization: `Bearer ${user.apiKey}`,
+      'content-type': 'application/json',
+      'idempotency-key': crypto.randomUUID(),
+    },
     payload: JSON.stringify(body),
   })
 
@@ -183,7 +243,9 @@ describe.each(bodyOperations)('$operationId, generated from openapi.yaml', (oper
     await fc.assert(
       fc.asyncProperty(arbitraryFor(operation.schema), async (body) => {
         const response = await send(user, operation.method, await urlOf(user, operation), body)
-        expect({ body, status: response.statusCode, type: problemType(response.body) }).not.toMatchObject({ type: expect.stringMatching(/^(validation-failed|malformed-request)$/) })
+        expect({ body, status: response.statusCode, type: problemType(response.body) }).not.toMatchObject({
+          type: expect.stringMatching(/^(validation-failed|malformed-request)$/),
+        })
         expect(response.statusCode, response.body).toBeLessThan(500)
       }),
       { numRuns: 15 },
@@ -197,7 +259,10 @@ describe.each(bodyOperations)('$operationId, generated from openapi.yaml', (oper
     const needs = fixtures.prepare[operation.operationId]
       ? ''
       : ` (if it needs something to exist first, say what in prepare.${operation.operationId} of a file of test/contract-fixtures/)`
-    expect(response.statusCode, `${operation.operationId} answered ${response.statusCode} to its valid body${needs}: ${response.body}`).toBeLessThan(300)
+    expect(
+      response.statusCode,
+      `${operation.operationId} answered ${response.statusCode} to its valid body${needs}: ${response.body}`,
+    ).toBeLessThan(300)
   })
 
   it('when one property breaks one of its documented constraints, or a required one is missing, or an unknown one is added, then 400', async () => {
@@ -212,12 +277,17 @@ describe.each(bodyOperations)('$operationId, generated from openapi.yaml', (oper
       const { [name]: _omitted, ...rest } = valid
       cases.push([`${name} missing`, rest])
     }
-    if (schema.additionalProperties === false) cases.push(['an unknown field', { ...valid, zz_unknown: 1 }], ['not an object', [1, 2]])
+    if (schema.additionalProperties === false)
+      cases.push(['an unknown field', { ...valid, zz_unknown: 1 }], ['not an object', [1, 2]])
     expect(cases.length).toBeGreaterThan(0)
     for (const [why, body] of cases) {
       const response = await send(user, operation.method, await urlOf(user, operation), body)
       // A webhook URL that is not a URL is refused by the URL policy, with its own documented 400.
-      expect({ why, status: response.statusCode, type: response.json().type }).toEqual({ why, status: 400, type: expect.stringMatching(/\/(validation-failed|webhook-url-refused)$/) })
+      expect({ why, status: response.statusCode, type: response.json().type }).toEqual({
+        why,
+        status: 400,
+        type: expect.stringMatching(/\/(validation-failed|webhook-url-refused)$/),
+      })
     }
   })
 })
@@ -228,16 +298,22 @@ interface Parameter {
   schema: Schema
 }
 
-const readOperations = Object.entries(spec.paths as Record<string, Record<string, { parameters?: (Parameter & { $ref?: string })[] }>>).flatMap(([path, methods]) => {
+const readOperations = Object.entries(
+  spec.paths as Record<string, Record<string, { parameters?: (Parameter & { $ref?: string })[] }>>,
+).flatMap(([path, methods]) => {
   const parameters = (methods.get?.parameters ?? [])
-    .map((parameter) => (parameter.$ref ? (spec.components.parameters[parameter.$ref.split('/').pop()!] as Parameter) : parameter))
+    .map((parameter) =>
+      parameter.$ref ? (spec.components.parameters[parameter.$ref.split('/').pop()!] as Parameter) : parameter,
+    )
     .filter((parameter) => parameter.in !== 'header')
   return parameters.length ? [{ path, parameters }] : []
 })
 
 /** What the schema forbids, as a query or path parameter carries it: text (so not a wrong JSON type). */
 function invalidParameterValues(schema: Schema): [string, string][] {
-  const asText = invalidValues(schema).filter(([why]) => !/^(a number for|a string for|an? (object|array|empty array) for)/.test(why))
+  const asText = invalidValues(schema).filter(
+    ([why]) => !/^(a number for|a string for|an? (object|array|empty array) for)/.test(why),
+  )
   if ([resolve(schema).type].flat().includes('integer')) asText.push(['not a number', 'ten'])
   return asText.map(([why, value]) => [why, String(value)])
 }
@@ -245,24 +321,34 @@ function invalidParameterValues(schema: Schema): [string, string][] {
 describe.each(readOperations)('GET $path, its parameters generated from openapi.yaml', ({ path, parameters }) => {
   const byName = (name: string) => parameters.find((parameter) => parameter.name === name)!.schema
   const url = (query: Record<string, string>, pathValues: Record<string, string> = {}) => {
-    const filled = path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(pathValues[name] ?? String(fc.sample(arbitraryFor(byName(name)), 1)[0])))
+    const filled = path.replace(/\{(\w+)\}/g, (_, name: string) =>
+      encodeURIComponent(pathValues[name] ?? String(fc.sample(arbitraryFor(byName(name)), 1)[0])),
+    )
     const search = new URLSearchParams(query).toString()
     return search ? `${filled}?${search}` : filled
   }
-  const get = (user: TestAccount, target: string) => suite.context.app.inject({ method: 'GET', url: target, headers: { authorization: `Bearer ${user.apiKey}` } })
+  const get = (user: TestAccount, target: string) =>
+    suite.context.app.inject({ method: 'GET', url: target, headers: { authorization: `Bearer ${user.apiKey}` } })
 
   it('when one parameter breaks one of its documented constraints, then 400 validation-failed', async () => {
     const user = await suite.context.newAccount()
     const cases: [string, string][] = []
     for (const parameter of parameters) {
       for (const [why, value] of invalidParameterValues(parameter.schema)) {
-        cases.push([`${parameter.in} ${parameter.name}: ${why}`, parameter.in === 'path' ? url({}, { [parameter.name]: value }) : url({ [parameter.name]: value })])
+        cases.push([
+          `${parameter.in} ${parameter.name}: ${why}`,
+          parameter.in === 'path' ? url({}, { [parameter.name]: value }) : url({ [parameter.name]: value }),
+        ])
       }
     }
     expect(cases.length).toBeGreaterThan(0)
     for (const [why, target] of cases) {
       const response = await get(user, target)
-      expect({ why, status: response.statusCode, type: problemType(response.body) }).toEqual({ why, status: 400, type: 'validation-failed' })
+      expect({ why, status: response.statusCode, type: problemType(response.body) }).toEqual({
+        why,
+        status: 400,
+        type: 'validation-failed',
+      })
     }
   })
 
@@ -271,7 +357,10 @@ describe.each(readOperations)('GET $path, its parameters generated from openapi.
     const query = parameters.filter((parameter) => parameter.in === 'query')
     // A page is after one cursor or before another, not both: one of the two at most.
     const cursors = ['starting_after', 'ending_before']
-    const values = fc.record(Object.fromEntries(query.map((parameter) => [parameter.name, arbitraryFor(parameter.schema).map(String)])), { requiredKeys: [] })
+    const values = fc.record(
+      Object.fromEntries(query.map((parameter) => [parameter.name, arbitraryFor(parameter.schema).map(String)])),
+      { requiredKeys: [] },
+    )
     await fc.assert(
       fc.asyncProperty(values, async (chosen) => {
         if (cursors.every((name) => name in chosen)) delete chosen.ending_before

@@ -35,14 +35,21 @@ export default async function setup(project: TestProject) {
 }
 
 async function startTestServer(): Promise<TestServer> {
-  if (process.env.TEST_DATABASE_URL) return { url: process.env.TEST_DATABASE_URL, source: 'TEST_DATABASE_URL', stop: async () => {} }
+  if (process.env.TEST_DATABASE_URL)
+    return { url: process.env.TEST_DATABASE_URL, source: 'TEST_DATABASE_URL', stop: async () => {} }
   try {
     const { PostgreSqlContainer } = await import('@testcontainers/postgresql')
     const container = await new PostgreSqlContainer('postgres:17-alpine').start()
-    return { url: container.getConnectionUri(), source: 'testcontainers', stop: async () => void (await container.stop()) }
+    return {
+      url: container.getConnectionUri(),
+      source: 'testcontainers',
+      stop: async () => void (await container.stop()),
+    }
   } catch (error) {
     // No engine, or one that cannot pull or run the image: the embedded binaries serve just as well.
-    console.log(`No Docker engine runs postgres:17-alpine here (${String(error).split('\n')[0]!.slice(0, 120)}), so the tests use the embedded PostgreSQL, as designed. Set TEST_DATABASE_URL to use another server.`)
+    console.log(
+      `No Docker engine runs postgres:17-alpine here (${String(error).split('\n')[0]!.slice(0, 120)}), so the tests use the embedded PostgreSQL, as designed. Set TEST_DATABASE_URL to use another server.`,
+    )
   }
   return startEmbeddedTestServer()
 }

@@ -60,7 +60,8 @@ describe('openapi.yaml', () => {
       // The reference page's own files (/docs/static/..., /docs/json) are its business, not the API's; so are the
       // simulated processor's pages (its 3-D Secure page, its controls), which stand for the processor.
       if (route.url.startsWith('/docs/') || route.url.startsWith(SIMULATED_PREFIX)) return
-      for (const method of [route.method].flat()) if (method !== 'HEAD') routes.push(`${method} ${route.url.replace(/:(\w+)/g, '{$1}')}`)
+      for (const method of [route.method].flat())
+        if (method !== 'HEAD') routes.push(`${method} ${route.url.replace(/:(\w+)/g, '{$1}')}`)
     })
     await app.register(appPlugin, { sql: context.sql, processor: context.processor, config: loadConfig({}) })
     await app.ready()
@@ -83,7 +84,10 @@ describe('openapi.yaml', () => {
     walk(spec)
     expect(refs.length).toBeGreaterThan(20)
     for (const ref of refs) {
-      const target = ref.replace(/^#\//, '').split('/').reduce<any>((node, segment) => node?.[segment], spec)
+      const target = ref
+        .replace(/^#\//, '')
+        .split('/')
+        .reduce<any>((node, segment) => node?.[segment], spec)
       expect(target, ref).toBeDefined()
     }
   })
@@ -102,14 +106,23 @@ describe('openapi.yaml', () => {
 
   it('when a schema shows an example (what reference pages and mock servers display), then the example is one its schema takes, and every resource has one', () => {
     expect(exampleViolations()).toEqual([])
-    for (const resource of ['Charge', 'Refund', 'WebhookEndpoint']) expect(spec.components.schemas[resource].examples, resource).toHaveLength(1)
+    for (const resource of ['Charge', 'Refund', 'WebhookEndpoint'])
+      expect(spec.components.schemas[resource].examples, resource).toHaveLength(1)
   })
 
   it('when a generator or fuzzer reads a request string, in any regex engine, then its schema refuses NUL, as the server does', () => {
     const open: string[] = []
     const walked: string[] = []
     const patterns = new Set<string>()
-    const resolve = (node: Node): Node => (typeof node.$ref === 'string' ? resolve(node.$ref.split('/').slice(1).reduce((at: Node, part: string) => at[part], spec)) : node)
+    const resolve = (node: Node): Node =>
+      typeof node.$ref === 'string'
+        ? resolve(
+            node.$ref
+              .split('/')
+              .slice(1)
+              .reduce((at: Node, part: string) => at[part], spec),
+          )
+        : node
     const visit = (node: Node, where: string, seen = new Set<Node>()): void => {
       node = resolve(node)
       if (seen.has(node)) return
@@ -120,26 +133,40 @@ describe('openapi.yaml', () => {
         if (!refusesNul(node)) open.push(where)
       }
       for (const [name, child] of Object.entries(node.properties ?? {})) visit(child as Node, `${where}.${name}`, seen)
-      for (const key of ['items', 'additionalProperties'] as const) if (node[key] && typeof node[key] === 'object') visit(node[key], `${where}.${key}`, seen)
-      for (const key of ['anyOf', 'oneOf', 'allOf'] as const) for (const [index, child] of (node[key] ?? []).entries()) visit(child as Node, `${where}.${key}[${index}]`, seen)
+      for (const key of ['items', 'additionalProperties'] as const)
+        if (node[key] && typeof node[key] === 'object') visit(node[key], `${where}.${key}`, seen)
+      for (const key of ['anyOf', 'oneOf', 'allOf'] as const)
+        for (const [index, child] of (node[key] ?? []).entries())
+          visit(child as Node, `${where}.${key}[${index}]`, seen)
     }
     for (const [path, item] of Object.entries(spec.paths as Record<string, Record<string, Node>>)) {
       for (const [method, operation] of Object.entries(item)) {
-        for (const parameter of (operation.parameters ?? []) as Node[]) visit(resolve(parameter).schema, `${method} ${path} ${resolve(parameter).name}`)
+        for (const parameter of (operation.parameters ?? []) as Node[])
+          visit(resolve(parameter).schema, `${method} ${path} ${resolve(parameter).name}`)
         const body = operation.requestBody && resolve(operation.requestBody).content?.['application/json']?.schema
         if (body) visit(body, `${method} ${path} body`)
       }
     }
     // Nested objects and maps are walked: the mandate's strings, metadata's values.
-    expect(walked).toEqual(expect.arrayContaining(['post /v1/charges body.mandate.user_agent', 'post /v1/charges body.metadata.additionalProperties']))
+    expect(walked).toEqual(
+      expect.arrayContaining([
+        'post /v1/charges body.mandate.user_agent',
+        'post /v1/charges body.metadata.additionalProperties',
+      ]),
+    )
     expect(open).toEqual([])
     // Python's re reads every pattern as ECMA-262 does: what one refuses, the other refuses.
-    const inJs = (pattern: string) => [!new RegExp(pattern, 'u').test('a\u0000b'), new RegExp(pattern, 'u').test('a😀b')]
+    const inJs = (pattern: string) => [
+      !new RegExp(pattern, 'u').test('a\u0000b'),
+      new RegExp(pattern, 'u').test('a😀b'),
+    ]
     expect(inPython([...patterns])).toEqual([...patterns].map(inJs))
   })
 
   it('when the request schemas change, then the document follows', () => {
-    expect(Object.keys(spec.components.schemas.CreateCharge.properties).sort()).toEqual(Object.keys(CreateChargeBody.properties).sort())
+    expect(Object.keys(spec.components.schemas.CreateCharge.properties).sort()).toEqual(
+      Object.keys(CreateChargeBody.properties).sort(),
+    )
     expect(spec.components.schemas.Currency.enum).toEqual([...SUPPORTED_CURRENCIES])
   })
 
@@ -152,8 +179,15 @@ describe('openapi.yaml', () => {
 })
 
 describe('openapi.yaml says what the server enforces', () => {
-  const headerSchema = spec.components.parameters.IdempotencyKey.schema as { pattern: string; minLength: number; maxLength: number }
-  const documented = (value: string) => value.length >= headerSchema.minLength && value.length <= headerSchema.maxLength && new RegExp(headerSchema.pattern).test(value)
+  const headerSchema = spec.components.parameters.IdempotencyKey.schema as {
+    pattern: string
+    minLength: number
+    maxLength: number
+  }
+  const documented = (value: string) =>
+    value.length >= headerSchema.minLength &&
+    value.length <= headerSchema.maxLength &&
+    new RegExp(headerSchema.pattern).test(value)
   const accepted = (value: string) => {
     try {
       return parseIdempotencyKey(value) !== undefined
@@ -163,9 +197,26 @@ describe('openapi.yaml says what the server enforces', () => {
   }
 
   it.each([
-    'abc', '8e03978e-40d5-43e8-bc93-6894a57f9324', 'a b', 'charge:inv_1:attempt:2', 'x'.repeat(255), 'x'.repeat(256), '',
-    '"quoted"', '"with \\"escaped\\" quotes"', '"back\\\\slash"', '""', '"unterminated', '"bad \\x escape"', '"inner " quote"',
-    `"${'y'.repeat(255)}"`, `"${'y'.repeat(256)}"`, `"${'\\"'.repeat(255)}"`, 'caf\u00e9', 'tab\there', '"tab\there"',
+    'abc',
+    '8e03978e-40d5-43e8-bc93-6894a57f9324',
+    'a b',
+    'charge:inv_1:attempt:2',
+    'x'.repeat(255),
+    'x'.repeat(256),
+    '',
+    '"quoted"',
+    '"with \\"escaped\\" quotes"',
+    '"back\\\\slash"',
+    '""',
+    '"unterminated',
+    '"bad \\x escape"',
+    '"inner " quote"',
+    `"${'y'.repeat(255)}"`,
+    `"${'y'.repeat(256)}"`,
+    `"${'\\"'.repeat(255)}"`,
+    'caf\u00e9',
+    'tab\there',
+    '"tab\there"',
   ])('when the Idempotency-Key is %j, then the document and the server agree on it', (value) => {
     expect(documented(value)).toBe(accepted(value))
   })
@@ -177,14 +228,22 @@ describe('openapi.yaml says what the server enforces', () => {
         .map((parameter) => spec.components.schemas[parameter.schema!.$ref.split('/').pop()!].pattern)
     expect(cursorPatterns(spec.paths['/v1/charges'].get)).toEqual(['^ch_[0-9a-f]{24}$', '^ch_[0-9a-f]{24}$'])
     expect(cursorPatterns(spec.paths['/v1/refunds'].get)).toEqual(['^re_[0-9a-f]{24}$', '^re_[0-9a-f]{24}$'])
-    expect(cursorPatterns(spec.paths['/v1/charges/{id}/refunds'].get)).toEqual(['^re_[0-9a-f]{24}$', '^re_[0-9a-f]{24}$'])
+    expect(cursorPatterns(spec.paths['/v1/charges/{id}/refunds'].get)).toEqual([
+      '^re_[0-9a-f]{24}$',
+      '^re_[0-9a-f]{24}$',
+    ])
     expect(cursorPatterns(spec.paths['/v1/events'].get)).toEqual(['^evt_[0-9a-f]{24}$', '^evt_[0-9a-f]{24}$'])
     expect(cursorPatterns(spec.paths['/v1/webhook_endpoints'].get)).toEqual(['^we_[0-9a-f]{24}$', '^we_[0-9a-f]{24}$'])
   })
 
   it('when a documented cursor pattern is violated, then the server refuses it with 400, and accepts a well-formed one', async () => {
     const account = await context.newAccount()
-    for (const [path, id] of [['/v1/charges', 'ch_'], ['/v1/refunds', 're_'], ['/v1/events', 'evt_'], ['/v1/webhook_endpoints', 'we_']] as const) {
+    for (const [path, id] of [
+      ['/v1/charges', 'ch_'],
+      ['/v1/refunds', 're_'],
+      ['/v1/events', 'evt_'],
+      ['/v1/webhook_endpoints', 'we_'],
+    ] as const) {
       expect((await account.get(`${path}?starting_after=${id}xyz`)).statusCode, path).toBe(400)
       expect((await account.get(`${path}?limit=1`)).statusCode, path).toBe(200)
     }

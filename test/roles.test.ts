@@ -17,7 +17,12 @@ let accountId: string
 beforeAll(async () => {
   database = await createTestDatabase()
   ;({ api_key: apiKey, account_id: accountId } = await createAccount(database.sql, 'Scale-out'))
-  const env = { DATABASE_URL: database.url, RECOVERY_GRACE_SECONDS: '3', PROCESSOR_TIMEOUT_MS: '2500', RECOVERY_SCHEDULE: '0 0 1 1 *' }
+  const env = {
+    DATABASE_URL: database.url,
+    RECOVERY_GRACE_SECONDS: '3',
+    PROCESSOR_TIMEOUT_MS: '2500',
+    RECOVERY_SCHEDULE: '0 0 1 1 *',
+  }
   apis = await Promise.all([startServer({ ...env, ROLE: 'api' }), startServer({ ...env, ROLE: 'api' })])
   workers = await Promise.all([startServer({ ...env, ROLE: 'worker' }), startServer({ ...env, ROLE: 'worker' })])
 }, 60_000)
@@ -42,24 +47,34 @@ describe('two APIs and two workers', () => {
   it('when 20 duplicates are split across the two APIs, then there is one charge and every 201 names it', async () => {
     const key = randomUUID()
     const responses = await Promise.all(Array.from({ length: 20 }, (_, n) => charge(apis[n % 2]!.url, key)))
-    const created = await Promise.all(responses.filter((response) => response.status === 201).map((response) => response.json() as Promise<{ id: string }>))
+    const created = await Promise.all(
+      responses
+        .filter((response) => response.status === 201)
+        .map((response) => response.json() as Promise<{ id: string }>),
+    )
     expect(responses.every((response) => [201, 409].includes(response.status))).toBe(true)
     expect(new Set(created.map((body) => body.id)).size).toBe(1)
-    const [row] = await database.sql`select count(*)::int as count from charges where account_id = ${accountId} and metadata->>'key' = ${key}`
+    const [row] =
+      await database.sql`select count(*)::int as count from charges where account_id = ${accountId} and metadata->>'key' = ${key}`
     expect(row!.count).toBe(1)
   })
 
   it('when a lost outcome schedules its recovery once, then exactly one worker runs it, and no API does', async () => {
     const key = randomUUID()
     expect((await charge(apis[0]!.url, key, 'pm_card_responseLost')).status).toBe(503)
-    await until(async () => (await database.sql`select completed_at from idempotency_keys where key = ${key}`)[0]?.completed_at != null, 15_000)
+    await until(
+      async () =>
+        (await database.sql`select completed_at from idempotency_keys where key = ${key}`)[0]?.completed_at != null,
+      15_000,
+    )
     // The worker logs after its transaction commits: wait for the line itself, not only for the row.
     const settledBy = () => workers.filter((worker) => worker.output().includes('recovery: outcome recorded'))
     await until(async () => settledBy().length > 0, 15_000)
     expect(settledBy()).toHaveLength(1)
     for (const api of apis) expect(api.output()).not.toContain('Worker connected')
     for (const worker of workers) expect(worker.output()).toContain('ready (worker)')
-    const [row] = await database.sql`select count(*)::int as count from charges where account_id = ${accountId} and metadata->>'key' = ${key}`
+    const [row] =
+      await database.sql`select count(*)::int as count from charges where account_id = ${accountId} and metadata->>'key' = ${key}`
     expect(row!.count).toBe(1)
   })
 

@@ -19,7 +19,9 @@ const ACCOUNT_LINE = /^\{"account_id":"acct_[0-9a-f]{24}","api_key":"sk_test_[A-
 
 describe('npm run account:create', () => {
   it('when given a name, then it prints one JSON line and stores only a hash of the key', async () => {
-    const { code, stdout } = await runNpmScript(['account:create', '--', '--name', 'Acme Ltd'], { DATABASE_URL: database.url })
+    const { code, stdout } = await runNpmScript(['account:create', '--', '--name', 'Acme Ltd'], {
+      DATABASE_URL: database.url,
+    })
 
     expect(code).toBe(0)
     expect(stdout).toMatch(ACCOUNT_LINE)
@@ -42,27 +44,44 @@ describe('npm run account:create', () => {
 
 describe('API keys: key:create, key:list, key:revoke', () => {
   it('when a key is rotated, then both work until the old one is revoked, which every instance refuses within AUTH_CACHE_SECONDS', async () => {
-    const created = JSON.parse((await runNpmScript(['account:create', '--', '--name', 'Rotating'], { DATABASE_URL: database.url })).stdout)
+    const created = JSON.parse(
+      (await runNpmScript(['account:create', '--', '--name', 'Rotating'], { DATABASE_URL: database.url })).stdout,
+    )
     const server = await startServer({ DATABASE_URL: database.url, AUTH_CACHE_SECONDS: '1' })
     try {
-      const status = async (apiKey: string) => (await fetch(`${server.url}/v1/charges`, { headers: { authorization: `Bearer ${apiKey}` } })).status
+      const status = async (apiKey: string) =>
+        (await fetch(`${server.url}/v1/charges`, { headers: { authorization: `Bearer ${apiKey}` } })).status
       expect(await status(created.api_key)).toBe(200) // now cached on this instance
 
-      const rotated = await runNpmScript(['key:create', '--', '--account', created.account_id], { DATABASE_URL: database.url })
+      const rotated = await runNpmScript(['key:create', '--', '--account', created.account_id], {
+        DATABASE_URL: database.url,
+      })
       expect(rotated.code).toBe(0)
       const fresh = JSON.parse(rotated.stdout)
-      expect(fresh).toMatchObject({ key_id: expect.stringMatching(/^key_[0-9a-f]{24}$/), api_key: expect.stringMatching(/^sk_test_/) })
+      expect(fresh).toMatchObject({
+        key_id: expect.stringMatching(/^key_[0-9a-f]{24}$/),
+        api_key: expect.stringMatching(/^sk_test_/),
+      })
       expect(await status(fresh.api_key)).toBe(200)
       expect(await status(created.api_key)).toBe(200)
 
-      const listed = (await runNpmScript(['key:list', '--', '--account', created.account_id], { DATABASE_URL: database.url })).stdout.trim().split('\n').map((line) => JSON.parse(line))
+      const listed = (
+        await runNpmScript(['key:list', '--', '--account', created.account_id], { DATABASE_URL: database.url })
+      ).stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line))
       expect(listed).toHaveLength(2)
       expect(JSON.stringify(listed)).not.toContain(fresh.api_key)
       const old = listed.find((key) => key.id !== fresh.key_id)
       expect(old).toMatchObject({ prefix: created.api_key.slice(0, 12), revoked_at: null })
 
       const revoked = await runNpmScript(['key:revoke', '--', '--key', old.id], { DATABASE_URL: database.url })
-      expect(JSON.parse(revoked.stdout)).toEqual({ key_id: old.id, revoked: true, refused_everywhere_within_seconds: 5 })
+      expect(JSON.parse(revoked.stdout)).toEqual({
+        key_id: old.id,
+        revoked: true,
+        refused_everywhere_within_seconds: 5,
+      })
       const revokedAt = Date.now()
       await until(async () => (await status(created.api_key)) === 401, 3000)
       expect(Date.now() - revokedAt).toBeLessThan(2000) // within the 1 s cache of this instance, plus a poll
@@ -74,20 +93,30 @@ describe('API keys: key:create, key:list, key:revoke', () => {
   }, 60_000)
 
   it('when the arguments are wrong, then it exits 2 with usage', async () => {
-    const { code, stderr } = await runNpmScript(['key:create', '--', '--account', 'nope'], { DATABASE_URL: database.url })
+    const { code, stderr } = await runNpmScript(['key:create', '--', '--account', 'nope'], {
+      DATABASE_URL: database.url,
+    })
     expect(code).toBe(2)
     expect(stderr).toContain('usage')
   })
 
   it('when an id names nothing, then it says so and exits 1; with --field, the value alone is printed', async () => {
     const revoke = await runNpmScript(['key:revoke', '--', '--key', 'key_nope'], { DATABASE_URL: database.url })
-    expect({ code: revoke.code, stderr: revoke.stderr.trim() }).toEqual({ code: 1, stderr: 'key:revoke: no active key key_nope' })
-    const field = await runNpmScript(['account:create', '--', '--name', 'Field', '--field', 'api_key'], { DATABASE_URL: database.url })
+    expect({ code: revoke.code, stderr: revoke.stderr.trim() }).toEqual({
+      code: 1,
+      stderr: 'key:revoke: no active key key_nope',
+    })
+    const field = await runNpmScript(['account:create', '--', '--name', 'Field', '--field', 'api_key'], {
+      DATABASE_URL: database.url,
+    })
     expect(field.stdout).toMatch(/^sk_test_[A-Za-z0-9_-]{32}\n$/)
   })
 
   it('when the deployment is live, then keys are sk_live_', async () => {
-    const { stdout } = await runNpmScript(['account:create', '--', '--name', 'Live'], { DATABASE_URL: database.url, API_KEY_MODE: 'live' })
+    const { stdout } = await runNpmScript(['account:create', '--', '--name', 'Live'], {
+      DATABASE_URL: database.url,
+      API_KEY_MODE: 'live',
+    })
     expect(JSON.parse(stdout).api_key).toMatch(/^sk_live_[A-Za-z0-9_-]{32}$/)
   })
 })
@@ -180,7 +209,9 @@ describe('with DATABASE_URL unset (the embedded default)', () => {
     // The next start begins empty: the old key is unknown there.
     const fresh = await startServer(env)
     try {
-      expect((await fetch(`${fresh.url}/v1/charges`, { headers: { authorization: `Bearer ${oldKey}` } })).status).toBe(401)
+      expect((await fetch(`${fresh.url}/v1/charges`, { headers: { authorization: `Bearer ${oldKey}` } })).status).toBe(
+        401,
+      )
     } finally {
       fresh.child.kill('SIGTERM')
       await fresh.exited

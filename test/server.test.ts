@@ -48,17 +48,26 @@ const post = (url: string, path: string, key: string, body: unknown) =>
     headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'idempotency-key': key },
     body: JSON.stringify(body),
   })
-const charge = (url: string, key: string, source = 'pm_card_slow') => post(url, '/v1/charges', key, { amount_cents: 4200, currency: 'usd', source })
+const charge = (url: string, key: string, source = 'pm_card_slow') =>
+  post(url, '/v1/charges', key, { amount_cents: 4200, currency: 'usd', source })
 const inLedger = async (operationId: string) =>
   (await database.sql`select 1 from simulated_processor.operations where idempotency_key = ${operationId}`).length === 1
 
 /** The simulated processor's reference for a charge made under `operationId`. */
-const expectedReference = (operationId: string) => `sim_ch_${createHash('sha256').update(operationId).digest('hex').slice(0, 24)}`
+const expectedReference = (operationId: string) =>
+  `sim_ch_${createHash('sha256').update(operationId).digest('hex').slice(0, 24)}`
 const keyRow = async (key: string) =>
-  (await database.sql`select operation_id, claim_token, completed_at from idempotency_keys where account_id = ${accountId} and key = ${key}`)[0]
+  (
+    await database.sql`select operation_id, claim_token, completed_at from idempotency_keys where account_id = ${accountId} and key = ${key}`
+  )[0]
 /** Waits, on PostgreSQL's clock, until the key's lease has run out (its holder is dead). */
 const leaseOver = (key: string) =>
-  until(async () => (await database.sql`select 1 from idempotency_keys where account_id = ${accountId} and key = ${key} and locked_until <= now()`).length === 1)
+  until(
+    async () =>
+      (
+        await database.sql`select 1 from idempotency_keys where account_id = ${accountId} and key = ${key} and locked_until <= now()`
+      ).length === 1,
+  )
 const chargesOf = () => database.sql`select id, processor_reference from charges where account_id = ${accountId}`
 
 describe('a port that is taken', () => {
@@ -67,9 +76,14 @@ describe('a port that is taken', () => {
     await once(taken, 'listening')
     const port = (taken.address() as AddressInfo).port
     try {
-      const error = await server({ PORT: String(port) }).then(() => undefined, (reason: Error) => reason)
+      const error = await server({ PORT: String(port) }).then(
+        () => undefined,
+        (reason: Error) => reason,
+      )
       expect(error?.message).toContain('server exited with 1')
-      expect(error?.message).toContain(`port ${port} on 127.0.0.1 is taken (another server?): stop it, or start with PORT=<another port>`)
+      expect(error?.message).toContain(
+        `port ${port} on 127.0.0.1 is taken (another server?): stop it, or start with PORT=<another port>`,
+      )
       expect(error?.message).not.toContain('    at ')
     } finally {
       taken.close()
@@ -114,13 +128,16 @@ describe('the server process', () => {
     first.child.kill('SIGKILL')
     await first.exited
     await lost
-    expect(await database.sql`select 1 from charges where processor_reference = ${expectedReference(operationId)}`).toHaveLength(0)
+    expect(
+      await database.sql`select 1 from charges where processor_reference = ${expectedReference(operationId)}`,
+    ).toHaveLength(0)
     await leaseOver('killed-after-charge') // the dead holder's 1 s lease runs out
 
     const second = await server()
     // Nobody retries: the restarted worker settles it (margins for a loaded machine: the restart compiles and migrates).
     await until(async () => (await keyRow('killed-after-charge'))?.completed_at != null, 60_000)
-    const [settled] = await database.sql`select id from charges where processor_reference = ${expectedReference(operationId)}`
+    const [settled] =
+      await database.sql`select id from charges where processor_reference = ${expectedReference(operationId)}`
     expect(settled).toBeDefined()
     const retry = await charge(second.url, 'killed-after-charge')
     expect(retry.status).toBe(201)
@@ -135,20 +152,27 @@ describe('the server process', () => {
     await charge(first.url, 'slow-charge').catch(() => {})
     await until(async () => (await keyRow('slow-charge'))?.completed_at != null, 60_000)
     const chargeId = ((await (await charge(first.url, 'slow-charge')).json()) as { id: string }).id
-    const lost = post(first.url, `/v1/charges/${chargeId}/refunds`, 'killed-refund', { amount_cents: 1000 }).catch((error: unknown) => error)
+    const lost = post(first.url, `/v1/charges/${chargeId}/refunds`, 'killed-refund', { amount_cents: 1000 }).catch(
+      (error: unknown) => error,
+    )
     await until(async () => (await keyRow('killed-refund')) !== undefined)
     const { operation_id: refundOperation } = (await keyRow('killed-refund'))!
     await until(() => inLedger(refundOperation))
     first.child.kill('SIGKILL')
     await first.exited
     await lost
-    expect(await database.sql`select status from refunds where charge_id = ${chargeId}`).toEqual([{ status: 'pending' }])
+    expect(await database.sql`select status from refunds where charge_id = ${chargeId}`).toEqual([
+      { status: 'pending' },
+    ])
     await leaseOver('killed-refund')
 
     const second = await server()
     await until(async () => (await keyRow('killed-refund'))?.completed_at != null, 60_000)
-    expect(await database.sql`select status from refunds where charge_id = ${chargeId}`).toEqual([{ status: 'succeeded' }])
-    const [row] = await database.sql`select amount_refunded_cents, amount_refund_pending_cents from charges where id = ${chargeId}`
+    expect(await database.sql`select status from refunds where charge_id = ${chargeId}`).toEqual([
+      { status: 'succeeded' },
+    ])
+    const [row] =
+      await database.sql`select amount_refunded_cents, amount_refund_pending_cents from charges where id = ${chargeId}`
     expect(row).toEqual({ amount_refunded_cents: 1000, amount_refund_pending_cents: 0 })
     second.child.kill('SIGKILL')
   }, 150_000)
@@ -164,7 +188,9 @@ describe('the server process', () => {
     expect(await live.exited).toBe(0)
     expect(live.output()).toContain('"msg":"stopped"')
     // On start it said where it listens, which database it uses (no password), and how to get a key.
-    expect(live.output()).toMatch(/"msg":"ready \(all\): http:\/\/127\.0\.0\.1:\d+; get an API key with: npm run --silent account:create/)
+    expect(live.output()).toMatch(
+      /"msg":"ready \(all\): http:\/\/127\.0\.0\.1:\d+; get an API key with: npm run --silent account:create/,
+    )
     expect(live.output()).toMatch(/"msg":"database: postgres:\/\/postgres@127\.0\.0\.1:\d+\/payments_test_/)
     expect(await keyRow('drain-1')).toMatchObject({ claim_token: null })
   })
@@ -174,7 +200,11 @@ describe('webhook URLs on this machine', () => {
   const endpoint = (url: string) =>
     fetch(`${url}/v1/webhook_endpoints`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
+      headers: {
+        authorization: `Bearer ${apiKey}`,
+        'content-type': 'application/json',
+        'idempotency-key': crypto.randomUUID(),
+      },
       body: JSON.stringify({ url: 'http://127.0.0.1:4000/webhooks', enabled_events: ['*'] }),
     })
 

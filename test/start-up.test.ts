@@ -22,7 +22,8 @@ beforeAll(async () => {
     if (!passing) return void client.destroy()
     const upstream = connectSocket(Number(target.port), target.hostname)
     client.pipe(upstream).pipe(client)
-    for (const socket of [client, upstream]) socket.on('error', () => {}).on('close', () => (client.destroy(), upstream.destroy()))
+    for (const socket of [client, upstream])
+      socket.on('error', () => {}).on('close', () => (client.destroy(), upstream.destroy()))
   })
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
   const url = new URL(database.url)
@@ -39,13 +40,21 @@ afterAll(async () => {
 describe('starting while the database is unavailable', () => {
   it('when the database comes back during start-up, then a worker that kept trying is ready, and its log said why it waited', async () => {
     passing = false
-    const worker = await startScript('src/server.ts', [], { PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: proxyUrl, ROLE: 'worker' }, /(trying again in \d+ ms)/, 'worker')
+    const worker = await startScript(
+      'src/server.ts',
+      [],
+      { PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: proxyUrl, ROLE: 'worker' },
+      /(trying again in \d+ ms)/,
+      'worker',
+    )
     started.push(worker)
     passing = true
     await until(async () => /ready \(worker\)/.test(worker.output()), 60_000)
     const url = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(worker.output())![1]!
     expect((await fetch(`${url}/readyz`)).status).toBe(200)
-    expect(worker.output()).toMatch(/"msg":"opening the database: the database is not available \([^)]+\); trying again in 250 ms"/)
+    expect(worker.output()).toMatch(
+      /"msg":"opening the database: the database is not available \([^)]+\); trying again in 250 ms"/,
+    )
     expect(worker.child.exitCode).toBeNull()
   })
 
@@ -60,8 +69,15 @@ describe('starting while the database is unavailable', () => {
     // swallowed, and nothing closes.
     const quiet = await startCuttingProxy(database.url, (chunk) => chunk.includes('graphile_worker'), 1, 'silence')
     try {
-      const server = startServer({ DATABASE_URL: quiet.url, ROLE: 'worker', DATABASE_START_WAIT_SECONDS: '2', STARTUP_TIMEOUT_SECONDS: '10' })
-      await expect(server).rejects.toThrow(/exited with 1 before it was ready[\s\S]*"msg":"start-up did not finish within 10 s \(at: opening the database\)/)
+      const server = startServer({
+        DATABASE_URL: quiet.url,
+        ROLE: 'worker',
+        DATABASE_START_WAIT_SECONDS: '2',
+        STARTUP_TIMEOUT_SECONDS: '10',
+      })
+      await expect(server).rejects.toThrow(
+        /exited with 1 before it was ready[\s\S]*"msg":"start-up did not finish within 10 s \(at: opening the database\)/,
+      )
       expect(quiet.cuts()).toBe(1)
     } finally {
       await quiet.close()
@@ -77,9 +93,18 @@ describe('through a transaction pooler (DATABASE_TRANSACTION_POOLING)', () => {
     try {
       const name = new URL(pooled.url).pathname.slice(1)
       await pooled.sql.unsafe(`alter role current_user in database "${name}" set statement_timeout = '10s'`)
-      await pooled.sql.unsafe(`alter role current_user in database "${name}" set idle_in_transaction_session_timeout = '60s'`)
-      const env = { DATABASE_URL: pooled.url, ROLE: 'api', DATABASE_TRANSACTION_POOLING: 'true', DATABASE_START_WAIT_SECONDS: '0' }
-      await expect(startServer(env)).rejects.toThrow(/exited with 1 before it was ready[\s\S]*statement_timeout \(10000 ms\) is longer than DATABASE_STATEMENT_TIMEOUT_MS \(3000 ms\)/)
+      await pooled.sql.unsafe(
+        `alter role current_user in database "${name}" set idle_in_transaction_session_timeout = '60s'`,
+      )
+      const env = {
+        DATABASE_URL: pooled.url,
+        ROLE: 'api',
+        DATABASE_TRANSACTION_POOLING: 'true',
+        DATABASE_START_WAIT_SECONDS: '0',
+      }
+      await expect(startServer(env)).rejects.toThrow(
+        /exited with 1 before it was ready[\s\S]*statement_timeout \(10000 ms\) is longer than DATABASE_STATEMENT_TIMEOUT_MS \(3000 ms\)/,
+      )
       const server = await startServer({ ...env, DATABASE_STATEMENT_TIMEOUT_MS: '10000' })
       started.push(server)
       expect((await fetch(`${server.url}/readyz`)).status).toBe(200)

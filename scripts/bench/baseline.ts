@@ -44,7 +44,10 @@ export async function baseline(): Promise<Baseline> {
       const row = newChargeRow(chargeIdOf(idempotencyKey), accountId, input, outcome)
       const charge = toCharge(row)
       if (options.event) {
-        await sql.begin((tx) => [insertRow(tx, chargeInsert(row)), insertRow(tx, eventInsert(accountId, 'charge.succeeded', { object: charge }, row.created_at))])
+        await sql.begin((tx) => [
+          insertRow(tx, chargeInsert(row)),
+          insertRow(tx, eventInsert(accountId, 'charge.succeeded', { object: charge }, row.created_at)),
+        ])
       } else {
         await insertRow(sql, chargeInsert(row))
       }

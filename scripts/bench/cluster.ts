@@ -59,7 +59,12 @@ export async function startBenchCluster(): Promise<BenchCluster> {
       await sql`create extension if not exists pg_walinspect`
       if (setupSql) await sql.unsafe(setupSql)
       const { api_key: apiKey } = await createAccount(sql, 'bench')
-      return { url, sql, apiKey, env: { DATABASE_URL: url, LOG_LEVEL: 'warn', DATABASE_POOL_SIZE: '10', RATE_LIMIT_MAX: '1000000000' } }
+      return {
+        url,
+        sql,
+        apiKey,
+        env: { DATABASE_URL: url, LOG_LEVEL: 'warn', DATABASE_POOL_SIZE: '10', RATE_LIMIT_MAX: '1000000000' },
+      }
     },
     async stop() {
       for (const sql of pools) await sql.end({ timeout: 1 })
@@ -73,7 +78,9 @@ export async function startBenchCluster(): Promise<BenchCluster> {
 async function createWithCollation(serverUrl: string, name: string, icuLocale: string): Promise<void> {
   const sql = connect(serverUrl, { max: 1, statementTimeoutMs: 0 })
   try {
-    await sql.unsafe(`create database "${name}" template template0 encoding 'UTF8' locale 'C' locale_provider icu icu_locale '${icuLocale.replaceAll("'", '')}'`)
+    await sql.unsafe(
+      `create database "${name}" template template0 encoding 'UTF8' locale 'C' locale_provider icu icu_locale '${icuLocale.replaceAll("'", '')}'`,
+    )
   } finally {
     await sql.end({ timeout: 1 })
   }

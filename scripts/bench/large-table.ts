@@ -56,8 +56,11 @@ export async function largeTable(options: LargeTableOptions): Promise<string> {
         const pair = round % 2 === 0 ? (['small', 'large'] as const) : (['large', 'small'] as const)
         const sample: Partial<(typeof samples)[number]> = {}
         for (const which of pair) {
-          sample[which] = which === 'small' ? await measure(options.server, options.load) : await measure(large, largeLoad)
-          process.stderr.write(`  large table round ${round + 1}/${rounds} ${which.padEnd(5)} ${sample[which]!.rps.toFixed(0)} req/s\n`)
+          sample[which] =
+            which === 'small' ? await measure(options.server, options.load) : await measure(large, largeLoad)
+          process.stderr.write(
+            `  large table round ${round + 1}/${rounds} ${which.padEnd(5)} ${sample[which]!.rps.toFixed(0)} req/s\n`,
+          )
         }
         samples.push(sample as (typeof samples)[number])
       }
@@ -81,6 +84,10 @@ export async function largeTable(options: LargeTableOptions): Promise<string> {
 
 /** The planner's estimate of the keys stored: counting ten million rows would take longer than a round. */
 async function keyCount(sql: Sql): Promise<number> {
-  const [{ rows }] = (await sql<{ rows: number }[]>`select reltuples::bigint::float8 as rows from pg_class where relname = 'idempotency_keys'`) as unknown as [{ rows: number }]
+  const [{ rows }] = (await sql<
+    { rows: number }[]
+  >`select reltuples::bigint::float8 as rows from pg_class where relname = 'idempotency_keys'`) as unknown as [
+    { rows: number },
+  ]
   return rows
 }

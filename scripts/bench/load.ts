@@ -39,8 +39,17 @@ export interface LoadOptions {
 
 /** Runs one scenario against one server: `key` fixed for replays, or a fresh key for every request. */
 export async function measure(server: ServerUnderTest, options: LoadOptions, key?: string): Promise<Measurement> {
-  const headers = { authorization: `Bearer ${options.apiKey}`, 'content-type': 'application/json', 'idempotency-key': key ?? 'unused' }
-  const [nodeBefore, pgBefore, countersBefore, walBefore] = [await cpuMs(server.pid), await clusterCpuMs(options.postmasterPid), await databaseCounters(options.sql), await walPosition(options.sql)]
+  const headers = {
+    authorization: `Bearer ${options.apiKey}`,
+    'content-type': 'application/json',
+    'idempotency-key': key ?? 'unused',
+  }
+  const [nodeBefore, pgBefore, countersBefore, walBefore] = [
+    await cpuMs(server.pid),
+    await clusterCpuMs(options.postmasterPid),
+    await databaseCounters(options.sql),
+    await walPosition(options.sql),
+  ]
   const result = await autocannon({
     url: `${server.url}/v1/charges`,
     connections: options.connections,
@@ -56,7 +65,11 @@ export async function measure(server: ServerUnderTest, options: LoadOptions, key
       },
     ],
   })
-  const [nodeAfter, pgAfter, countersAfter] = [await cpuMs(server.pid), await clusterCpuMs(options.postmasterPid), await databaseCounters(options.sql)]
+  const [nodeAfter, pgAfter, countersAfter] = [
+    await cpuMs(server.pid),
+    await clusterCpuMs(options.postmasterPid),
+    await databaseCounters(options.sql),
+  ]
   const total = result.requests.total || 1
   const wal = await walBetween(options.sql, walBefore, await walPosition(options.sql))
   return {
@@ -72,7 +85,9 @@ export async function measure(server: ServerUnderTest, options: LoadOptions, key
     walBytes: wal.all / total,
     fpiBytes: wal.fpi / total,
     btreeBytes: wal.btree / total,
-    walByRelation: Object.fromEntries(Object.entries(wal.byRelation).map(([relation, bytes]) => [relation, bytes / total])),
+    walByRelation: Object.fromEntries(
+      Object.entries(wal.byRelation).map(([relation, bytes]) => [relation, bytes / total]),
+    ),
   }
 }
 
@@ -108,7 +123,11 @@ async function walBetween(sql: Sql, from: string, to: string): Promise<WalWritte
 }
 
 /** Time until all of `keys` (sent at once) are answered, and how many of the answers were 409s. */
-export async function burst(server: ServerUnderTest, apiKey: string, keys: string[]): Promise<{ ms: number; conflicts: number }> {
+export async function burst(
+  server: ServerUnderTest,
+  apiKey: string,
+  keys: string[],
+): Promise<{ ms: number; conflicts: number }> {
   const started = performance.now()
   const statuses = await Promise.all(
     keys.map(async (key) => {

@@ -33,7 +33,9 @@ const seconds = Number(args.seconds ?? (quick ? 5 : 10))
 
 const cluster = await startBenchCluster()
 const { sql, apiKey, env } = await cluster.database('bench', process.env.BENCH_SQL, { icuLocale: args.collation })
-const [{ version }] = (await sql<{ version: string }[]>`select current_setting('server_version') as version`) as unknown as [{ version: string }]
+const [{ version }] = (await sql<
+  { version: string }[]
+>`select current_setting('server_version') as version`) as unknown as [{ version: string }]
 
 const servers: ServerUnderTest[] = []
 const cleanUp = async () => {
@@ -45,7 +47,10 @@ try {
   const service = await startServer('this service', 'src/server.ts', env)
   const seed = await startServer('seed middleware', 'scripts/bench/seed-middleware.ts', env)
   const none = await startServer('no idempotency', 'scripts/bench/no-idempotency.ts', env)
-  const seedWithEvent = await startServer(SEED_WITH_EVENT, 'scripts/bench/seed-middleware.ts', { ...env, SEED_WRITES_EVENT: 'true' })
+  const seedWithEvent = await startServer(SEED_WITH_EVENT, 'scripts/bench/seed-middleware.ts', {
+    ...env,
+    SEED_WRITES_EVENT: 'true',
+  })
   // This service again with its replay cache off: every replay then reads the database, as a replay of a key that
   // this instance has not replayed before does.
   const uncached = await startServer(UNCACHED, 'src/server.ts', { ...env, IDEMPOTENCY_REPLAY_CACHE_SIZE: '0' })
@@ -82,9 +87,15 @@ try {
     // Rotate the order each round, so that no implementation always runs first or last.
     const order = scenarios.map((_, index) => scenarios[(index + round) % scenarios.length]!)
     for (const { scenario, server, key, connections } of order) {
-      const measured: Measurement = await measure(server, { ...load, connections: connections ?? load.connections }, key)
+      const measured: Measurement = await measure(
+        server,
+        { ...load, connections: connections ?? load.connections },
+        key,
+      )
       samples.push({ round, scenario, implementation: server.name, ...measured })
-      process.stderr.write(`  round ${round + 1}/${rounds} ${scenario.padEnd(10)} ${server.name.padEnd(16)} ${measured.rps.toFixed(0)} req/s\n`)
+      process.stderr.write(
+        `  round ${round + 1}/${rounds} ${scenario.padEnd(10)} ${server.name.padEnd(16)} ${measured.rps.toFixed(0)} req/s\n`,
+      )
     }
   }
 
@@ -92,15 +103,31 @@ try {
   const bursts: { duplicates: number; distinct: number; conflicts: number }[] = []
   for (let round = 0; round < (quick ? 10 : 30); round++) {
     const duplicates = await burst(service, apiKey, Array(20).fill(randomUUID()))
-    const distinct = await burst(service, apiKey, Array.from({ length: 20 }, () => randomUUID()))
+    const distinct = await burst(
+      service,
+      apiKey,
+      Array.from({ length: 20 }, () => randomUUID()),
+    )
     bursts.push({ duplicates: duplicates.ms, distinct: distinct.ms, conflicts: duplicates.conflicts })
   }
 
-  console.log(report({ samples, bursts, node: process.version, postgres: version, collation: args.collation ? `${args.collation} (ICU)` : 'C', cores: cpus().length, rounds, seconds }))
+  console.log(
+    report({
+      samples,
+      bursts,
+      node: process.version,
+      postgres: version,
+      collation: args.collation ? `${args.collation} (ICU)` : 'C',
+      cores: cpus().length,
+      rounds,
+      seconds,
+    }),
+  )
   if (args.statements) console.log(await statementCosts(sql))
 
   if (args.soak !== undefined) console.log(await soak(service, load, Number(args.soak || 5)))
-  if (args.reaper !== undefined) console.log(await reaperUnderLoad({ sql, server: service, load, rows: Number(args.reaper || 1_000_000) }))
+  if (args.reaper !== undefined)
+    console.log(await reaperUnderLoad({ sql, server: service, load, rows: Number(args.reaper || 1_000_000) }))
   if (args.large !== undefined) {
     const start = async (name: string, url: string) => {
       const server = await startServer(name, 'src/server.ts', { ...env, DATABASE_URL: url })
@@ -108,7 +135,17 @@ try {
       return server
     }
     const clusterUrl = `postgres://postgres:postgres@127.0.0.1:${cluster.port}/`
-    console.log(await largeTable({ sql, server: service, load, clusterUrl, rows: Number(args.large || 10_000_000), rounds: Math.max(rounds, 3), start }))
+    console.log(
+      await largeTable({
+        sql,
+        server: service,
+        load,
+        clusterUrl,
+        rows: Number(args.large || 10_000_000),
+        rounds: Math.max(rounds, 3),
+        start,
+      }),
+    )
   }
 } finally {
   await cleanUp()

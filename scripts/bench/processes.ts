@@ -23,7 +23,13 @@ export async function startServer(name: string, script: string, env: Record<stri
   const url = `http://127.0.0.1:${port}`
   for (let attempt = 0; ; attempt++) {
     if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode} before it answered`)
-    if (await fetch(`${url}/healthz`).then((response) => response.ok, () => false)) break
+    if (
+      await fetch(`${url}/healthz`).then(
+        (response) => response.ok,
+        () => false,
+      )
+    )
+      break
     if (attempt > 300) throw new Error(`${name} did not answer within 30 s`)
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
@@ -73,7 +79,9 @@ export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer().listen(0, '127.0.0.1', () => {
       const address = probe.address()
-      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no free port'))))
+      probe.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no free port')),
+      )
     })
   })
 }

@@ -5,7 +5,12 @@ import { REAP_TASK } from '../../src/worker/reap-expired-keys.js'
 import { measure, type LoadOptions } from './load.js'
 import type { ServerUnderTest } from './processes.js'
 
-export async function reaperUnderLoad(options: { sql: Sql; server: ServerUnderTest; load: LoadOptions; rows: number }): Promise<string> {
+export async function reaperUnderLoad(options: {
+  sql: Sql
+  server: ServerUnderTest
+  load: LoadOptions
+  rows: number
+}): Promise<string> {
   const { sql, server, load, rows } = options
   const [account] = await sql<{ id: string }[]>`select id from accounts limit 1`
   for (let start = 0; start < rows; start += 100_000) {
@@ -24,7 +29,9 @@ export async function reaperUnderLoad(options: { sql: Sql; server: ServerUnderTe
   const started = performance.now()
   await sql`select graphile_worker.add_job(${REAP_TASK}, '{}'::json, queue_name => ${REAP_TASK})`
   const during: { rps: number; p99: number }[] = []
-  const left = async () => (await sql<{ count: number }[]>`select count(*)::int as count from idempotency_keys where expires_at <= now()`)[0]!.count
+  const left = async () =>
+    (await sql<{ count: number }[]>`select count(*)::int as count from idempotency_keys where expires_at <= now()`)[0]!
+      .count
   while ((await left()) > 0 && during.length < 120) during.push(await measure(server, load))
   const reapSeconds = (performance.now() - started) / 1000
   const deleted = rows - (await left())

@@ -30,11 +30,14 @@ export const median = (values: number[]) => {
   return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
 }
 /** A ratio's median and range over rounds: 0.85x [0.81-0.91]. */
-export const spread = (values: number[]) => `${median(values).toFixed(2)}x [${Math.min(...values).toFixed(2)}-${Math.max(...values).toFixed(2)}]`
+export const spread = (values: number[]) =>
+  `${median(values).toFixed(2)}x [${Math.min(...values).toFixed(2)}-${Math.max(...values).toFixed(2)}]`
 
 export function report(run: Run): string {
   const find = (round: number, scenario: Sample['scenario'], implementation: string) =>
-    run.samples.find((sample) => sample.round === round && sample.scenario === scenario && sample.implementation === implementation)?.rps ?? NaN
+    run.samples.find(
+      (sample) => sample.round === round && sample.scenario === scenario && sample.implementation === implementation,
+    )?.rps ?? NaN
   const perRound = (ratio: (round: number) => number) => Array.from({ length: run.rounds }, (_, round) => ratio(round))
   const ratios = {
     newVsSeed: perRound((r) => find(r, 'new charge', SERVICE) / find(r, 'new charge', 'seed middleware')),
@@ -47,13 +50,21 @@ export function report(run: Run): string {
   /** A cost per new charge of this service over another's, round by round (the same round's measurements side by side). */
   const costRatio = (pick: (sample: Sample) => number, other: string) =>
     perRound((r) => {
-      const of = (implementation: string) => run.samples.find((sample) => sample.round === r && sample.scenario === 'new charge' && sample.implementation === implementation)
+      const of = (implementation: string) =>
+        run.samples.find(
+          (sample) =>
+            sample.round === r && sample.scenario === 'new charge' && sample.implementation === implementation,
+        )
       return pick(of(SERVICE)!) / pick(of(other)!)
     })
   const costGoal = (label: string, values: number[], maximum: number) =>
     `  ${median(values) <= maximum ? 'ok  ' : 'MISS'} ${label.padEnd(58)} ${spread(values)}   goal <= ${maximum}x`
   const p99 = (scenario: Sample['scenario'], implementation: string) =>
-    median(run.samples.filter((sample) => sample.scenario === scenario && sample.implementation === implementation).map((sample) => sample.p99))
+    median(
+      run.samples
+        .filter((sample) => sample.scenario === scenario && sample.implementation === implementation)
+        .map((sample) => sample.p99),
+    )
   const burstRatio = median(run.bursts.map((b) => b.duplicates)) / median(run.bursts.map((b) => b.distinct))
   const conflictShare = run.bursts.reduce((sum, b) => sum + b.conflicts, 0) / (run.bursts.length * 20)
 
@@ -64,15 +75,39 @@ export function report(run: Run): string {
   ]
   for (const scenario of ['new charge', 'replay', 'one client'] as const) {
     for (const implementation of [SERVICE, UNCACHED, 'seed middleware', SEED_WITH_EVENT, 'no idempotency']) {
-      const rows = run.samples.filter((sample) => sample.scenario === scenario && sample.implementation === implementation)
+      const rows = run.samples.filter(
+        (sample) => sample.scenario === scenario && sample.implementation === implementation,
+      )
       if (!rows.length) continue
       const m = (pick: (sample: Sample) => number) => median(rows.map(pick))
       lines.push(
-        `${scenario.padEnd(13)}${implementation.padEnd(17)}${m((s) => s.rps).toFixed(0).padStart(7)}${m((s) => s.p50).toFixed(1).padStart(9)}` +
-          `${m((s) => s.p99).toFixed(1).padStart(8)}${m((s) => s.nodeMs).toFixed(3).padStart(13)}${m((s) => s.pgMs).toFixed(3).padStart(11)}` +
-          `${m((s) => s.statements).toFixed(2).padStart(11)}${m((s) => s.commits).toFixed(2).padStart(13)}` +
-          `${m((s) => s.walBytes).toFixed(0).padStart(11)}${m((s) => s.fpiBytes).toFixed(0).padStart(11)}${m((s) => s.btreeBytes).toFixed(0).padStart(13)}` +
-          `${m((s) => s.rssMb).toFixed(0).padStart(8)}${String(rows.reduce((sum, s) => sum + s.unexpected, 0)).padStart(12)}`,
+        `${scenario.padEnd(13)}${implementation.padEnd(17)}${m((s) => s.rps)
+          .toFixed(0)
+          .padStart(7)}${m((s) => s.p50)
+          .toFixed(1)
+          .padStart(9)}` +
+          `${m((s) => s.p99)
+            .toFixed(1)
+            .padStart(8)}${m((s) => s.nodeMs)
+            .toFixed(3)
+            .padStart(13)}${m((s) => s.pgMs)
+            .toFixed(3)
+            .padStart(11)}` +
+          `${m((s) => s.statements)
+            .toFixed(2)
+            .padStart(11)}${m((s) => s.commits)
+            .toFixed(2)
+            .padStart(13)}` +
+          `${m((s) => s.walBytes)
+            .toFixed(0)
+            .padStart(11)}${m((s) => s.fpiBytes)
+            .toFixed(0)
+            .padStart(11)}${m((s) => s.btreeBytes)
+            .toFixed(0)
+            .padStart(13)}` +
+          `${m((s) => s.rssMb)
+            .toFixed(0)
+            .padStart(8)}${String(rows.reduce((sum, s) => sum + s.unexpected, 0)).padStart(12)}`,
       )
     }
   }
@@ -91,8 +126,16 @@ export function report(run: Run): string {
       `${(p99('new charge', SERVICE) / p99('new charge', 'no idempotency')).toFixed(2)}x         goal <= 1x`,
     '',
     'What a new charge costs the primary, this service over the others, median [min-max] over rounds:',
-    costGoal('PostgreSQL CPU per charge, this service / no idempotency', costRatio((s) => s.pgMs, 'no idempotency'), 1),
-    costGoal('WAL per charge, this service / seed middleware', costRatio((s) => s.walBytes, 'seed middleware'), 1),
+    costGoal(
+      'PostgreSQL CPU per charge, this service / no idempotency',
+      costRatio((s) => s.pgMs, 'no idempotency'),
+      1,
+    ),
+    costGoal(
+      'WAL per charge, this service / seed middleware',
+      costRatio((s) => s.walBytes, 'seed middleware'),
+      1,
+    ),
     `  info ${'WAL per charge, this service / no idempotency'.padEnd(58)} ${spread(costRatio((s) => s.walBytes, 'no idempotency'))}`,
     `  info ${'full-page images per charge, this service / seed middleware'.padEnd(58)} ${spread(costRatio((s) => s.fpiBytes || 1, 'seed middleware'))}`,
     '',
@@ -109,14 +152,27 @@ export function report(run: Run): string {
 function walByRelation(run: Run): string[] {
   const implementations = [SERVICE, 'seed middleware', SEED_WITH_EVENT, 'no idempotency']
   const bytes = (implementation: string, relation: string) =>
-    median(run.samples.filter((sample) => sample.scenario === 'new charge' && sample.implementation === implementation).map((sample) => sample.walByRelation[relation] ?? 0))
-  const relations = [...new Set(run.samples.filter((sample) => sample.scenario === 'new charge').flatMap((sample) => Object.keys(sample.walByRelation)))]
+    median(
+      run.samples
+        .filter((sample) => sample.scenario === 'new charge' && sample.implementation === implementation)
+        .map((sample) => sample.walByRelation[relation] ?? 0),
+    )
+  const relations = [
+    ...new Set(
+      run.samples
+        .filter((sample) => sample.scenario === 'new charge')
+        .flatMap((sample) => Object.keys(sample.walByRelation)),
+    ),
+  ]
     .filter((relation) => implementations.some((implementation) => bytes(implementation, relation) >= 5))
     .sort((a, b) => bytes(SERVICE, b) - bytes(SERVICE, a))
   return [
     '',
     'WAL per new charge by relation, bytes per request (a record counts for the first block it changes), median over rounds:',
     `${'relation'.padEnd(40)}${implementations.map((implementation) => implementation.padStart(17)).join('')}`,
-    ...relations.map((relation) => `${relation.padEnd(40)}${implementations.map((implementation) => bytes(implementation, relation).toFixed(0).padStart(17)).join('')}`),
+    ...relations.map(
+      (relation) =>
+        `${relation.padEnd(40)}${implementations.map((implementation) => bytes(implementation, relation).toFixed(0).padStart(17)).join('')}`,
+    ),
   ]
 }

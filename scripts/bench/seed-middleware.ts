@@ -18,7 +18,8 @@ app.post('/v1/charges', async (request, reply) => {
   const [row] = await sql<{ status: string; response_status: number; response_body: string }[]>`
     select status, response_status, response_body from bench_seed_keys where account_id = ${accountId} and key = ${key}`
   if (inserted.count === 0) {
-    if (row?.status === 'completed') return reply.code(row.response_status).type('application/json').send(row.response_body)
+    if (row?.status === 'completed')
+      return reply.code(row.response_status).type('application/json').send(row.response_body)
     return reply.code(409).send({ error: 'in flight' })
   }
   const response = await charge(request, { event: process.env.SEED_WRITES_EVENT === 'true' })

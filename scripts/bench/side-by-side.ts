@@ -25,7 +25,8 @@ const { values: args } = parseArgs({
   },
 })
 const rounds = Number(args.rounds)
-const serverScript = (checkout: string | undefined) => (checkout ? `${checkout.replace(/\/$/, '')}/src/server.ts` : 'src/server.ts')
+const serverScript = (checkout: string | undefined) =>
+  checkout ? `${checkout.replace(/\/$/, '')}/src/server.ts` : 'src/server.ts'
 
 /** Share of the whole machine's CPU time left idle between two readings of /proc/stat. */
 const cpuTimes = () => {
@@ -38,8 +39,16 @@ try {
   const a = await cluster.database('side_a')
   const b = await cluster.database('side_b', args['b-sql'])
   const sides = [
-    { name: 'A', database: a, server: await startServer('A', serverScript(args['a-checkout']), { ...a.env, ...JSON.parse(args['a-env']!) }) },
-    { name: 'B', database: b, server: await startServer('B', serverScript(args['b-checkout']), { ...b.env, ...JSON.parse(args['b-env']!) }) },
+    {
+      name: 'A',
+      database: a,
+      server: await startServer('A', serverScript(args['a-checkout']), { ...a.env, ...JSON.parse(args['a-env']!) }),
+    },
+    {
+      name: 'B',
+      database: b,
+      server: await startServer('B', serverScript(args['b-checkout']), { ...b.env, ...JSON.parse(args['b-env']!) }),
+    },
   ]
   const loadOf = (side: (typeof sides)[number]): LoadOptions => ({
     apiKey: side.database.apiKey,
@@ -52,7 +61,8 @@ try {
 
   const ratios: number[] = []
   const idle: Record<string, number[]> = { A: [], B: [] }
-  const line = (m: Measurement) => `${m.rps.toFixed(0).padStart(5)} req/s p99 ${String(m.p99).padStart(3)} ms node ${m.nodeMs.toFixed(3)} pg ${m.pgMs.toFixed(3)}`
+  const line = (m: Measurement) =>
+    `${m.rps.toFixed(0).padStart(5)} req/s p99 ${String(m.p99).padStart(3)} ms node ${m.nodeMs.toFixed(3)} pg ${m.pgMs.toFixed(3)}`
   for (let round = 0; round < rounds; round++) {
     const measured: Record<string, Measurement> = {}
     // Alternate which side goes first.
@@ -63,10 +73,14 @@ try {
       idle[side.name]!.push((after.idle - before.idle) / (after.all - before.all))
     }
     ratios.push(measured.B!.rps / measured.A!.rps)
-    console.log(`round ${String(round + 1).padStart(2)}  A ${line(measured.A!)}  B ${line(measured.B!)}  B/A ${ratios.at(-1)!.toFixed(3)}`)
+    console.log(
+      `round ${String(round + 1).padStart(2)}  A ${line(measured.A!)}  B ${line(measured.B!)}  B/A ${ratios.at(-1)!.toFixed(3)}`,
+    )
   }
   const percent = (values: number[]) => `${(100 * median(values)).toFixed(0)}%`
-  console.log(`B/A throughput, median of ${rounds} rounds: ${median(ratios).toFixed(3)}x [${Math.min(...ratios).toFixed(3)}-${Math.max(...ratios).toFixed(3)}]`)
+  console.log(
+    `B/A throughput, median of ${rounds} rounds: ${median(ratios).toFixed(3)}x [${Math.min(...ratios).toFixed(3)}-${Math.max(...ratios).toFixed(3)}]`,
+  )
   console.log(`machine idle, median: A ${percent(idle.A!)}, B ${percent(idle.B!)}`)
   for (const side of sides) await side.server.stop()
 } finally {

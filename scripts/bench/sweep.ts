@@ -10,7 +10,9 @@ import { overdueDeliveries, SWEEP_BATCH } from '../../src/webhooks/sweep.js'
 import { startBenchCluster } from './cluster.js'
 import { median, spread } from './report.js'
 
-const { values: args } = parseArgs({ options: { rows: { type: 'string', default: '1000000' }, rounds: { type: 'string', default: '5' } } })
+const { values: args } = parseArgs({
+  options: { rows: { type: 'string', default: '1000000' }, rounds: { type: 'string', default: '5' } },
+})
 const rows = Number(args.rows)
 const rounds = Number(args.rounds)
 const OVERDUE_SECONDS = 10
@@ -75,8 +77,13 @@ async function read(sql: Sql, which: 'before' | 'now'): Promise<{ ms: number; bu
             and (locked_until <= now() or (locked_until is null and next_attempt_at <= now() - ${OVERDUE_SECONDS} * interval '1 second'))
           limit 1000`
       : overdueDeliveries(sql, OVERDUE_SECONDS, SWEEP_BATCH)
-  const plan = (await sql<{ 'QUERY PLAN': string }[]>`explain (analyze, buffers) ${ids}`).map((row) => row['QUERY PLAN'])
-  const buffers = [...(plan.find((line) => /Buffers:/.test(line)) ?? '').matchAll(/(?:hit|read)=(\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0)
+  const plan = (await sql<{ 'QUERY PLAN': string }[]>`explain (analyze, buffers) ${ids}`).map(
+    (row) => row['QUERY PLAN'],
+  )
+  const buffers = [...(plan.find((line) => /Buffers:/.test(line)) ?? '').matchAll(/(?:hit|read)=(\d+)/g)].reduce(
+    (sum, match) => sum + Number(match[1]),
+    0,
+  )
   return { ms: Number(/Execution Time: ([\d.]+)/.exec(plan.join('\n'))?.[1] ?? Number.NaN), buffers }
 }
 
@@ -89,7 +96,9 @@ async function repeated(sql: Sql, sweep: typeof oldSweep, runs: number): Promise
     await sweep(sql)
     lastMs = performance.now() - started
   }
-  const [{ jobs }] = (await sql<{ jobs: number }[]>`select count(*)::int as jobs from graphile_worker._private_jobs`) as unknown as [{ jobs: number }]
+  const [{ jobs }] = (await sql<
+    { jobs: number }[]
+  >`select count(*)::int as jobs from graphile_worker._private_jobs`) as unknown as [{ jobs: number }]
   await sql`delete from graphile_worker._private_jobs`
   return { jobs, lastMs }
 }
@@ -104,7 +113,11 @@ try {
   await fill(small.sql, smallAccount!.id, 10_000)
   for (const db of [large.sql, small.sql]) await db.unsafe(OLD_INDEX)
 
-  const reads: Record<'beforeLarge' | 'nowLarge' | 'nowSmall', { ms: number; buffers: number }[]> = { beforeLarge: [], nowLarge: [], nowSmall: [] }
+  const reads: Record<'beforeLarge' | 'nowLarge' | 'nowSmall', { ms: number; buffers: number }[]> = {
+    beforeLarge: [],
+    nowLarge: [],
+    nowSmall: [],
+  }
   for (let round = 0; round < rounds; round++) {
     reads.beforeLarge.push(await read(large.sql, 'before'))
     reads.nowLarge.push(await read(large.sql, 'now'))
@@ -115,7 +128,9 @@ try {
   const now = await repeated(large.sql, newSweep, runs)
 
   const line = (label: string, samples: { ms: number; buffers: number }[]) =>
-    `  ${label.padEnd(48)} ${median(samples.map((s) => s.ms)).toFixed(2).padStart(8)} ms ${String(median(samples.map((s) => s.buffers))).padStart(8)} buffers`
+    `  ${label.padEnd(48)} ${median(samples.map((s) => s.ms))
+      .toFixed(2)
+      .padStart(8)} ms ${String(median(samples.map((s) => s.buffers))).padStart(8)} buffers`
   const ratio = (a: { ms: number }[], b: { ms: number }[]) => spread(a.map((sample, index) => sample.ms / b[index]!.ms))
   console.log(
     [

@@ -32,7 +32,10 @@ const PACKAGE = join(OUT, 'package')
 export const CLIENT_PACKAGE_NAME = 'payments-api-client'
 export const CLIENT_PACKAGE_DIR = PACKAGE
 
-const { properties: { idempotency_key: _serverOnly, ...chargeFilters }, ...listCharges } = ListChargesQuery as unknown as {
+const {
+  properties: { idempotency_key: _serverOnly, ...chargeFilters },
+  ...listCharges
+} = ListChargesQuery as unknown as {
   properties: Record<string, object>
 }
 /** What src/client/types.ts exports as Static<typeof ...>, by name (one missing here fails the build's type-check). */
@@ -65,7 +68,8 @@ async function stageSources(): Promise<void> {
     if (!file.endsWith('.ts') || file === 'types.ts') continue
     await writeFile(join(STAGE, file), rewrite(await readFile(join(ROOT, 'src/client', file), 'utf8')))
   }
-  for (const file of ['problem-types.ts', 'idempotency-key.ts']) await copyFile(join(ROOT, 'src/schemas', file), join(STAGE, 'schemas', file))
+  for (const file of ['problem-types.ts', 'idempotency-key.ts'])
+    await copyFile(join(ROOT, 'src/schemas', file), join(STAGE, 'schemas', file))
   // The hand-written tail of types.ts (List, DeletedWebhookEndpoint) comes along; the schema types are printed.
   const handWritten = (await readFile(join(ROOT, 'src/client/types.ts'), 'utf8')).split('/** A page of a list')[1]
   await writeFile(
@@ -94,11 +98,23 @@ async function stageSources(): Promise<void> {
 
 async function compile(): Promise<void> {
   // Type-checks the staged sources against the printed types, and writes their declarations.
-  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(STAGE, 'tsconfig.json')], { stdio: 'inherit' })
-  const common: BuildOptions = { entryPoints: [join(STAGE, 'index.ts')], bundle: true, external: ['standardwebhooks'], target: 'es2022', logLevel: 'warning' }
+  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(STAGE, 'tsconfig.json')], {
+    stdio: 'inherit',
+  })
+  const common: BuildOptions = {
+    entryPoints: [join(STAGE, 'index.ts')],
+    bundle: true,
+    external: ['standardwebhooks'],
+    target: 'es2022',
+    logLevel: 'warning',
+  }
   await build({ ...common, format: 'esm', platform: 'neutral', outfile: join(PACKAGE, 'dist/index.js') })
   await build({ ...common, format: 'cjs', platform: 'node', outfile: join(PACKAGE, 'dist/index.cjs') })
-  const bundle = await rollup({ input: join(OUT, 'types/index.d.ts'), plugins: [dts()], external: ['standardwebhooks'] })
+  const bundle = await rollup({
+    input: join(OUT, 'types/index.d.ts'),
+    plugins: [dts()],
+    external: ['standardwebhooks'],
+  })
   await bundle.write({ file: join(PACKAGE, 'dist/index.d.ts'), format: 'es' })
   await bundle.close()
   // One declaration file, for require() as well: it imports nothing relative, so it reads the same either way.
@@ -106,7 +122,10 @@ async function compile(): Promise<void> {
 }
 
 async function writeManifest(): Promise<void> {
-  const root = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string; dependencies: Record<string, string> }
+  const root = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as {
+    version: string
+    dependencies: Record<string, string>
+  }
   const manifest = {
     name: CLIENT_PACKAGE_NAME,
     version: root.version,

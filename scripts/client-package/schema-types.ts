@@ -51,10 +51,15 @@ function objectType(schema: Schema, indent: string): string {
   const required = new Set(schema.required ?? [])
   const lines = Object.entries(schema.properties ?? {}).map(([name, property]) => {
     const key = IDENTIFIER.test(name) ? name : JSON.stringify(name)
-    const doc = property.description ? `${inner}/** ${property.description.trim().replace(/\*\//g, '*\\/').replace(/\n/g, ' ')} */\n` : ''
+    const doc = property.description
+      ? `${inner}/** ${property.description.trim().replace(/\*\//g, '*\\/').replace(/\n/g, ' ')} */\n`
+      : ''
     return `${doc}${inner}${key}${required.has(name) ? '' : '?'}: ${typeOf(property, inner)}`
   })
-  const values = [...Object.values(schema.patternProperties ?? {}), ...(typeof schema.additionalProperties === 'object' ? [schema.additionalProperties] : [])]
+  const values = [
+    ...Object.values(schema.patternProperties ?? {}),
+    ...(typeof schema.additionalProperties === 'object' ? [schema.additionalProperties] : []),
+  ]
   if (values.length) lines.push(`${inner}[key: string]: ${values.map((value) => typeOf(value, inner)).join(' | ')}`)
   else if (schema.additionalProperties !== false && !schema.properties) return 'Record<string, unknown>'
   return lines.length ? `{\n${lines.join('\n')}\n${indent}}` : 'Record<string, never>'
@@ -63,6 +68,9 @@ function objectType(schema: Schema, indent: string): string {
 /** `export type Name = ...` for each schema (a TypeBox one is JSON Schema at run time), in order. */
 export function declarations(schemas: Record<string, object>): string {
   return Object.entries(schemas as Record<string, Schema>)
-    .map(([name, schema]) => `${schema.description ? `/** ${schema.description.trim()} */\n` : ''}export type ${name} = ${typeOf(schema)}\n`)
+    .map(
+      ([name, schema]) =>
+        `${schema.description ? `/** ${schema.description.trim()} */\n` : ''}export type ${name} = ${typeOf(schema)}\n`,
+    )
     .join('\n')
 }

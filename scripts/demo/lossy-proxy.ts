@@ -9,7 +9,14 @@ export interface LossyProxy {
   /** Lose the answers to the next `count` requests that `matches` (by default, every request). */
   dropNext(count: number, matches?: (request: IncomingMessage) => boolean): void
   /** What happened to each request, in order. */
-  log: { method: string; path: string; idempotencyKey: string | undefined; body: string; status: number; dropped: boolean }[]
+  log: {
+    method: string
+    path: string
+    idempotencyKey: string | undefined
+    body: string
+    status: number
+    dropped: boolean
+  }[]
   close(): Promise<void>
 }
 
@@ -25,14 +32,27 @@ export async function startLossyProxy(target: string): Promise<LossyProxy> {
   async function relay(request: IncomingMessage, response: ServerResponse) {
     const body: Buffer[] = []
     for await (const chunk of request) body.push(chunk as Buffer)
-    const upstream = forward({ host: targetUrl.hostname, port: targetUrl.port, method: request.method, path: request.url, headers: request.headers })
+    const upstream = forward({
+      host: targetUrl.hostname,
+      port: targetUrl.port,
+      method: request.method,
+      path: request.url,
+      headers: request.headers,
+    })
     upstream.end(Buffer.concat(body))
     const [answer] = (await once(upstream, 'response')) as [IncomingMessage]
     const answerBody: Buffer[] = []
     for await (const chunk of answer) answerBody.push(chunk as Buffer)
     const dropped = toDrop > 0 && matches(request)
     if (dropped) toDrop--
-    log.push({ method: request.method!, path: request.url!, idempotencyKey: request.headers['idempotency-key'] as string | undefined, body: Buffer.concat(body).toString(), status: answer.statusCode!, dropped })
+    log.push({
+      method: request.method!,
+      path: request.url!,
+      idempotencyKey: request.headers['idempotency-key'] as string | undefined,
+      body: Buffer.concat(body).toString(),
+      status: answer.statusCode!,
+      dropped,
+    })
     if (dropped) return void request.socket.destroy() // the API has answered; the client never hears it
     response.writeHead(answer.statusCode!, answer.headers).end(Buffer.concat(answerBody))
   }

@@ -14,11 +14,20 @@ const api = localApiUrl()
 
 await main('demo:lost-response', async () => {
   const ready = await fetch(`${api}/readyz`).catch(() => undefined)
-  if (!ready?.ok) throw new Error(`no server answers at ${api}; start one with npm start, or set PORT (or PAYMENTS_URL) to where it listens`)
+  if (!ready?.ok)
+    throw new Error(
+      `no server answers at ${api}; start one with npm start, or set PORT (or PAYMENTS_URL) to where it listens`,
+    )
   const apiKey = process.env.PAYMENTS_API_KEY ?? newAccountKey()
   const proxy = await startLossyProxy(api)
   const run = `demo_${Date.now().toString(36)}`
-  const order = (n: number) => ({ amount_cents: 1999, currency: 'usd' as const, source: 'pm_card_visa', description: `lost-response demo, order ${n}`, metadata: { demo: run, order: String(n) } })
+  const order = (n: number) => ({
+    amount_cents: 1999,
+    currency: 'usd' as const,
+    source: 'pm_card_visa',
+    description: `lost-response demo, order ${n}`,
+    metadata: { demo: run, order: String(n) },
+  })
   console.log(`Lost-response demo against ${api}, through a proxy (${proxy.url}) that lets each request reach the`)
   console.log('server and then loses its answer, the first time. The customer pays 19.99 for each order.\n')
 
@@ -42,7 +51,9 @@ await main('demo:lost-response', async () => {
 
 function showAttempts(log: Awaited<ReturnType<typeof startLossyProxy>>['log']) {
   log.forEach((entry, index) =>
-    console.log(`   attempt ${index + 1}: ${entry.method} ${entry.path}  Idempotency-Key: ${entry.idempotencyKey}  -> ${entry.status}${entry.dropped ? ', answer lost on the way back' : ''}`),
+    console.log(
+      `   attempt ${index + 1}: ${entry.method} ${entry.path}  Idempotency-Key: ${entry.idempotencyKey}  -> ${entry.status}${entry.dropped ? ', answer lost on the way back' : ''}`,
+    ),
   )
 }
 
@@ -57,6 +68,8 @@ async function countCharges(apiKey: string, run: string, order: string): Promise
 }
 
 function newAccountKey(): string {
-  const output = execFileSync('npm', ['run', '--silent', 'account:create', '--', '--name', 'Lost-response demo'], { encoding: 'utf8' })
+  const output = execFileSync('npm', ['run', '--silent', 'account:create', '--', '--name', 'Lost-response demo'], {
+    encoding: 'utf8',
+  })
   return (JSON.parse(output.trim().split('\n').at(-1)!) as { api_key: string }).api_key
 }

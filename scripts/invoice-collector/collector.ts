@@ -26,7 +26,9 @@ export interface Invoice {
 }
 
 export async function prepareCollector(sql: Sql, connectionString: string): Promise<void> {
-  await withGraphilePool(connectionString, 'invoice collector migrate', (pgPool) => runMigrations({ pgPool, schema: COLLECTOR_WORKER_SCHEMA }))
+  await withGraphilePool(connectionString, 'invoice collector migrate', (pgPool) =>
+    runMigrations({ pgPool, schema: COLLECTOR_WORKER_SCHEMA }),
+  )
   await sql`create schema if not exists invoice_collector`
   await sql`create table if not exists invoice_collector.invoices (
     id text primary key check (char_length(id) <= 64),
@@ -42,7 +44,10 @@ export async function prepareCollector(sql: Sql, connectionString: string): Prom
 }
 
 /** A new invoice and the job that collects it, in one transaction: there is never an invoice nobody collects. */
-export async function addInvoice(sql: Sql, invoice: Pick<Invoice, 'amount_cents' | 'currency' | 'source'>): Promise<Invoice> {
+export async function addInvoice(
+  sql: Sql,
+  invoice: Pick<Invoice, 'amount_cents' | 'currency' | 'source'>,
+): Promise<Invoice> {
   return sql.begin(async (tx) => {
     const id = `inv_${globalThis.crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`
     const [row] = await tx<Invoice[]>`
@@ -54,13 +59,18 @@ export async function addInvoice(sql: Sql, invoice: Pick<Invoice, 'amount_cents'
 }
 
 /** The deliberate new attempt after a decline (a new card, a dunning step): attempt n + 1, and its job. */
-export async function retryInvoice(sql: Sql, invoiceId: string, change: { source?: string } = {}): Promise<Invoice | undefined> {
+export async function retryInvoice(
+  sql: Sql,
+  invoiceId: string,
+  change: { source?: string } = {},
+): Promise<Invoice | undefined> {
   return sql.begin(async (tx) => {
     const [row] = await tx<Invoice[]>`
       update invoice_collector.invoices set status = 'open', attempt = attempt + 1, failure = null, charge_id = null,
                                             source = coalesce(${change.source ?? null}, source), updated_at = now()
       where id = ${invoiceId} and status = 'declined' returning *`
-    if (row) await tx`select ${tx(COLLECTOR_WORKER_SCHEMA)}.add_job(${COLLECT_TASK}, json_build_object('invoice_id', ${invoiceId}::text))`
+    if (row)
+      await tx`select ${tx(COLLECTOR_WORKER_SCHEMA)}.add_job(${COLLECT_TASK}, json_build_object('invoice_id', ${invoiceId}::text))`
     return row
   })
 }
@@ -75,7 +85,12 @@ export function collectInvoiceTask(sql: Sql, client: PaymentsClient, log: (messa
     const key = idempotencyKey.derive('charge', invoice.id, 'attempt', invoice.attempt)
     try {
       const charge = await client.charges.create(
-        { amount_cents: invoice.amount_cents, currency: invoice.currency, source: invoice.source, metadata: { invoice: invoice.id } },
+        {
+          amount_cents: invoice.amount_cents,
+          currency: invoice.currency,
+          source: invoice.source,
+          metadata: { invoice: invoice.id },
+        },
         { idempotencyKey: key },
       )
       await sql`

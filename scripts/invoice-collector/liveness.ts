@@ -16,7 +16,13 @@ export async function prepareLivenessTable(sql: Sql): Promise<void> {
  * Events to pass to graphile-worker's run(), and a start() to call once it runs: it renews this pool's lease
  * every third of `leaseSeconds` and unlocks the jobs of dead pools, until stop().
  */
-export function poolLiveness(options: { sql: Sql; pgPool: Pool; schema: string; leaseSeconds: number; log: (message: string) => void }) {
+export function poolLiveness(options: {
+  sql: Sql
+  pgPool: Pool
+  schema: string
+  leaseSeconds: number
+  log: (message: string) => void
+}) {
   const { sql, leaseSeconds } = options
   const events: WorkerEvents = new EventEmitter()
   let poolId: string | undefined
@@ -48,11 +54,14 @@ export function poolLiveness(options: { sql: Sql; pgPool: Pool; schema: string; 
     async start() {
       await renew()
       await unlockDeadPools()
-      timer = setInterval(() => {
-        renew()
-          .then(unlockDeadPools)
-          .catch((error: unknown) => options.log(`liveness: ${String(error)}`))
-      }, (leaseSeconds * 1000) / 3)
+      timer = setInterval(
+        () => {
+          renew()
+            .then(unlockDeadPools)
+            .catch((error: unknown) => options.log(`liveness: ${String(error)}`))
+        },
+        (leaseSeconds * 1000) / 3,
+      )
     },
     async stop() {
       clearInterval(timer)

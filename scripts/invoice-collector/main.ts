@@ -17,17 +17,30 @@ import { SUPPORTED_CURRENCIES } from '../../src/schemas/common.js'
 import { exampleDatabase } from '../example-database.js'
 import { localApiUrl } from '../local-api.js'
 import { poolLiveness } from './liveness.js'
-import { addInvoice, COLLECT_TASK, collectInvoiceTask, COLLECTOR_WORKER_SCHEMA, prepareCollector, retryInvoice, type Invoice } from './collector.js'
+import {
+  addInvoice,
+  COLLECT_TASK,
+  collectInvoiceTask,
+  COLLECTOR_WORKER_SCHEMA,
+  prepareCollector,
+  retryInvoice,
+  type Invoice,
+} from './collector.js'
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: { amount: { type: 'string' }, currency: { type: 'string', default: 'usd' }, source: { type: 'string' } },
 })
 const [command, invoiceId] = positionals
-const usage = 'usage: npm run example:invoices -- run | add --amount 2500 [--currency usd] [--source pm_card_visa] | retry <invoice> [--source ...] | list'
+const usage =
+  'usage: npm run example:invoices -- run | add --amount 2500 [--currency usd] [--source pm_card_visa] | retry <invoice> [--source ...] | list'
 
 await main('example:invoices', async () => {
-  if (!['run', 'add', 'retry', 'list'].includes(command ?? '') || (command === 'retry' && !invoiceId) || (command === 'add' && (!/^[1-9]\d{0,7}$/.test(values.amount ?? '') || !isCurrency(values.currency!)))) {
+  if (
+    !['run', 'add', 'retry', 'list'].includes(command ?? '') ||
+    (command === 'retry' && !invoiceId) ||
+    (command === 'add' && (!/^[1-9]\d{0,7}$/.test(values.amount ?? '') || !isCurrency(values.currency!)))
+  ) {
     console.error(usage)
     process.exitCode = 2
     return
@@ -37,19 +50,37 @@ await main('example:invoices', async () => {
   await prepareCollector(sql, url)
 
   if (command === 'add') {
-    print(await addInvoice(sql, { amount_cents: Number(values.amount), currency: values.currency as Invoice['currency'], source: values.source ?? 'pm_card_visa' }))
+    print(
+      await addInvoice(sql, {
+        amount_cents: Number(values.amount),
+        currency: values.currency as Invoice['currency'],
+        source: values.source ?? 'pm_card_visa',
+      }),
+    )
   } else if (command === 'retry') {
     const invoice = await retryInvoice(sql, invoiceId!, { source: values.source })
     if (!invoice) throw new Error(`${invoiceId} is not a declined invoice`)
     print(invoice)
   } else if (command === 'list') {
-    for (const invoice of await sql<Invoice[]>`select * from invoice_collector.invoices order by updated_at`) print(invoice)
+    for (const invoice of await sql<Invoice[]>`select * from invoice_collector.invoices order by updated_at`)
+      print(invoice)
   } else {
-    if (!process.env.PAYMENTS_API_KEY) throw new Error('set PAYMENTS_API_KEY (npm run --silent account:create -- --name Shop)')
+    if (!process.env.PAYMENTS_API_KEY)
+      throw new Error('set PAYMENTS_API_KEY (npm run --silent account:create -- --name Shop)')
     const client = createClient({ baseUrl: localApiUrl(), apiKey: process.env.PAYMENTS_API_KEY })
     // The worker's pool is ours to end, after the worker and before the database (src/db/graphile-pool.ts says why).
-    const pgPool = graphilePool(url, { applicationName: 'invoice collector', max: 7, onError: (error) => console.log(`worker connection: ${error.message}`) })
-    const liveness = poolLiveness({ sql, pgPool, schema: COLLECTOR_WORKER_SCHEMA, leaseSeconds: Number(process.env.COLLECTOR_LEASE_SECONDS ?? 30), log: console.log })
+    const pgPool = graphilePool(url, {
+      applicationName: 'invoice collector',
+      max: 7,
+      onError: (error) => console.log(`worker connection: ${error.message}`),
+    })
+    const liveness = poolLiveness({
+      sql,
+      pgPool,
+      schema: COLLECTOR_WORKER_SCHEMA,
+      leaseSeconds: Number(process.env.COLLECTOR_LEASE_SECONDS ?? 30),
+      log: console.log,
+    })
     const runner = await run({
       pgPool,
       schema: COLLECTOR_WORKER_SCHEMA,

@@ -17,7 +17,11 @@ const { values } = parseArgs({
 })
 const port = Number(values.port)
 try {
-  const server = await startStripeServer({ port, secretKey: values.key, settleBankDebitsAfterMs: Number(values['settle-after']) * 1000 })
+  const server = await startStripeServer({
+    port,
+    secretKey: values.key,
+    settleBankDebitsAfterMs: Number(values['settle-after']) * 1000,
+  })
   if (values['webhook-url']) server.webhooks.endpoint(values['webhook-url'], values['webhook-secret'])
   const webhookSecret = values['webhook-url'] ? ` STRIPE_WEBHOOK_SECRET=${values['webhook-secret']}` : ''
   console.log(`STRIPE_API_URL=${server.url} STRIPE_SECRET_KEY=${server.secretKey}${webhookSecret}`)
@@ -27,6 +31,10 @@ try {
   process.on('SIGTERM', stop)
 } catch (error) {
   const code = (error as { code?: string }).code
-  console.error(code === 'EADDRINUSE' ? `port ${port} is taken: pass another with --port` : `could not start: ${(error as Error).message}`)
+  console.error(
+    code === 'EADDRINUSE'
+      ? `port ${port} is taken: pass another with --port`
+      : `could not start: ${(error as Error).message}`,
+  )
   process.exit(1)
 }

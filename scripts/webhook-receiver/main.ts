@@ -10,7 +10,12 @@ import { exampleDatabase } from '../example-database.js'
 import { createReceiver, prepareReceiverTables } from './receiver.js'
 
 const { values } = parseArgs({
-  options: { secret: { type: 'string' }, port: { type: 'string', default: '4000' }, once: { type: 'boolean', default: false }, timeout: { type: 'string', default: '30' } },
+  options: {
+    secret: { type: 'string' },
+    port: { type: 'string', default: '4000' },
+    once: { type: 'boolean', default: false },
+    timeout: { type: 'string', default: '30' },
+  },
 })
 if (!values.secret?.startsWith('whsec_')) {
   console.error('usage: npm run webhook:receiver -- --secret whsec_... [--port 4000] [--once] [--timeout 30]')
@@ -33,7 +38,11 @@ await main('webhook:receiver', async () => {
       receive(body, request.headers)
         .then((result) => {
           const type = result.status === 200 ? (JSON.parse(body) as { type: string }).type : undefined
-          console.log(result.status === 200 ? `verified and ${result.body}: ${request.headers['webhook-id']} (${type})` : `refused (${result.status}): ${result.body}`)
+          console.log(
+            result.status === 200
+              ? `verified and ${result.body}: ${request.headers['webhook-id']} (${type})`
+              : `refused (${result.status}): ${result.body}`,
+          )
           response.writeHead(result.status, { 'content-type': 'text/plain' }).end(result.body)
           if (values.once && result.status === 200) finished(0)
         })
@@ -45,12 +54,22 @@ await main('webhook:receiver', async () => {
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(error.code === 'EADDRINUSE' ? new Error(`port ${port} is taken (a receiver still running?): stop it, or pass another --port`) : error),
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new Error(`port ${port} is taken (a receiver still running?): stop it, or pass another --port`)
+          : error,
+      ),
     )
     server.listen(port, '127.0.0.1', resolve)
   })
-  console.log(`webhook receiver listening on http://127.0.0.1:${port}${values.once ? ' until its first verified delivery' : ''}`)
-  if (values.once) setTimeout(() => (console.error(`no verified delivery within ${values.timeout} s`), finished(1)), Number(values.timeout) * 1000).unref()
+  console.log(
+    `webhook receiver listening on http://127.0.0.1:${port}${values.once ? ' until its first verified delivery' : ''}`,
+  )
+  if (values.once)
+    setTimeout(
+      () => (console.error(`no verified delivery within ${values.timeout} s`), finished(1)),
+      Number(values.timeout) * 1000,
+    ).unref()
   process.once('SIGTERM', () => finished(0))
   process.once('SIGINT', () => finished(0))
   const code = await done

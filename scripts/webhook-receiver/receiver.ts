@@ -18,7 +18,10 @@ export async function prepareReceiverTables(sql: Sql): Promise<void> {
 }
 
 export function createReceiver(options: { sql: Sql; secret: string }) {
-  return async function receive(body: string, headers: Record<string, string | string[] | undefined>): Promise<Received> {
+  return async function receive(
+    body: string,
+    headers: Record<string, string | string[] | undefined>,
+  ): Promise<Received> {
     let event: Event
     try {
       event = verifyWebhook(body, headers, options.secret)

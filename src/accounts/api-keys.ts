@@ -18,7 +18,11 @@ export function hashApiKey(apiKey: string): Buffer {
   return createHash('sha256').update(apiKey).digest()
 }
 
-export async function createAccount(sql: Sql, name: string, mode: KeyMode = 'test'): Promise<{ account_id: string; api_key: string }> {
+export async function createAccount(
+  sql: Sql,
+  name: string,
+  mode: KeyMode = 'test',
+): Promise<{ account_id: string; api_key: string }> {
   const accountId = `acct_${randomBytes(12).toString('hex')}`
   const apiKey = await sql.begin(async (tx) => {
     await tx`insert into accounts (id, name) values (${accountId}, ${name})`
@@ -28,7 +32,11 @@ export async function createAccount(sql: Sql, name: string, mode: KeyMode = 'tes
 }
 
 /** A new key for the account; its other keys keep working until revoked (rotation: create, deploy, revoke). */
-export async function createApiKey(sql: Sql, accountId: string, mode: KeyMode = 'test'): Promise<{ id: string; api_key: string } | undefined> {
+export async function createApiKey(
+  sql: Sql,
+  accountId: string,
+  mode: KeyMode = 'test',
+): Promise<{ id: string; api_key: string } | undefined> {
   const [account] = await sql`select 1 from accounts where id = ${accountId}`
   return account ? insertApiKey(sql, accountId, mode) : undefined
 }
@@ -45,7 +53,12 @@ async function insertApiKey(sql: Sql, accountId: string, mode: KeyMode): Promise
 export async function listApiKeys(sql: Sql, accountId: string): Promise<ApiKeyInfo[]> {
   const rows = await sql<{ id: string; key_prefix: string; created_at: Date; revoked_at: Date | null }[]>`
     select id, key_prefix, created_at, revoked_at from api_keys where account_id = ${accountId} order by created_at`
-  return rows.map((row) => ({ id: row.id, prefix: row.key_prefix, created_at: row.created_at.toISOString(), revoked_at: row.revoked_at?.toISOString() ?? null }))
+  return rows.map((row) => ({
+    id: row.id,
+    prefix: row.key_prefix,
+    created_at: row.created_at.toISOString(),
+    revoked_at: row.revoked_at?.toISOString() ?? null,
+  }))
 }
 
 /** Revokes the key; every instance refuses it within AUTH_CACHE_SECONDS. False when there is no such active key. */
@@ -54,7 +67,11 @@ export async function revokeApiKey(sql: Sql, keyId: string): Promise<boolean> {
   return count === 1
 }
 
-export async function findAccountByApiKey(sql: Sql, apiKey: string, cache?: ApiKeyCache): Promise<{ id: string } | undefined> {
+export async function findAccountByApiKey(
+  sql: Sql,
+  apiKey: string,
+  cache?: ApiKeyCache,
+): Promise<{ id: string } | undefined> {
   const keyHash = hashApiKey(apiKey)
   const cached = cache?.get(keyHash.toString('base64'))
   if (cached) return { id: cached }

@@ -14,7 +14,12 @@ import { recordVoid } from './settle.js'
 
 export const EXPIRE_TASK = 'expire_authorizations'
 
-export async function expireAuthorizations(sql: Sql, processor: PaymentProcessor, options: { batchSize: number; leaseSeconds: number }, log: Logger): Promise<number> {
+export async function expireAuthorizations(
+  sql: Sql,
+  processor: PaymentProcessor,
+  options: { batchSize: number; leaseSeconds: number },
+  log: Logger,
+): Promise<number> {
   const claimed = await sql<ChargeRow[]>`
     update charges set pending_operation = 'void', pending_operation_id = 'void:' || id,
                        pending_until = now() + ${options.leaseSeconds} * interval '1 second'

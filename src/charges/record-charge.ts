@@ -20,9 +20,15 @@ export function recordCharge(
 ): Recorded {
   const row = newChargeRow(chargeId, accountId, input, outcome, authorizationExpiresAt)
   const charge = toCharge(row)
-  const writes = [chargeInsert(row), eventInsert(accountId, CHARGE_EVENT[charge.status], { object: charge }, row.created_at)]
+  const writes = [
+    chargeInsert(row),
+    eventInsert(accountId, CHARGE_EVENT[charge.status], { object: charge }, row.created_at),
+  ]
   if (charge.status === 'failed') {
-    const body = problemBody('card-declined', charge.failure_message ?? 'The card was declined.', { decline_code: charge.failure_code, charge: charge.id })
+    const body = problemBody('card-declined', charge.failure_message ?? 'The card was declined.', {
+      decline_code: charge.failure_code,
+      charge: charge.id,
+    })
     return { writes, response: { status: 402, contentType: PROBLEM_CONTENT_TYPE, body } }
   }
   return { writes, response: { status: 201, location: `/v1/charges/${charge.id}`, body: charge } }

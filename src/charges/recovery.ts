@@ -4,7 +4,12 @@
 import type { Sql } from '../db/connect.js'
 import { sendAll } from '../db/pipeline.js'
 import { insertRow } from '../db/row-insert.js'
-import { type ChargeOutcome, lookupOutcome, type PaymentProcessor, type SettlementOutcome } from '../processor/processor.js'
+import {
+  type ChargeOutcome,
+  lookupOutcome,
+  type PaymentProcessor,
+  type SettlementOutcome,
+} from '../processor/processor.js'
 import type { Recovery } from '../idempotency/recovery.js'
 import type { CreateChargeBody } from '../schemas/charge.js'
 import { captureCall, chargeCall, chargeIdOf, voidCall } from './calls.js'
@@ -12,7 +17,10 @@ import { authorizationExpiry, recordCharge } from './record-charge.js'
 import type { ChargeRow } from './repository.js'
 import { recordCapture, recordVoid, releaseSettlement, type Settlement } from './settle.js'
 
-export function chargeRecovery(processor: PaymentProcessor, settings: { authorizationExpiresDays: number }): Recovery<ChargeOutcome> {
+export function chargeRecovery(
+  processor: PaymentProcessor,
+  settings: { authorizationExpiresDays: number },
+): Recovery<ChargeOutcome> {
   const bodyOf = (claim: { request: { body: unknown } }) => claim.request.body as CreateChargeBody
   return {
     endpoint: 'POST /v1/charges',
@@ -24,14 +32,27 @@ export function chargeRecovery(processor: PaymentProcessor, settings: { authoriz
       }),
     async record(tx, claim, outcome) {
       const body = bodyOf(claim)
-      const { writes, response } = recordCharge(chargeIdOf(claim.operationId), claim.accountId, body, outcome, authorizationExpiry(body, settings.authorizationExpiresDays))
-      sendAll(tx, writes.map((write) => insertRow(tx, write)))
+      const { writes, response } = recordCharge(
+        chargeIdOf(claim.operationId),
+        claim.accountId,
+        body,
+        outcome,
+        authorizationExpiry(body, settings.authorizationExpiresDays),
+      )
+      sendAll(
+        tx,
+        writes.map((write) => insertRow(tx, write)),
+      )
       return response
     },
   }
 }
 
-export function settlementRecovery(processor: PaymentProcessor, sql: Sql, kind: Settlement): Recovery<SettlementOutcome> {
+export function settlementRecovery(
+  processor: PaymentProcessor,
+  sql: Sql,
+  kind: Settlement,
+): Recovery<SettlementOutcome> {
   const chargeIdOf = (claim: { request: { params: unknown } }) => (claim.request.params as { id: string }).id
   return {
     endpoint: `POST /v1/charges/:id/${kind}`,
@@ -41,15 +62,22 @@ export function settlementRecovery(processor: PaymentProcessor, sql: Sql, kind: 
         select * from charges where id = ${chargeIdOf(claim)} and account_id = ${claim.accountId} and pending_operation_id = ${claim.operationId}`
       if (!charge) return undefined
       return kind === 'capture'
-        ? lookupOutcome(processor, { kind, request: captureCall(charge, charge.pending_amount_cents!, claim.operationId), notBefore: claim.createdAt })
+        ? lookupOutcome(processor, {
+            kind,
+            request: captureCall(charge, charge.pending_amount_cents!, claim.operationId),
+            notBefore: claim.createdAt,
+          })
         : lookupOutcome(processor, { kind, request: voidCall(charge, claim.operationId), notBefore: claim.createdAt })
     },
     async record(tx, claim) {
       const [charge] = await tx<ChargeRow[]>`
         select * from charges where id = ${chargeIdOf(claim)} and account_id = ${claim.accountId} and pending_operation_id = ${claim.operationId} for update`
       // The processor acted, so the reservation was made first; without it the books and the processor disagree.
-      if (!charge) throw new Error(`the processor performed ${kind} ${claim.operationId}, but the charge does not have it pending`)
-      return kind === 'capture' ? recordCapture(tx, charge, charge.pending_amount_cents!) : recordVoid(tx, charge, 'voided')
+      if (!charge)
+        throw new Error(`the processor performed ${kind} ${claim.operationId}, but the charge does not have it pending`)
+      return kind === 'capture'
+        ? recordCapture(tx, charge, charge.pending_amount_cents!)
+        : recordVoid(tx, charge, 'voided')
     },
     release: (tx, claim) => releaseSettlement(tx, chargeIdOf(claim), claim.operationId),
   }

@@ -38,7 +38,13 @@ export interface ChargeRow {
  * decided before the processor was called (ChargeRequest.chargeId). With `authorizationExpiresAt`, a successful
  * outcome is an authorization to capture by then.
  */
-export function newChargeRow(id: string, accountId: string, input: CreateChargeBody, outcome: ChargeOutcome, authorizationExpiresAt?: Date): ChargeRow {
+export function newChargeRow(
+  id: string,
+  accountId: string,
+  input: CreateChargeBody,
+  outcome: ChargeOutcome,
+  authorizationExpiresAt?: Date,
+): ChargeRow {
   const failed = outcome.status === 'failed'
   const settled = outcome.status === 'succeeded'
   const authorized = settled && authorizationExpiresAt !== undefined
@@ -77,7 +83,14 @@ function nextActionOf(action: NextAction): Charge['next_action'] {
 
 /** The insert of a charge built by newChargeRow: the columns a new charge sets (the rest keep their defaults). */
 export function chargeInsert(row: ChargeRow): RowInsert {
-  const { amount_refunded_cents, amount_refund_pending_cents, pending_operation, pending_operation_id, pending_amount_cents, ...inserted } = row
+  const {
+    amount_refunded_cents,
+    amount_refund_pending_cents,
+    pending_operation,
+    pending_operation_id,
+    pending_amount_cents,
+    ...inserted
+  } = row
   return { table: 'charges', row: inserted }
 }
 
@@ -86,7 +99,9 @@ export function chargeInsert(row: ChargeRow): RowInsert {
  * reads exactly like the one read back from the database later.
  */
 function inJsonbKeyOrder(metadata: Record<string, string>): Record<string, string> {
-  const keys = Object.keys(metadata).sort((a, b) => a.length - b.length || Buffer.compare(Buffer.from(a), Buffer.from(b)))
+  const keys = Object.keys(metadata).sort(
+    (a, b) => a.length - b.length || Buffer.compare(Buffer.from(a), Buffer.from(b)),
+  )
   return Object.fromEntries(keys.map((key) => [key, metadata[key]!]))
 }
 
@@ -97,7 +112,9 @@ export async function findCharge(sql: Sql, accountId: string, chargeId: string):
 
 /** Locks the charge row until the transaction ends: operations on one charge are decided one at a time. */
 export async function lockCharge(tx: Transaction, accountId: string, chargeId: string): Promise<ChargeRow | undefined> {
-  const [row] = await tx<ChargeRow[]>`select * from charges where id = ${chargeId} and account_id = ${accountId} for update`
+  const [row] = await tx<
+    ChargeRow[]
+  >`select * from charges where id = ${chargeId} and account_id = ${accountId} for update`
   return row
 }
 
@@ -107,7 +124,11 @@ export async function listCharges(sql: Sql, accountId: string, page: PageRequest
 }
 
 /** The charge a POST /v1/charges with this Idempotency-Key created (and completed), if any. */
-export async function findChargeByIdempotencyKey(sql: Sql, accountId: string, key: string): Promise<Charge | undefined> {
+export async function findChargeByIdempotencyKey(
+  sql: Sql,
+  accountId: string,
+  key: string,
+): Promise<Charge | undefined> {
   const [row] = await sql<ChargeRow[]>`
     select c.* from idempotency_keys k
     cross join lateral (select convert_from(k.response_body, 'UTF8')::jsonb as body) stored

@@ -28,27 +28,47 @@ export interface Reserved {
 /** Phase 1. Refuses with a problem the client can act on; never with an idempotency error. */
 export async function reserveSettlement(
   tx: Transaction,
-  request: { accountId: string; chargeId: string; kind: Settlement; amountCents?: number | undefined; operationId: string },
+  request: {
+    accountId: string
+    chargeId: string
+    kind: Settlement
+    amountCents?: number | undefined
+    operationId: string
+  },
 ): Promise<Reserved> {
   const charge = await lockCharge(tx, request.accountId, request.chargeId)
   if (!charge) throw new Problem('resource-not-found', `No charge ${request.chargeId}.`)
-  if (charge.pending_operation_id === request.operationId) return { charge, amountCents: charge.pending_amount_cents ?? 0 }
+  if (charge.pending_operation_id === request.operationId)
+    return { charge, amountCents: charge.pending_amount_cents ?? 0 }
   if (charge.pending_operation) {
-    throw new Problem('charge-operation-in-progress', `A ${charge.pending_operation} of charge ${charge.id} is under way; its outcome decides this one.`, {
-      headers: { 'retry-after': '1' },
-    })
+    throw new Problem(
+      'charge-operation-in-progress',
+      `A ${charge.pending_operation} of charge ${charge.id} is under way; its outcome decides this one.`,
+      {
+        headers: { 'retry-after': '1' },
+      },
+    )
   }
   if (charge.status !== 'requires_capture') {
-    const state = charge.status === 'succeeded' ? 'already captured' : charge.status === 'failed' ? 'declined' : charge.status
-    throw new Problem('charge-not-capturable', `Charge ${charge.id} is ${state}: there is no authorization to ${request.kind}.`, {
-      extensions: { charge_status: charge.status },
-    })
+    const state =
+      charge.status === 'succeeded' ? 'already captured' : charge.status === 'failed' ? 'declined' : charge.status
+    throw new Problem(
+      'charge-not-capturable',
+      `Charge ${charge.id} is ${state}: there is no authorization to ${request.kind}.`,
+      {
+        extensions: { charge_status: charge.status },
+      },
+    )
   }
   const amountCents = request.kind === 'capture' ? (request.amountCents ?? charge.amount_cents) : 0
   if (amountCents > charge.amount_cents) {
-    throw new Problem('capture-exceeds-authorization', `A capture of ${amountCents} exceeds the ${charge.amount_cents} authorized on charge ${charge.id}.`, {
-      extensions: { amount_capturable_cents: charge.amount_cents },
-    })
+    throw new Problem(
+      'capture-exceeds-authorization',
+      `A capture of ${amountCents} exceeds the ${charge.amount_cents} authorized on charge ${charge.id}.`,
+      {
+        extensions: { amount_capturable_cents: charge.amount_cents },
+      },
+    )
   }
   const [reserved] = await tx<ChargeRow[]>`
     update charges set pending_operation = ${request.kind}, pending_operation_id = ${request.operationId},
@@ -59,7 +79,12 @@ export async function reserveSettlement(
 
 /** Phase 3 of a capture: what was captured, and the rest of the authorization released. */
 export function recordCapture(tx: Transaction, charge: ChargeRow, amountCents: number): Promise<RouteResponse> {
-  return recordSettlement(tx, charge, tx`status = 'succeeded', captured = true, amount_captured_cents = ${amountCents}`, 'charge.captured')
+  return recordSettlement(
+    tx,
+    charge,
+    tx`status = 'succeeded', captured = true, amount_captured_cents = ${amountCents}`,
+    'charge.captured',
+  )
 }
 
 /** Phase 3 of a void: the authorization released; `expired` when the expiry worker voided it. */
@@ -68,7 +93,12 @@ export function recordVoid(tx: Transaction, charge: ChargeRow, status: 'voided' 
 }
 
 /** The charge changed as settled, where this operation is still the pending one, and its event. */
-async function recordSettlement(tx: Transaction, charge: ChargeRow, change: Fragment, eventType: EventType): Promise<RouteResponse> {
+async function recordSettlement(
+  tx: Transaction,
+  charge: ChargeRow,
+  change: Fragment,
+  eventType: EventType,
+): Promise<RouteResponse> {
   const [row] = await tx<ChargeRow[]>`
     update charges set ${change}, ${noPendingOperation(tx)}
     where id = ${charge.id} and pending_operation_id = ${charge.pending_operation_id} and status = 'requires_capture'
@@ -84,4 +114,5 @@ export async function releaseSettlement(db: Sql | Transaction, chargeId: string,
   await db`update charges set ${noPendingOperation(db)} where id = ${chargeId} and pending_operation_id = ${operationId}`
 }
 
-const noPendingOperation = (db: Sql | Transaction) => db`pending_operation = null, pending_operation_id = null, pending_amount_cents = null, pending_until = null`
+const noPendingOperation = (db: Sql | Transaction) =>
+  db`pending_operation = null, pending_operation_id = null, pending_amount_cents = null, pending_until = null`

@@ -9,8 +9,14 @@ import { main } from './main.js'
 
 const { values } = parseArgs({ options: { name: { type: 'string' }, field: { type: 'string' } } })
 const name = values.name?.trim()
-if (!name || name.length > 200 || (values.field !== undefined && values.field !== 'api_key' && values.field !== 'account_id')) {
-  console.error('usage: npm run --silent account:create -- --name NAME [--field api_key|account_id]   (a name of 1 to 200 characters)')
+if (
+  !name ||
+  name.length > 200 ||
+  (values.field !== undefined && values.field !== 'api_key' && values.field !== 'account_id')
+) {
+  console.error(
+    'usage: npm run --silent account:create -- --name NAME [--field api_key|account_id]   (a name of 1 to 200 characters)',
+  )
   process.exit(2)
 }
 
@@ -20,7 +26,9 @@ await main('account:create', async () => {
   try {
     const created = await createAccount(database.sql, name, config.API_KEY_MODE)
     // --field api_key: that value alone, for API_KEY=$(...) in a shell.
-    console.log(values.field === 'api_key' || values.field === 'account_id' ? created[values.field] : JSON.stringify(created))
+    console.log(
+      values.field === 'api_key' || values.field === 'account_id' ? created[values.field] : JSON.stringify(created),
+    )
   } finally {
     await database.close()
   }

@@ -12,7 +12,11 @@ const [command, ...rest] = process.argv.slice(2)
 const { values } = parseArgs({ args: rest, options: { account: { type: 'string' }, key: { type: 'string' } } })
 const usage = 'usage: key:create -- --account acct_... | key:list -- --account acct_... | key:revoke -- --key key_...'
 // Only the shape of the arguments here: an id that names nothing is answered by the database ("no account ...").
-if (!(command === 'create' || command === 'list' ? (values.account ?? '').startsWith('acct_') : command === 'revoke' && (values.key ?? '').startsWith('key_'))) {
+if (
+  !(command === 'create' || command === 'list'
+    ? (values.account ?? '').startsWith('acct_')
+    : command === 'revoke' && (values.key ?? '').startsWith('key_'))
+) {
   console.error(usage)
   process.exit(2)
 }
@@ -30,7 +34,13 @@ await main(`key:${command}`, async () => {
     } else if (!(await revokeApiKey(database.sql, values.key!))) {
       throw new Error(`no active key ${values.key}`)
     } else {
-      console.log(JSON.stringify({ key_id: values.key, revoked: true, refused_everywhere_within_seconds: config.AUTH_CACHE_SECONDS }))
+      console.log(
+        JSON.stringify({
+          key_id: values.key,
+          revoked: true,
+          refused_everywhere_within_seconds: config.AUTH_CACHE_SECONDS,
+        }),
+      )
     }
   } finally {
     await database.close()

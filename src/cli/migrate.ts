@@ -8,7 +8,9 @@ await main('migrate', async () => {
   const database = await openDatabase(loadConfig(), {}, { migrate: true })
   try {
     const applied = database.migrationsApplied
-    const [current] = await database.sql<{ name: string }[]>`select name from schema_migrations order by name desc limit 1`
+    const [current] = await database.sql<
+      { name: string }[]
+    >`select name from schema_migrations order by name desc limit 1`
     console.log(JSON.stringify({ database: database.description, applied, current: current?.name ?? null }))
   } finally {
     await database.close()

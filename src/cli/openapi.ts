@@ -10,7 +10,12 @@ const OPENAPI_PATH = new URL('../../openapi.yaml', import.meta.url)
 
 // The routes are only registered, never called: the pool never connects.
 const sql = connect('postgres://unused@127.0.0.1:1/unused', { max: 1 })
-const app = await buildApp({ sql, processor: createSimulatedProcessor({ sql }), config: {}, log: pino({ level: 'silent' }) })
+const app = await buildApp({
+  sql,
+  processor: createSimulatedProcessor({ sql }),
+  config: {},
+  log: pino({ level: 'silent' }),
+})
 await app.ready()
 const response = await app.inject({ method: 'GET', url: '/openapi.yaml' })
 await app.close()

@@ -13,14 +13,18 @@ import { createProcessor } from '../processor/create.js'
 import { main } from './main.js'
 
 await main('reconcile:report', async () => {
-  const { values } = parseArgs({ options: { run: { type: 'boolean' }, all: { type: 'boolean' }, resolve: { type: 'string' } } })
+  const { values } = parseArgs({
+    options: { run: { type: 'boolean' }, all: { type: 'boolean' }, resolve: { type: 'string' } },
+  })
   const config = loadConfig()
   const database = await openDatabase(config)
   const { sql } = database
   try {
     if (values.resolve !== undefined) {
-      if (!/^[0-9]+$/.test(values.resolve)) throw new Error(`--resolve takes a disagreement's id (a number), not ${JSON.stringify(values.resolve)}`)
-      if (!(await resolveDiscrepancy(sql, Number(values.resolve)))) throw new Error(`no open disagreement ${values.resolve}`)
+      if (!/^[0-9]+$/.test(values.resolve))
+        throw new Error(`--resolve takes a disagreement's id (a number), not ${JSON.stringify(values.resolve)}`)
+      if (!(await resolveDiscrepancy(sql, Number(values.resolve))))
+        throw new Error(`no open disagreement ${values.resolve}`)
       console.log(`resolved ${values.resolve}`)
       return
     }
@@ -33,7 +37,8 @@ await main('reconcile:report', async () => {
       console.log(JSON.stringify({ events: pulled, compared }))
     }
     const discrepancies = await listDiscrepancies(sql, { includeResolved: values.all ?? false })
-    const waiting = await sql`select id, type, note, received_at, attempts from processor_events where status = 'waiting' order by received_at`
+    const waiting =
+      await sql`select id, type, note, received_at, attempts from processor_events where status = 'waiting' order by received_at`
     console.log(JSON.stringify({ discrepancies, waiting_events: waiting }, null, 2))
   } finally {
     await database.close()

@@ -28,7 +28,8 @@ export const idempotencyKey = {
 }
 
 function encodePart(part: string | number): string {
-  if (typeof part === 'number' && !Number.isSafeInteger(part)) throw new TypeError(`an idempotency key part must be an integer or a string, not ${part}`)
+  if (typeof part === 'number' && !Number.isSafeInteger(part))
+    throw new TypeError(`an idempotency key part must be an integer or a string, not ${part}`)
   const text = String(part)
   if (text.length === 0) throw new TypeError('an idempotency key part must not be empty')
   return encodeURIComponent(text).replace(/[!'()*]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`)

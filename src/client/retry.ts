@@ -25,7 +25,10 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   deadlineMs: 30_000,
 }
 
-const RETRIED_CONFLICTS: ReadonlySet<ProblemSlug> = new Set(['idempotency-request-in-flight', 'charge-operation-in-progress'])
+const RETRIED_CONFLICTS: ReadonlySet<ProblemSlug> = new Set([
+  'idempotency-request-in-flight',
+  'charge-operation-in-progress',
+])
 
 /** Whether an answer with this status and problem type is worth another attempt with the same key. */
 export function isRetryable(status: number, type: ProblemSlug): boolean {
@@ -34,7 +37,12 @@ export function isRetryable(status: number, type: ProblemSlug): boolean {
 }
 
 /** Full jitter (a random wait between 0 and the exponential ceiling), or Retry-After plus a little jitter. */
-export function delayBeforeRetry(policy: RetryPolicy, attempt: number, retryAfterMs: number | undefined, random = Math.random): number {
+export function delayBeforeRetry(
+  policy: RetryPolicy,
+  attempt: number,
+  retryAfterMs: number | undefined,
+  random = Math.random,
+): number {
   if (retryAfterMs !== undefined) return retryAfterMs + random() * policy.baseDelayMs
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1))
   return random() * ceiling

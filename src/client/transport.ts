@@ -66,7 +66,10 @@ export function createTransport(options: ClientOptions): Transport {
   const base = options.baseUrl.replace(/\/+$/, '')
   const fetch = options.fetch ?? globalThis.fetch
   // A key left unset would be sent as "Bearer undefined" and answered 401 for every call: refused here instead.
-  if (typeof options.apiKey !== 'string' || options.apiKey.trim() === '') throw new TypeError(`createClient needs an apiKey (sk_test_... or sk_live_...); it got ${JSON.stringify(options.apiKey)}`)
+  if (typeof options.apiKey !== 'string' || options.apiKey.trim() === '')
+    throw new TypeError(
+      `createClient needs an apiKey (sk_test_... or sk_live_...); it got ${JSON.stringify(options.apiKey)}`,
+    )
   const authorization = `Bearer ${options.apiKey}`
 
   return async function call<T>(request: ApiRequest, callOptions: CallOptions = {}): Promise<ApiResponse<T>> {
@@ -93,7 +96,15 @@ export function createTransport(options: ClientOptions): Transport {
       const result = await attemptOnce<T>(fetch, url, { ...init, signal }, info)
       if ('response' in result) return result.response
       callOptions.signal?.throwIfAborted() // the caller gave up: no more attempts
-      const failure = 'failure' in result ? result.failure : connectionError(`${init.method} ${url}`, result.unanswered, info, (sent ||= result.unanswered.mayHaveArrived))
+      const failure =
+        'failure' in result
+          ? result.failure
+          : connectionError(
+              `${init.method} ${url}`,
+              result.unanswered,
+              info,
+              (sent ||= result.unanswered.mayHaveArrived),
+            )
       if (!result.retryable || attempt >= policy.maxAttempts) throw failure
       const delayMs = delayBeforeRetry(policy, attempt, 'failure' in result ? result.retryAfterMs : undefined)
       if (Date.now() - started + delayMs >= policy.deadlineMs) throw failure
@@ -118,7 +129,12 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   })
 }
 
-async function attemptOnce<T>(fetch: typeof globalThis.fetch, url: string, init: RequestInit, info: { attempts: number; idempotencyKey: string | undefined }): Promise<Attempt<T>> {
+async function attemptOnce<T>(
+  fetch: typeof globalThis.fetch,
+  url: string,
+  init: RequestInit,
+  info: { attempts: number; idempotencyKey: string | undefined },
+): Promise<Attempt<T>> {
   let status: number
   let headers: Headers
   let text: string
@@ -127,10 +143,18 @@ async function attemptOnce<T>(fetch: typeof globalThis.fetch, url: string, init:
     ;({ status, headers } = response)
     text = await response.text()
   } catch (error) {
-    if (error instanceof Error && error.name === 'TimeoutError') return { unanswered: { reason: 'the attempt timed out', cause: error, mayHaveArrived: true }, retryable: true }
+    if (error instanceof Error && error.name === 'TimeoutError')
+      return { unanswered: { reason: 'the attempt timed out', cause: error, mayHaveArrived: true }, retryable: true }
     const code = codeOf(error)
     const neverLeft = code !== undefined && NEVER_CONNECTED.has(code)
-    return { unanswered: { reason: `the connection failed${code ? ` (${code})` : ''}`, cause: error, mayHaveArrived: !neverLeft }, retryable: true }
+    return {
+      unanswered: {
+        reason: `the connection failed${code ? ` (${code})` : ''}`,
+        cause: error,
+        mayHaveArrived: !neverLeft,
+      },
+      retryable: true,
+    }
   }
   const requestId = headers.get('x-request-id') ?? undefined
   if (status >= 200 && status < 300) {
@@ -141,14 +165,27 @@ async function attemptOnce<T>(fetch: typeof globalThis.fetch, url: string, init:
       return { unanswered: { reason: 'the answer was not JSON', cause: error, mayHaveArrived: true }, retryable: true }
     }
     const replayed = headers.get('idempotent-replayed') === 'true'
-    return { response: { data, status, replayed, requestId, attempts: info.attempts, idempotencyKey: info.idempotencyKey } }
+    return {
+      response: { data, status, replayed, requestId, attempts: info.attempts, idempotencyKey: info.idempotencyKey },
+    }
   }
   const failure = new ProblemError(problemOf(status, headers.get('content-type'), text), requestId, info)
-  return { failure, retryable: isRetryable(status, failure.type), retryAfterMs: parseRetryAfter(headers.get('retry-after')) }
+  return {
+    failure,
+    retryable: isRetryable(status, failure.type),
+    retryAfterMs: parseRetryAfter(headers.get('retry-after')),
+  }
 }
 
 /** Failures of the connection itself, before any byte of the request could be sent: nothing listens, no such host. */
-const NEVER_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT'])
+const NEVER_CONNECTED = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+])
 
 /** The system's error code under fetch's TypeError ("fetch failed"), where the platform gives one. */
 function codeOf(error: unknown): string | undefined {
@@ -157,13 +194,21 @@ function codeOf(error: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined
 }
 
-function connectionError(call: string, last: Unanswered, info: { attempts: number; idempotencyKey: string | undefined }, requestSent: boolean): ConnectionError {
+function connectionError(
+  call: string,
+  last: Unanswered,
+  info: { attempts: number; idempotencyKey: string | undefined },
+  requestSent: boolean,
+): ConnectionError {
   const outcome = !requestSent
     ? '; no attempt reached the server (is it running there?), so nothing was done'
     : info.idempotencyKey !== undefined
       ? '; the outcome is unknown: call again with the same idempotency key to settle it'
       : ''
-  return new ConnectionError(`${call}: ${last.reason} before an answer came back${outcome}`, last.cause, { ...info, requestSent })
+  return new ConnectionError(`${call}: ${last.reason} before an answer came back${outcome}`, last.cause, {
+    ...info,
+    requestSent,
+  })
 }
 
 /** The problem+json body, or one made up from the status when the answer was something else (a proxy's page). */

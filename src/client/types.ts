@@ -16,7 +16,17 @@ import type {
   WebhookEndpoint,
 } from '../schemas/webhook.js'
 
-export type { Charge, CreateChargeBody, CreateWebhookEndpointBody, Event, EventType, Refund, UpdateWebhookEndpointBody, WebhookDelivery, WebhookEndpoint }
+export type {
+  Charge,
+  CreateChargeBody,
+  CreateWebhookEndpointBody,
+  Event,
+  EventType,
+  Refund,
+  UpdateWebhookEndpointBody,
+  WebhookDelivery,
+  WebhookEndpoint,
+}
 export type CaptureChargeBody = Static<typeof CaptureChargeBody>
 export type CreateRefundBody = Static<typeof CreateRefundBody>
 export type RedeliverBody = Static<typeof RedeliverBody>

@@ -11,8 +11,16 @@ export { WebhookVerificationError }
  * bytes as received (a re-serialised parse would not match the signature). Apply each `webhook-id` once: a
  * delivery may come again.
  */
-export function verifyWebhook(body: string | Uint8Array, headers: Headers | Record<string, string | string[] | undefined>, secret: string): Event {
+export function verifyWebhook(
+  body: string | Uint8Array,
+  headers: Headers | Record<string, string | string[] | undefined>,
+  secret: string,
+): Event {
   const read = (name: string) => (headers instanceof Headers ? headers.get(name) : [headers[name]].flat()[0]) ?? ''
-  const signed = { 'webhook-id': read('webhook-id'), 'webhook-timestamp': read('webhook-timestamp'), 'webhook-signature': read('webhook-signature') }
+  const signed = {
+    'webhook-id': read('webhook-id'),
+    'webhook-timestamp': read('webhook-timestamp'),
+    'webhook-signature': read('webhook-signature'),
+  }
   return new Webhook(secret).verify(typeof body === 'string' ? body : new TextDecoder().decode(body), signed) as Event
 }

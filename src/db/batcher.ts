@@ -78,7 +78,10 @@ export class Batcher<In, Out> {
       this.#sendNext()
     }
     const { stallAfterMs, onStall } = this.#options
-    const stall = stallAfterMs === undefined ? undefined : setTimeout(() => (onStall?.(batch.length), release()), stallAfterMs).unref()
+    const stall =
+      stallAfterMs === undefined
+        ? undefined
+        : setTimeout(() => (onStall?.(batch.length), release()), stallAfterMs).unref()
     const sent = await this.#run(batch.map((waiting) => waiting.item)).then(
       (results) => ({ results }),
       (error: unknown) => ({ error }),
@@ -92,7 +95,8 @@ export class Batcher<In, Out> {
       for (const waiting of batch) waiting.reject(sent.error)
     } else {
       // Nothing of it was committed: alone, each item that can go through does.
-      for (const waiting of batch) this.#run([waiting.item]).then(([result]) => waiting.resolve(result!), waiting.reject)
+      for (const waiting of batch)
+        this.#run([waiting.item]).then(([result]) => waiting.resolve(result!), waiting.reject)
     }
   }
 }

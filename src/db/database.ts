@@ -27,10 +27,19 @@ export interface DatabaseLog {
   onNotice?: (message: string) => void
 }
 
-export async function openDatabase(config: Config, log: DatabaseLog = {}, options: { migrate?: boolean } = {}): Promise<Database> {
+export async function openDatabase(
+  config: Config,
+  log: DatabaseLog = {},
+  options: { migrate?: boolean } = {},
+): Promise<Database> {
   const embedded = config.DATABASE_URL
     ? undefined
-    : await startEmbeddedPostgres({ dataDir: config.DATA_DIR, port: config.EMBEDDED_PG_PORT, database: EMBEDDED_DATABASE_NAME, ...log })
+    : await startEmbeddedPostgres({
+        dataDir: config.DATA_DIR,
+        port: config.EMBEDDED_PG_PORT,
+        database: EMBEDDED_DATABASE_NAME,
+        ...log,
+      })
   const url = config.DATABASE_URL ?? embedded!.url
   const sql = connect(url, {
     max: config.DATABASE_POOL_SIZE,
@@ -41,7 +50,11 @@ export async function openDatabase(config: Config, log: DatabaseLog = {}, option
   let migrationsApplied: string[] = []
   try {
     if (config.DATABASE_TRANSACTION_POOLING) await requireBoundedWaits(sql, config.DATABASE_STATEMENT_TIMEOUT_MS)
-    if (options.migrate ?? config.MIGRATE_ON_START) migrationsApplied = await migrate(url, { transactionPooling: config.DATABASE_TRANSACTION_POOLING, connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS })
+    if (options.migrate ?? config.MIGRATE_ON_START)
+      migrationsApplied = await migrate(url, {
+        transactionPooling: config.DATABASE_TRANSACTION_POOLING,
+        connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+      })
   } catch (error) {
     await sql.end({ timeout: 1 })
     await embedded?.stop()
@@ -50,7 +63,9 @@ export async function openDatabase(config: Config, log: DatabaseLog = {}, option
   return {
     url,
     sql,
-    description: embedded ? `embedded PostgreSQL in ${embedded.directory} (port ${config.EMBEDDED_PG_PORT})` : withoutPassword(url),
+    description: embedded
+      ? `embedded PostgreSQL in ${embedded.directory} (port ${config.EMBEDDED_PG_PORT})`
+      : withoutPassword(url),
     embedded: embedded !== undefined,
     migrationsApplied,
     close: async () => {
@@ -70,7 +85,10 @@ async function requireBoundedWaits(sql: Sql, statementTimeoutMs: number): Promis
   const [row] = await sql<{ statement: string; idle: string }[]>`
     select (select setting from pg_settings where name = 'statement_timeout') as statement,
       (select setting from pg_settings where name = 'idle_in_transaction_session_timeout') as idle`
-  const unbounded = [row!.statement === '0' && 'statement_timeout', row!.idle === '0' && 'idle_in_transaction_session_timeout'].filter(Boolean)
+  const unbounded = [
+    row!.statement === '0' && 'statement_timeout',
+    row!.idle === '0' && 'idle_in_transaction_session_timeout',
+  ].filter(Boolean)
   if (unbounded.length) {
     throw new Error(
       `DATABASE_TRANSACTION_POOLING: the pooler's connections have no ${unbounded.join(' and no ')}; set them on the role, e.g. ` +

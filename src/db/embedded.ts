@@ -40,7 +40,10 @@ export async function startEmbeddedPostgres(options: {
   const binaries = await postgresBinaries({ onLog: notice })
   const directory = await clusterDirectory(resolve(options.dataDir), binaries.runAs, notice)
   // Said where a user looks first: the cluster may live outside DATA_DIR (as root, see clusterDirectory).
-  await writeFile(join(resolve(options.dataDir), WHERE_FILE), `${directory}\n# this checkout's embedded PostgreSQL keeps its data there; npm run db:reset removes it\n`)
+  await writeFile(
+    join(resolve(options.dataDir), WHERE_FILE),
+    `${directory}\n# this checkout's embedded PostgreSQL keeps its data there; npm run db:reset removes it\n`,
+  )
 
   const serving = await directoryServedAt(serverUrl)
   if (serving !== undefined) {
@@ -54,7 +57,14 @@ export async function startEmbeddedPostgres(options: {
     return { url, directory, stop: async () => {} }
   }
 
-  const cluster = new LocalCluster({ directory, port: options.port, user: USER, password: PASSWORD, binaries, ...(options.onLog && { onLog: options.onLog }) })
+  const cluster = new LocalCluster({
+    directory,
+    port: options.port,
+    user: USER,
+    password: PASSWORD,
+    binaries,
+    ...(options.onLog && { onLog: options.onLog }),
+  })
   if (!(await cluster.isInitialised())) await cluster.initialise()
   await cluster.start().catch(async (error: Error) => {
     throw new Error(`${error.message}${await hintFor(error.message, directory)}`)
@@ -79,7 +89,8 @@ async function hintFor(message: string, directory: string): Promise<string> {
   if (/lock file "postmaster.pid" already exists/.test(message)) {
     // Line 4 of postmaster.pid is the port the running server listens on.
     const port = (await readFile(join(directory, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n')[3]?.trim()
-    if (port) return `; this data directory is already being served on port ${port}: set EMBEDDED_PG_PORT=${port} to use it`
+    if (port)
+      return `; this data directory is already being served on port ${port}: set EMBEDDED_PG_PORT=${port} to use it`
   }
   return ''
 }
@@ -94,21 +105,32 @@ export async function resetEmbeddedPostgres(options: { dataDir: string; port: nu
   const directory = named || join(dataDir, 'pg')
   const serving = await directoryServedAt(`postgres://${USER}:${PASSWORD}@127.0.0.1:${options.port}/postgres`)
   if (serving !== undefined && serving === (await realpath(directory).catch(() => directory))) {
-    throw new Error(`the embedded PostgreSQL in ${directory} is running (port ${options.port}): stop the server of this checkout first`)
+    throw new Error(
+      `the embedded PostgreSQL in ${directory} is running (port ${options.port}): stop the server of this checkout first`,
+    )
   }
   const existed = (await readFile(join(directory, 'PG_VERSION'), 'utf8').catch(() => undefined)) !== undefined
   // A root fallback cluster sits in a directory of its own under ROOT_FALLBACK_DIR: that goes whole.
-  await rm(directory.startsWith(`${ROOT_FALLBACK_DIR}/`) ? dirname(directory) : directory, { recursive: true, force: true })
+  await rm(directory.startsWith(`${ROOT_FALLBACK_DIR}/`) ? dirname(directory) : directory, {
+    recursive: true,
+    force: true,
+  })
   await rm(join(dataDir, WHERE_FILE), { force: true })
   return existed ? directory : undefined
 }
 
-async function clusterDirectory(dataDir: string, runAs: { uid: number; gid: number } | undefined, log: (message: string) => void): Promise<string> {
+async function clusterDirectory(
+  dataDir: string,
+  runAs: { uid: number; gid: number } | undefined,
+  log: (message: string) => void,
+): Promise<string> {
   await mkdir(dataDir, { recursive: true })
   if (!runAs || canReach(runAs, dataDir)) return join(dataDir, 'pg')
   const fallback = join(ROOT_FALLBACK_DIR, createHash('sha256').update(dataDir).digest('hex').slice(0, 16), 'pg')
   await mkdir(fallback, { recursive: true, mode: 0o755 })
-  log(`running as root, PostgreSQL runs as the postgres user, who cannot enter ${dataDir}; its cluster is kept in ${fallback}`)
+  log(
+    `running as root, PostgreSQL runs as the postgres user, who cannot enter ${dataDir}; its cluster is kept in ${fallback}`,
+  )
   return fallback
 }
 
@@ -117,7 +139,11 @@ async function directoryServedAt(url: string): Promise<string | undefined> {
   const sql = postgres(url, { max: 1, connect_timeout: 2, onnotice: () => {} })
   try {
     // Bounded: postgres.js keeps retrying a server that accepts connections and then drops them.
-    const [row] = await withTimeout(sql<{ data_directory: string }[]>`select current_setting('data_directory') as data_directory`.execute(), 3000, 'the embedded cluster')
+    const [row] = await withTimeout(
+      sql<{ data_directory: string }[]>`select current_setting('data_directory') as data_directory`.execute(),
+      3000,
+      'the embedded cluster',
+    )
     return await realpath(row!.data_directory).catch(() => row!.data_directory)
   } catch {
     return undefined

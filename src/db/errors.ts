@@ -1,10 +1,21 @@
 // Which database failures mean "the database is unreachable or overloaded right now" (a 503 the client may
 // retry) rather than a defect (a 500). Either way the transaction rolled back and nothing was half-written.
 const NETWORK_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
   // postgres.js's own codes for a connection that failed to open, or was lost mid-query; ANSWER_TIMEOUT (patched):
   // one that owed an answer and heard nothing past the statement timeout (src/db/connect.ts).
-  'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'ANSWER_TIMEOUT',
+  'CONNECT_TIMEOUT',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'ANSWER_TIMEOUT',
 ])
 
 // SQLSTATEs: connection exceptions (08), too many connections / out of resources (53), shutdown and

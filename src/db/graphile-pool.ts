@@ -31,7 +31,11 @@ export function graphilePool(
 }
 
 /** Runs `work` (graphile-worker's migrations, say) on a one-connection pool of its own, ended before it returns. */
-export async function withGraphilePool<T>(connectionString: string, applicationName: string, work: (pool: pg.Pool) => Promise<T>): Promise<T> {
+export async function withGraphilePool<T>(
+  connectionString: string,
+  applicationName: string,
+  work: (pool: pg.Pool) => Promise<T>,
+): Promise<T> {
   const pool = graphilePool(connectionString, { applicationName, max: 1 })
   try {
     return await work(pool)
@@ -123,10 +127,15 @@ function writableNodeClient(hosts: HostPort[]): typeof pg.Client {
       try {
         await super.connect()
         if (await isWritable(this)) return
-        throw Object.assign(new Error(`${node.host}:${node.port} is read-only (a standby, or a demoted primary)`), { code: '25006' })
+        throw Object.assign(new Error(`${node.host}:${node.port} is read-only (a standby, or a demoted primary)`), {
+          code: '25006',
+        })
       } catch (error) {
         void this.end().catch(() => {})
-        writable = await findWritable(this.#config, hosts.filter((candidate) => candidate !== node))
+        writable = await findWritable(
+          this.#config,
+          hosts.filter((candidate) => candidate !== node),
+        )
         throw error
       } finally {
         this.off('error', ignore)

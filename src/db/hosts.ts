@@ -14,12 +14,15 @@ export function parseHosts(url: string): { hosts: HostPort[]; firstHostUrl: stri
   const match = URL_PARTS.exec(url)
   if (!match) return { hosts: [], firstHostUrl: url }
   const [, head, hostList, tail] = match as unknown as [string, string, string, string]
-  const hosts = hostList.split(',').filter(Boolean).map((entry) => {
-    // [::1]:5432, host:5432 or host alone.
-    const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(entry)
-    const [host, port] = bracketed ? [bracketed[1]!, bracketed[2]] : [entry.split(':')[0]!, entry.split(':')[1]]
-    return { host, port: port ? Number(port) : 5432 }
-  })
+  const hosts = hostList
+    .split(',')
+    .filter(Boolean)
+    .map((entry) => {
+      // [::1]:5432, host:5432 or host alone.
+      const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(entry)
+      const [host, port] = bracketed ? [bracketed[1]!, bracketed[2]] : [entry.split(':')[0]!, entry.split(':')[1]]
+      return { host, port: port ? Number(port) : 5432 }
+    })
   return { hosts, firstHostUrl: `${head}${hostList.split(',')[0] ?? ''}${tail}` }
 }
 

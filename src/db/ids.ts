@@ -24,5 +24,8 @@ export function newId(prefix: IdPrefix): string {
  * retry, takeover and recovery of the operation, so the processor can be told it before the resource is written.
  */
 export function idOfOperation(prefix: IdPrefix, operationId: string): string {
-  return `${prefix}_${createHash('sha256').update(`${prefix}:${operationId}`).digest('hex').slice(0, ID_BYTES * 2)}`
+  return `${prefix}_${createHash('sha256')
+    .update(`${prefix}:${operationId}`)
+    .digest('hex')
+    .slice(0, ID_BYTES * 2)}`
 }

@@ -37,7 +37,10 @@ export class LocalCluster {
   }
 
   async isInitialised(): Promise<boolean> {
-    return stat(join(this.options.directory, 'PG_VERSION')).then(() => true, () => false)
+    return stat(join(this.options.directory, 'PG_VERSION')).then(
+      () => true,
+      () => false,
+    )
   }
 
   async initialise(): Promise<void> {
@@ -77,10 +80,20 @@ export class LocalCluster {
       unix_socket_directories: '',
       ...this.options.settings,
     }
-    const child = this.spawn('postgres', ['-D', this.options.directory, '-p', String(this.options.port), ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`])], {
-      // Its own process group: a Ctrl-C in the terminal reaches the app, which then stops the server in order.
-      detached: true,
-    })
+    const child = this.spawn(
+      'postgres',
+      [
+        '-D',
+        this.options.directory,
+        '-p',
+        String(this.options.port),
+        ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+      ],
+      {
+        // Its own process group: a Ctrl-C in the terminal reaches the app, which then stops the server in order.
+        detached: true,
+      },
+    )
     this.process = child
     await new Promise<void>((resolve, reject) => {
       const onOutput = (chunk: Buffer) => {
@@ -89,7 +102,11 @@ export class LocalCluster {
       child.stderr!.on('data', onOutput)
       child.once('exit', (code, signal) => {
         this.process = undefined
-        reject(new Error(`PostgreSQL on port ${this.options.port} exited during start-up (${signal ?? `exit ${code}`}): ${this.cause()}`))
+        reject(
+          new Error(
+            `PostgreSQL on port ${this.options.port} exited during start-up (${signal ?? `exit ${code}`}): ${this.cause()}`,
+          ),
+        )
       })
       child.once('error', reject)
     })

@@ -17,7 +17,9 @@ export interface MigrateOptions {
 
 export async function migrate(connectionString: string, options: MigrateOptions = {}): Promise<string[]> {
   const applied = await applyMigrations(connectionString, options)
-  await withGraphilePool(connectionString, 'payments-api migrate', (pgPool) => runMigrations({ pgPool, logger: silent, noPreparedStatements: options.transactionPooling ?? false }))
+  await withGraphilePool(connectionString, 'payments-api migrate', (pgPool) =>
+    runMigrations({ pgPool, logger: silent, noPreparedStatements: options.transactionPooling ?? false }),
+  )
   return applied
 }
 

@@ -49,13 +49,23 @@ function platformNativeDir(): string {
 async function ensureRunAsUser(): Promise<{ uid: number; gid: number; name: string }> {
   const existing = await idsOf(RUN_AS_USER)
   if (existing) return existing
-  await run('useradd', ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', RUN_AS_USER]).catch(async () => {
+  await run('useradd', [
+    '--system',
+    '--user-group',
+    '--no-create-home',
+    '--shell',
+    '/usr/sbin/nologin',
+    RUN_AS_USER,
+  ]).catch(async () => {
     // Busybox and older systems: groupadd + useradd without --user-group.
     await run('groupadd', ['--system', RUN_AS_USER]).catch(() => {})
     await run('useradd', ['--system', '-g', RUN_AS_USER, RUN_AS_USER])
   })
   const created = await idsOf(RUN_AS_USER)
-  if (!created) throw new Error(`running as root, PostgreSQL needs an unprivileged user, and the ${RUN_AS_USER} user could not be created`)
+  if (!created)
+    throw new Error(
+      `running as root, PostgreSQL needs an unprivileged user, and the ${RUN_AS_USER} user could not be created`,
+    )
   return created
 }
 
@@ -73,7 +83,13 @@ async function sharedCopy(nativeDir: string, sharedDir: string): Promise<string>
   const version = JSON.parse(await readFile(join(nativeDir, '..', 'package.json'), 'utf8')).version as string
   const target = join(sharedDir, `payments-api-postgres-${version}-${process.platform}-${process.arch}`)
   const marker = join(target, '.complete')
-  if (await readFile(marker, 'utf8').then(() => true, () => false)) return target
+  if (
+    await readFile(marker, 'utf8').then(
+      () => true,
+      () => false,
+    )
+  )
+    return target
   // Copy beside the target and rename, so that two processes starting at once never see half a copy.
   const staging = `${target}.${process.pid}`
   await mkdir(dirname(target), { recursive: true })

@@ -37,7 +37,9 @@ export function columnTypes(sql: Sql, table: string): Promise<Map<string, string
   if (!types) {
     types = sql<{ name: string; type: string }[]>`
       select attname as name, format_type(atttypid, atttypmod) as type from pg_attribute
-      where attrelid = ${table}::regclass and attnum > 0 and not attisdropped`.then((rows) => new Map(rows.map((row) => [row.name, row.type])))
+      where attrelid = ${table}::regclass and attnum > 0 and not attisdropped`.then(
+      (rows) => new Map(rows.map((row) => [row.name, row.type])),
+    )
     // A failed lookup (a lost connection) is asked again next time.
     types.catch(() => knownTypes.delete(table))
     knownTypes.set(table, types)

@@ -33,5 +33,8 @@ export async function whileDatabaseUnavailable<T>(attempt: () => Promise<T>, ret
 const NODE_POSTGRES_CONNECTION_LOST = /^(Connection terminated|timeout expired)/
 
 function unavailable(error: unknown): boolean {
-  return isDatabaseUnavailable(error) || (error instanceof Error && !('code' in error) && NODE_POSTGRES_CONNECTION_LOST.test(error.message))
+  return (
+    isDatabaseUnavailable(error) ||
+    (error instanceof Error && !('code' in error) && NODE_POSTGRES_CONNECTION_LOST.test(error.message))
+  )
 }

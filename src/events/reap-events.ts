@@ -4,7 +4,10 @@ import type { Sql } from '../db/connect.js'
 
 export const REAP_EVENTS_TASK = 'reap_old_events'
 
-export async function reapOldEvents(sql: Sql, options: { retentionDays: number; batchSize: number; signal?: AbortSignal }): Promise<number> {
+export async function reapOldEvents(
+  sql: Sql,
+  options: { retentionDays: number; batchSize: number; signal?: AbortSignal },
+): Promise<number> {
   let deleted = 0
   while (!options.signal?.aborted) {
     const { count } = await sql`

@@ -60,7 +60,10 @@ export class KeyClaims {
   constructor(sql: Sql, timing: Timing, statements: SharedStatements = {}) {
     this.#sql = sql
     this.#timing = timing
-    this.#batches = new Batcher((attempts) => claimStatement(sql, timing, attempts), { maxSize: MAX_CLAIMS_PER_STATEMENT, ...statements })
+    this.#batches = new Batcher((attempts) => claimStatement(sql, timing, attempts), {
+      maxSize: MAX_CLAIMS_PER_STATEMENT,
+      ...statements,
+    })
   }
 
   /**
@@ -85,7 +88,13 @@ export class KeyClaims {
       // The key was inserted by a transaction that committed after this statement's snapshot (or by a twin in the
       // same statement): look again.
       if (!row) continue
-      if (row.inserted) return { outcome: 'claimed', claim: { rowId: row.id, token, operationId: row.operation_id }, takenOver: false, inherited: false }
+      if (row.inserted)
+        return {
+          outcome: 'claimed',
+          claim: { rowId: row.id, token, operationId: row.operation_id },
+          takenOver: false,
+          inherited: false,
+        }
 
       const sameRequest = row.fingerprint!.equals(fingerprint)
       const unsettled = row.completed_at === null
@@ -108,7 +117,13 @@ export class KeyClaims {
       const taken = await takeOver(this.#sql, row, fingerprint, token, this.#timing, request)
       if (taken) {
         const claim = { rowId: row.id, token, operationId: taken.operation_id }
-        return { outcome: 'claimed', claim, takenOver: true, inherited: unsettled, ...(unsettled && { operationSince: taken.created_at }) }
+        return {
+          outcome: 'claimed',
+          claim,
+          takenOver: true,
+          inherited: unsettled,
+          ...(unsettled && { operationSince: taken.created_at }),
+        }
       }
     }
     return { outcome: 'in-flight' }
@@ -175,7 +190,11 @@ async function claimStatement(sql: Sql, timing: Timing, attempts: ClaimAttempt[]
  * The claim of one request alone: the same step as claimStatement's for one row, in the statement a single
  * request needs (measured alone, the batch statement cost PostgreSQL 0.2 ms more per request).
  */
-async function claimOne(sql: Sql, timing: Timing, { scope, fingerprint, token, request }: ClaimAttempt): Promise<KeyRow | undefined> {
+async function claimOne(
+  sql: Sql,
+  timing: Timing,
+  { scope, fingerprint, token, request }: ClaimAttempt,
+): Promise<KeyRow | undefined> {
   const [row] = await sql<KeyRow[]>`
     with existing as (
       select id, operation_id, fingerprint, claim_token, expires_at <= now() as expired,
@@ -231,4 +250,3 @@ async function takeOver(sql: Sql, row: KeyRow, fingerprint: Buffer, token: strin
     returning k.operation_id, k.created_at`
   return taken
 }
-

@@ -25,7 +25,10 @@ export class Commits {
   readonly #batches: Batcher<Commit, boolean>
 
   constructor(sql: Sql, statements: SharedStatements = {}) {
-    this.#batches = new Batcher((commits) => commitStatement(sql, commits), { maxSize: MAX_COMMITS_PER_STATEMENT, ...statements })
+    this.#batches = new Batcher((commits) => commitStatement(sql, commits), {
+      maxSize: MAX_COMMITS_PER_STATEMENT,
+      ...statements,
+    })
   }
 
   /**
@@ -46,7 +49,9 @@ export class Commits {
  */
 async function commitStatement(sql: Sql, commits: Commit[]): Promise<boolean[]> {
   if (commits.length === 1) return [await commitOne(sql, commits[0]!)]
-  const claimed = commits.flatMap((commit, index) => (commit.claim ? [{ ord: index + 1, claim: commit.claim, response: commit.response }] : []))
+  const claimed = commits.flatMap((commit, index) =>
+    commit.claim ? [{ ord: index + 1, claim: commit.claim, response: commit.response }] : [],
+  )
   const column = (value: (item: (typeof claimed)[number]) => string | number) => arrayLiteral(claimed.map(value))
   const groups = rowsByTable(commits)
   const types = await Promise.all(groups.map(({ table }) => columnTypes(sql, table)))
@@ -54,8 +59,16 @@ async function commitStatement(sql: Sql, commits: Commit[]): Promise<boolean[]> 
     ({ table, columns, ords, rows }, index) => sql`, ${sql.unsafe(`write_${index}`)} as (
       insert into ${sql(table)} (${columnList(sql, columns)})
       select ${columnList(sql, columns)}
-      from unnest(${[columnArray(sql, 'integer', ords), ...columns.map((column) => columnArray(sql, typeOf(types[index]!, table, column), rows.map((row) => row[column])))]
-        .reduce((joined, array) => sql`${joined}, ${array}`)}) as w(write_ord, ${columnList(sql, columns)})
+      from unnest(${[
+        columnArray(sql, 'integer', ords),
+        ...columns.map((column) =>
+          columnArray(
+            sql,
+            typeOf(types[index]!, table, column),
+            rows.map((row) => row[column]),
+          ),
+        ),
+      ].reduce((joined, array) => sql`${joined}, ${array}`)}) as w(write_ord, ${columnList(sql, columns)})
       where w.write_ord in (select ord from passed)
     )`,
   )
@@ -107,7 +120,10 @@ async function commitOne(sql: Sql, { writes, claim, response }: Commit): Promise
  * The rows of a batch grouped by table and columns, each with the position (ord) of the request that wrote it.
  */
 function rowsByTable(commits: Commit[]) {
-  const groups = new Map<string, { table: string; columns: string[]; ords: number[]; rows: Record<string, unknown>[] }>()
+  const groups = new Map<
+    string,
+    { table: string; columns: string[]; ords: number[]; rows: Record<string, unknown>[] }
+  >()
   commits.forEach((commit, index) => {
     for (const { table, row } of commit.writes) {
       const columns = Object.keys(row)
@@ -126,4 +142,3 @@ function typeOf(types: Map<string, string>, table: string, column: string): stri
   if (!type) throw new Error(`${table} has no column ${column}`)
   return type
 }
-

@@ -3,7 +3,11 @@
 import { hash } from 'node:crypto'
 
 export function requestFingerprint(request: { method: string; route: string; params: unknown; body: unknown }): Buffer {
-  return hash('sha256', `${request.method}\n${request.route}\n${canonicalJson({ params: request.params ?? {}, body: request.body ?? null })}`, 'buffer')
+  return hash(
+    'sha256',
+    `${request.method}\n${request.route}\n${canonicalJson({ params: request.params ?? {}, body: request.body ?? null })}`,
+    'buffer',
+  )
 }
 
 /** JSON with object keys sorted at every depth (the subset of RFC 8785 that parsed JSON bodies need). */

@@ -33,7 +33,8 @@ function unquoteStructuredString(value: string): string {
     const char = value[index]
     if (char === '\\') {
       const escaped = value[++index]
-      if ((escaped !== '"' && escaped !== '\\') || index === value.length - 1) throw invalid('a quoted key may escape only " and \\')
+      if ((escaped !== '"' && escaped !== '\\') || index === value.length - 1)
+        throw invalid('a quoted key may escape only " and \\')
       key += escaped
     } else if (char === '"') {
       throw invalid('a double quote inside a quoted key must be escaped')

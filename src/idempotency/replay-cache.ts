@@ -37,13 +37,23 @@ export class ReplayCache {
    * (the clocks read before the statement was sent). Timed from then, not from now: a process that stalled after
    * the answer came back must not keep the entry past the key's expiry.
    */
-  set(scope: KeyScope, completed: CompletedKey, expiresInMs: number, askedAt = { monotonic: performance.now(), wall: Date.now() }): void {
+  set(
+    scope: KeyScope,
+    completed: CompletedKey,
+    expiresInMs: number,
+    askedAt = { monotonic: performance.now(), wall: Date.now() },
+  ): void {
     if (this.maxEntries <= 0 || expiresInMs <= EXPIRY_MARGIN_MS) return
     const name = entryName(scope)
     // Map iterates in insertion order: the first entry is the oldest.
-    if (!this.entries.has(name) && this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!)
+    if (!this.entries.has(name) && this.entries.size >= this.maxEntries)
+      this.entries.delete(this.entries.keys().next().value!)
     const keep = expiresInMs - EXPIRY_MARGIN_MS
-    this.entries.set(name, { fingerprint: completed.fingerprint, response: completed.response, dropAt: { monotonic: askedAt.monotonic + keep, wall: askedAt.wall + keep } })
+    this.entries.set(name, {
+      fingerprint: completed.fingerprint,
+      response: completed.response,
+      dropAt: { monotonic: askedAt.monotonic + keep, wall: askedAt.wall + keep },
+    })
   }
 }
 

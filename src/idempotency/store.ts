@@ -32,7 +32,12 @@ export type ClaimResult =
    * `expiresInMs`: how long the key had left, as PostgreSQL counted it, at the latest at `askedAt` (both clocks,
    * read before the statement was sent: a process that stalls after the answer cannot stretch the lifetime).
    */
-  | { outcome: 'completed'; response: StoredResponse; expiresInMs?: number; askedAt?: { monotonic: number; wall: number } }
+  | {
+      outcome: 'completed'
+      response: StoredResponse
+      expiresInMs?: number
+      askedAt?: { monotonic: number; wall: number }
+    }
   | { outcome: 'in-flight' }
   | { outcome: 'fingerprint-mismatch' }
 
@@ -78,7 +83,8 @@ export async function releaseClaim(sql: Sql | Transaction, claim: Claim): Promis
  * transaction's other locks: a completion locks the business rows first and the key last, and so must this.
  */
 export async function holdsClaim(tx: Transaction, claim: Claim): Promise<boolean> {
-  const rows = await tx`select from idempotency_keys where id = ${claim.rowId} and claim_token = ${claim.token} for share`
+  const rows =
+    await tx`select from idempotency_keys where id = ${claim.rowId} and claim_token = ${claim.token} for share`
   return rows.length === 1
 }
 

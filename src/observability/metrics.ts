@@ -23,7 +23,14 @@ export const httpRequests = new Counter({
   registers,
 })
 
-export type IdempotencyOutcome = 'claimed' | 'taken_over' | 'replayed' | 'in_flight' | 'key_reused' | 'released' | 'lease_ended'
+export type IdempotencyOutcome =
+  | 'claimed'
+  | 'taken_over'
+  | 'replayed'
+  | 'in_flight'
+  | 'key_reused'
+  | 'released'
+  | 'lease_ended'
 export const idempotencyOutcomes = new Counter({
   name: 'idempotency_outcomes_total',
   help: 'Idempotency-Key outcomes: claimed (new), taken_over (expired or abandoned), replayed, in_flight (409), key_reused (422), released, lease_ended (after the processor call)',
@@ -54,7 +61,11 @@ export const processorCalls = new Histogram({
   registers,
 })
 
-export const reaperDeletedKeys = new Counter({ name: 'reaper_deleted_keys_total', help: 'Expired idempotency keys deleted', registers })
+export const reaperDeletedKeys = new Counter({
+  name: 'reaper_deleted_keys_total',
+  help: 'Expired idempotency keys deleted',
+  registers,
+})
 
 export const recoveryClaims = new Counter({
   name: 'recovery_claims_total',

@@ -32,7 +32,14 @@ export function collectDocumentedRoutes(app: FastifyInstance): DocumentedRoute[]
     const doc = route.config?.openapi
     if (!doc) return
     for (const method of [route.method].flat()) {
-      if (method !== 'HEAD') routes.push({ method, url: route.url, schema: (route.schema ?? {}) as DocumentedRoute['schema'], idempotency: route.config?.idempotency, doc })
+      if (method !== 'HEAD')
+        routes.push({
+          method,
+          url: route.url,
+          schema: (route.schema ?? {}) as DocumentedRoute['schema'],
+          idempotency: route.config?.idempotency,
+          doc,
+        })
     }
   })
   return routes
@@ -45,7 +52,12 @@ export function openapiDocument(routes: DocumentedRoute[]): JsonSchema {
     const path = route.url.replace(/:(\w+)/g, '{$1}')
     paths[path] = { ...paths[path], [route.method.toLowerCase()]: operation(route, components) }
   }
-  paths['/docs'] = { get: { ...REFERENCE_PAGE, responses: { ...REFERENCE_PAGE.responses, ...problemResponses(['malformed-request'], components) } } }
+  paths['/docs'] = {
+    get: {
+      ...REFERENCE_PAGE,
+      responses: { ...REFERENCE_PAGE.responses, ...problemResponses(['malformed-request'], components) },
+    },
+  }
   const event = components.write(Event)
   const problem = components.schemas.Problem
   if (problem) {
@@ -56,7 +68,10 @@ export function openapiDocument(routes: DocumentedRoute[]): JsonSchema {
     openapi: '3.1.0',
     info: INFO,
     servers: SERVERS,
-    tags: [...new Set(routes.map((route) => route.doc.tag))].map((name) => ({ name, ...(TAGS[name] && { description: TAGS[name] }) })),
+    tags: [...new Set(routes.map((route) => route.doc.tag))].map((name) => ({
+      name,
+      ...(TAGS[name] && { description: TAGS[name] }),
+    })),
     security: [{ apiKey: [] }],
     paths,
     webhooks: webhooks(event),
@@ -72,21 +87,36 @@ export function openapiDocument(routes: DocumentedRoute[]): JsonSchema {
 
 /** The document as the committed openapi.yaml has it. */
 export function openapiYaml(document: JsonSchema): string {
-  const header = '# Built from the routes (src/openapi, the routes\' `openapi` entries, the TypeBox schemas) by `npm run openapi`: do not edit.\n'
+  const header =
+    "# Built from the routes (src/openapi, the routes' `openapi` entries, the TypeBox schemas) by `npm run openapi`: do not edit.\n"
   return header + stringify(document, { lineWidth: 120, aliasDuplicateObjects: false })
 }
 
 function operation(route: DocumentedRoute, components: SchemaComponents): JsonSchema {
   const { doc, schema } = route
-  const headers: HeaderName[] = [...(doc.public ? [] : (['RateLimit', 'RateLimit-Policy'] as const)), ...(route.idempotency ? (['Idempotent-Replayed'] as const) : [])]
-  const successes = Object.entries(doc.responses).map(([status, answer]) => [status, successResponse(answer, components, headers)] as const)
+  const headers: HeaderName[] = [
+    ...(doc.public ? [] : (['RateLimit', 'RateLimit-Policy'] as const)),
+    ...(route.idempotency ? (['Idempotent-Replayed'] as const) : []),
+  ]
+  const successes = Object.entries(doc.responses).map(
+    ([status, answer]) => [status, successResponse(answer, components, headers)] as const,
+  )
   const parameters = [
     ...parametersOf(schema.params, 'path', components),
     ...parametersOf(schema.querystring, 'query', components),
     ...(route.idempotency ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
-    ...Object.entries(doc.rawBody?.headers ?? {}).map(([name, description]) => ({ name, in: 'header', description, schema: SIGNATURE_HEADER })),
+    ...Object.entries(doc.rawBody?.headers ?? {}).map(([name, description]) => ({
+      name,
+      in: 'header',
+      description,
+      schema: SIGNATURE_HEADER,
+    })),
   ]
-  const responses = Object.fromEntries([...successes, ...Object.entries(problemResponses(impliedProblems(route), components))].sort(([a], [b]) => Number(a) - Number(b)))
+  const responses = Object.fromEntries(
+    [...successes, ...Object.entries(problemResponses(impliedProblems(route), components))].sort(
+      ([a], [b]) => Number(a) - Number(b),
+    ),
+  )
   return {
     tags: [doc.tag],
     operationId: doc.operationId,
@@ -95,23 +125,46 @@ function operation(route: DocumentedRoute, components: SchemaComponents): JsonSc
     ...(doc.public && { security: [] }),
     ...(parameters.length && { parameters }),
     ...(schema.body && { requestBody: requestBody(schema.body, doc, components) }),
-    ...(doc.rawBody && { requestBody: { required: true, description: doc.rawBody.description, content: { 'application/json': { schema: { type: 'object' } } } } }),
+    ...(doc.rawBody && {
+      requestBody: {
+        required: true,
+        description: doc.rawBody.description,
+        content: { 'application/json': { schema: { type: 'object' } } },
+      },
+    }),
     responses,
   }
 }
 
 function requestBody(body: TSchema, doc: OperationDoc, components: SchemaComponents): JsonSchema {
   const media = { schema: components.write(body), ...(doc.bodyExample !== undefined && { example: doc.bodyExample }) }
-  return { ...(doc.bodyOptional && { description: 'Optional: no body, or an empty one, is `{}`.' }), required: !doc.bodyOptional, content: { 'application/json': media } }
+  return {
+    ...(doc.bodyOptional && { description: 'Optional: no body, or an empty one, is `{}`.' }),
+    required: !doc.bodyOptional,
+    content: { 'application/json': media },
+  }
 }
 
 /** Path or query parameters, one per property of the route's schema; a property's description is the parameter's. */
-function parametersOf(object: TSchema | undefined, location: 'path' | 'query', components: SchemaComponents): JsonSchema[] {
+function parametersOf(
+  object: TSchema | undefined,
+  location: 'path' | 'query',
+  components: SchemaComponents,
+): JsonSchema[] {
   if (!object) return []
-  const { properties = {}, required = [] } = JSON.parse(JSON.stringify(object)) as { properties?: Record<string, JsonSchema>; required?: string[] }
+  const { properties = {}, required = [] } = JSON.parse(JSON.stringify(object)) as {
+    properties?: Record<string, JsonSchema>
+    required?: string[]
+  }
   return Object.entries(properties).map(([name, property]) => {
     const { description, ...parameterSchema } = components.write(property)
-    return { name, in: location, ...(description !== undefined && { description }), ...((location === 'path' || required.includes(name)) && { required: true }), schema: parameterSchema }
+    return {
+      name,
+      in: location,
+      ...(description !== undefined && { description }),
+      ...((location === 'path' || required.includes(name)) && { required: true }),
+      schema: parameterSchema,
+    }
   })
 }
 
@@ -125,9 +178,11 @@ function impliedProblems({ doc, schema, idempotency }: DocumentedRoute): Set<Pro
   if (!doc.public) add('unauthorized', 'rate-limited', 'service-unavailable')
   if (schema.params || schema.querystring) add('validation-failed')
   if (schema.params) add('resource-not-found')
-  if (schema.querystring && 'starting_after' in ((schema.querystring as { properties?: object }).properties ?? {})) add('cursor-not-found')
+  if (schema.querystring && 'starting_after' in ((schema.querystring as { properties?: object }).properties ?? {}))
+    add('cursor-not-found')
   if (schema.body) add('validation-failed', 'body-too-large', 'unsupported-media-type', 'request-timeout')
-  if (idempotency) add('idempotency-key-invalid', 'idempotency-request-in-flight', 'idempotency-key-reused', 'concurrent-update')
+  if (idempotency)
+    add('idempotency-key-invalid', 'idempotency-request-in-flight', 'idempotency-key-reused', 'concurrent-update')
   if (idempotency?.required) add('idempotency-key-required')
   add(...(doc.problems ?? []))
   return problems

@@ -48,7 +48,10 @@ Limits and guarantees of every request:
 }
 
 export const SERVERS = [
-  { url: '/', description: 'the server this document was fetched from (Try it out in /docs calls the server that served it)' },
+  {
+    url: '/',
+    description: 'the server this document was fetched from (Try it out in /docs calls the server that served it)',
+  },
   { url: 'http://127.0.0.1:3000', description: 'npm start' },
 ]
 
@@ -63,7 +66,11 @@ export const TAGS: Record<string, string> = {
 }
 
 export const SECURITY_SCHEMES = {
-  apiKey: { type: 'http', scheme: 'bearer', description: '`Authorization: Bearer sk_test_...`, as printed by `npm run account:create`.' },
+  apiKey: {
+    type: 'http',
+    scheme: 'bearer',
+    description: '`Authorization: Bearer sk_test_...`, as printed by `npm run account:create`.',
+  },
 }
 
 export const IDEMPOTENCY_KEY_PARAMETER = IDEMPOTENCY_KEY_HEADER
@@ -90,12 +97,33 @@ export function webhooks(event: JsonSchema): JsonSchema {
         description:
           'Sent for each event type the endpoint enabled. `webhook-id` is the event id, the same on every retry and redelivery: apply each id once. Verify `webhook-signature` (`v1,` + base64 HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<body>`, keyed by the base64 part of the `whsec_` secret; two signatures for 24 hours after a rotation) with any Standard Webhooks library, and refuse old timestamps. Answer 2xx within 15 s; anything else, a timeout or a network error is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h and 24 h (with jitter; `Retry-After` on 429 and 503 is honoured); `410 Gone` disables the endpoint.',
         parameters: [
-          { name: 'webhook-id', in: 'header', required: true, description: 'The event id.', schema: { type: 'string' } },
-          { name: 'webhook-timestamp', in: 'header', required: true, description: 'Unix seconds of this attempt.', schema: { type: 'string' } },
-          { name: 'webhook-signature', in: 'header', required: true, description: 'Space-separated `v1,<base64>` signatures.', schema: { type: 'string' } },
+          {
+            name: 'webhook-id',
+            in: 'header',
+            required: true,
+            description: 'The event id.',
+            schema: { type: 'string' },
+          },
+          {
+            name: 'webhook-timestamp',
+            in: 'header',
+            required: true,
+            description: 'Unix seconds of this attempt.',
+            schema: { type: 'string' },
+          },
+          {
+            name: 'webhook-signature',
+            in: 'header',
+            required: true,
+            description: 'Space-separated `v1,<base64>` signatures.',
+            schema: { type: 'string' },
+          },
         ],
         requestBody: { required: true, content: { 'application/json': { schema: event } } },
-        responses: { '200': { description: 'Received (any 2xx).' }, '410': { description: 'Gone: the endpoint is disabled.' } },
+        responses: {
+          '200': { description: 'Received (any 2xx).' },
+          '410': { description: 'Gone: the endpoint is disabled.' },
+        },
       },
     },
   }

@@ -35,9 +35,16 @@ export class SchemaComponents {
   #walkParts(node: JsonSchema): JsonSchema {
     const out: JsonSchema = { ...node }
     for (const keyword of ONE) if (isSchema(out[keyword])) out[keyword] = this.#walk(out[keyword] as JsonSchema)
-    for (const keyword of MANY) if (Array.isArray(out[keyword])) out[keyword] = (out[keyword] as JsonSchema[]).map((member) => this.#walk(member))
+    for (const keyword of MANY)
+      if (Array.isArray(out[keyword])) out[keyword] = (out[keyword] as JsonSchema[]).map((member) => this.#walk(member))
     for (const keyword of MAP) {
-      if (isSchema(out[keyword])) out[keyword] = Object.fromEntries(Object.entries(out[keyword] as Record<string, JsonSchema>).map(([name, member]) => [name, this.#walk(member)]))
+      if (isSchema(out[keyword]))
+        out[keyword] = Object.fromEntries(
+          Object.entries(out[keyword] as Record<string, JsonSchema>).map(([name, member]) => [
+            name,
+            this.#walk(member),
+          ]),
+        )
     }
     return out
   }
@@ -45,7 +52,9 @@ export class SchemaComponents {
   #register(name: string, definition: JsonSchema): void {
     const known = this.schemas[name]
     if (known && JSON.stringify(known) !== JSON.stringify(definition)) {
-      throw new Error(`two different schemas are titled ${name}: give one another title (${JSON.stringify(known).slice(0, 200)} vs ${JSON.stringify(definition).slice(0, 200)})`)
+      throw new Error(
+        `two different schemas are titled ${name}: give one another title (${JSON.stringify(known).slice(0, 200)} vs ${JSON.stringify(definition).slice(0, 200)})`,
+      )
     }
     this.schemas[name] = definition
   }

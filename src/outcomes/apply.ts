@@ -37,7 +37,8 @@ async function applyPayment(tx: Transaction, payment: PaymentState, settings: La
   if (!payment.chargeId) return ignored(`payment ${payment.reference} was not made by this service`)
   const [charge] = await tx<ChargeRow[]>`select * from charges where id = ${payment.chargeId} for update`
   if (!charge) return waiting(`charge ${payment.chargeId} of payment ${payment.reference} is not recorded yet`)
-  if (charge.processor_reference !== payment.reference) return ignored(`charge ${charge.id} is payment ${charge.processor_reference}, not ${payment.reference}`)
+  if (charge.processor_reference !== payment.reference)
+    return ignored(`charge ${charge.id} is payment ${charge.processor_reference}, not ${payment.reference}`)
   const move = chargeMove(charge, payment, settings)
   if ('wait' in move) return waiting(move.wait)
   if ('ignore' in move) return ignored(move.ignore)
@@ -49,8 +50,11 @@ async function applyPayment(tx: Transaction, payment: PaymentState, settings: La
 async function applyRefund(tx: Transaction, refund: RefundState): Promise<Applied> {
   const [known] = refund.operationId
     ? await tx<RefundRow[]>`select * from refunds where operation_id = ${refund.operationId} for update`
-    : await tx<RefundRow[]>`select * from refunds where processor_reference = ${refund.reference} and operation_id is null for update`
-  if (!known && refund.operationId) return waiting(`refund ${refund.reference} (operation ${refund.operationId}) is not recorded yet`)
+    : await tx<
+        RefundRow[]
+      >`select * from refunds where processor_reference = ${refund.reference} and operation_id is null for update`
+  if (!known && refund.operationId)
+    return waiting(`refund ${refund.reference} (operation ${refund.operationId}) is not recorded yet`)
   if (!known) return recordRefundMadeAtProcessor(tx, refund)
   if (known.status === 'pending') return waiting(`refund ${known.id} is being recorded`)
   const failed = refund.status === 'failed' || refund.status === 'canceled'
@@ -59,7 +63,10 @@ async function applyRefund(tx: Transaction, refund: RefundState): Promise<Applie
     update refunds set status = 'failed', failure_reason = ${refund.failureReason ?? 'unknown'} where id = ${known.id} returning *`
   const [charge] = await tx<ChargeRow[]>`
     update charges set amount_refunded_cents = amount_refunded_cents - ${known.amount_cents} where id = ${known.charge_id} returning *`
-  await insertRow(tx, eventInsert(known.account_id, 'charge.refund.failed', { object: toCharge(charge!), refund: toRefund(row!) }))
+  await insertRow(
+    tx,
+    eventInsert(known.account_id, 'charge.refund.failed', { object: toCharge(charge!), refund: toRefund(row!) }),
+  )
   return APPLIED
 }
 
@@ -72,7 +79,10 @@ async function recordRefundMadeAtProcessor(tx: Transaction, refund: RefundState)
   const left = charge.amount_captured_cents - charge.amount_refunded_cents - charge.amount_refund_pending_cents
   // More than the books hold: the news of a capture made at the processor, or of an earlier refund's failure, may
   // still be on its way. It waits (and, waiting for an hour, is reported as a discrepancy).
-  if (!failed && refund.amountCents > left) return waiting(`refund ${refund.reference} of ${refund.amountCents} exceeds the ${left} the books hold on charge ${charge.id}`)
+  if (!failed && refund.amountCents > left)
+    return waiting(
+      `refund ${refund.reference} of ${refund.amountCents} exceeds the ${left} the books hold on charge ${charge.id}`,
+    )
   const [row] = await tx<RefundRow[]>`
     insert into refunds (id, account_id, charge_id, amount_cents, currency, status, failure_reason, origin, processor_reference)
     values (${newId('re')}, ${charge.account_id}, ${charge.id}, ${refund.amountCents}, ${charge.currency}, ${failed ? 'failed' : 'succeeded'},
@@ -84,8 +94,16 @@ async function recordRefundMadeAtProcessor(tx: Transaction, refund: RefundState)
   if (!row) return ignored(`refund ${refund.reference} is recorded already`)
   const [updated] = failed
     ? [charge]
-    : await tx<ChargeRow[]>`update charges set amount_refunded_cents = amount_refunded_cents + ${refund.amountCents} where id = ${charge.id} returning *`
-  await insertRow(tx, eventInsert(charge.account_id, failed ? 'charge.refund.failed' : 'charge.refunded', { object: toCharge(updated!), refund: toRefund(row) }))
+    : await tx<
+        ChargeRow[]
+      >`update charges set amount_refunded_cents = amount_refunded_cents + ${refund.amountCents} where id = ${charge.id} returning *`
+  await insertRow(
+    tx,
+    eventInsert(charge.account_id, failed ? 'charge.refund.failed' : 'charge.refunded', {
+      object: toCharge(updated!),
+      refund: toRefund(row),
+    }),
+  )
   return APPLIED
 }
 
@@ -96,8 +114,10 @@ async function applyDispute(tx: Transaction, dispute: DisputeState): Promise<App
   const [charge] = await tx<ChargeRow[]>`select * from charges where id = ${dispute.chargeId} for update`
   if (!charge) return waiting(`charge ${dispute.chargeId} of dispute ${dispute.reference} is not recorded yet`)
   const current = charge.dispute
-  if (current && current.processor_reference !== dispute.reference) return ignored(`charge ${charge.id} is disputed by ${current.processor_reference}, not ${dispute.reference}`)
-  if (current && DISPUTE_ORDER[current.status] >= DISPUTE_ORDER[dispute.status]) return ignored(`dispute ${dispute.reference} is ${current.status} already`)
+  if (current && current.processor_reference !== dispute.reference)
+    return ignored(`charge ${charge.id} is disputed by ${current.processor_reference}, not ${dispute.reference}`)
+  if (current && DISPUTE_ORDER[current.status] >= DISPUTE_ORDER[dispute.status])
+    return ignored(`dispute ${dispute.reference} is ${current.status} already`)
   const next: NonNullable<Charge['dispute']> = {
     status: dispute.status,
     reason: dispute.reason,
@@ -105,7 +125,9 @@ async function applyDispute(tx: Transaction, dispute: DisputeState): Promise<App
     processor_reference: dispute.reference,
     created_at: current?.created_at ?? new Date().toISOString(),
   }
-  const [moved] = await tx<ChargeRow[]>`update charges set dispute = ${tx.json(next as never)} where id = ${charge.id} returning *`
+  const [moved] = await tx<
+    ChargeRow[]
+  >`update charges set dispute = ${tx.json(next as never)} where id = ${charge.id} returning *`
   const closed = dispute.status === 'won' || dispute.status === 'lost'
   const type = closed ? 'charge.dispute.closed' : current ? 'charge.dispute.updated' : 'charge.dispute.created'
   await insertRow(tx, eventInsert(charge.account_id, type, { object: toCharge(moved!) }))

@@ -16,7 +16,10 @@ type Cancellation = NonNullable<PaymentState['cancellation']>
  * the news is older than what the books hold). A payment canceled at the processor fails an undecided charge
  * (the customer never paid), and ends an authorization as voided, or expired when it lapsed there.
  */
-export const CHARGE_STATUS_OF_PAYMENT: Record<PaymentStatus, { undecided?: Status; authorized?: Status | Record<Cancellation, Status> }> = {
+export const CHARGE_STATUS_OF_PAYMENT: Record<
+  PaymentStatus,
+  { undecided?: Status; authorized?: Status | Record<Cancellation, Status> }
+> = {
   requires_action: { undecided: 'requires_action' },
   processing: { undecided: 'processing' },
   requires_capture: { undecided: 'requires_capture', authorized: 'requires_capture' },
@@ -42,40 +45,65 @@ export interface LaterSettings {
 }
 
 /** A charge's move, as the columns that change and the event that tells it; or why there is none. */
-export type ChargeMove = { set: Partial<ChargeRow> & { status: Status }; event: EventType } | { wait: string } | { ignore: string }
+export type ChargeMove =
+  | { set: Partial<ChargeRow> & { status: Status }; event: EventType }
+  | { wait: string }
+  | { ignore: string }
 
 const UNDECIDED = new Set<Status>(['requires_action', 'processing'])
 
 /** Where the payment's news takes the charge: forward only, and never past an operation of its own in flight. */
-export function chargeMove(charge: ChargeRow, payment: PaymentState, settings: LaterSettings, now = new Date()): ChargeMove {
+export function chargeMove(
+  charge: ChargeRow,
+  payment: PaymentState,
+  settings: LaterSettings,
+  now = new Date(),
+): ChargeMove {
   const from = charge.status
   const undecided = UNDECIDED.has(from)
-  const lead = undecided ? CHARGE_STATUS_OF_PAYMENT[payment.status].undecided : from === 'requires_capture' ? CHARGE_STATUS_OF_PAYMENT[payment.status].authorized : undefined
+  const lead = undecided
+    ? CHARGE_STATUS_OF_PAYMENT[payment.status].undecided
+    : from === 'requires_capture'
+      ? CHARGE_STATUS_OF_PAYMENT[payment.status].authorized
+      : undefined
   const to = typeof lead === 'object' ? lead[payment.cancellation ?? 'canceled'] : lead
   if (to === undefined || to === from) return { ignore: `charge ${charge.id} is ${from}` }
   if (!undecided) {
     // An authorization moved at the processor (its dashboard), unless this is the service's own capture or void
     // being recorded, or one of them in flight.
-    if (charge.pending_operation === 'capture') return { wait: `a capture of charge ${charge.id} is in flight or being recorded` }
-    if (charge.pending_operation === 'void' && to !== 'succeeded') return { wait: `the void of charge ${charge.id} is being recorded` }
+    if (charge.pending_operation === 'capture')
+      return { wait: `a capture of charge ${charge.id} is in flight or being recorded` }
+    if (charge.pending_operation === 'void' && to !== 'succeeded')
+      return { wait: `the void of charge ${charge.id} is being recorded` }
   }
   switch (to) {
     case 'processing':
       return { set: { status: 'processing', next_action: null }, event: CHARGE_EVENT.processing }
     case 'requires_capture': {
       const expiresAt = new Date(now.getTime() + settings.authorizationExpiresDays * 86_400_000)
-      return { set: { status: 'requires_capture', next_action: null, authorization_expires_at: expiresAt }, event: CHARGE_EVENT.requires_capture }
+      return {
+        set: { status: 'requires_capture', next_action: null, authorization_expires_at: expiresAt },
+        event: CHARGE_EVENT.requires_capture,
+      }
     }
     case 'succeeded': {
       const amountCaptured = payment.amountCapturedCents || charge.amount_cents
-      const set = { status: 'succeeded' as const, captured: true, amount_captured_cents: amountCaptured, next_action: null }
+      const set = {
+        status: 'succeeded' as const,
+        captured: true,
+        amount_captured_cents: amountCaptured,
+        next_action: null,
+      }
       return { set, event: undecided ? CHARGE_EVENT.succeeded : 'charge.captured' }
     }
     case 'failed': {
       const canceled = payment.status === 'canceled'
       const failure = canceled
         ? { failure_code: 'canceled', failure_message: 'The payment was canceled at the processor.' }
-        : { failure_code: payment.failureCode ?? 'payment_failed', failure_message: payment.failureMessage ?? 'The payment failed.' }
+        : {
+            failure_code: payment.failureCode ?? 'payment_failed',
+            failure_message: payment.failureMessage ?? 'The payment failed.',
+          }
       return { set: { status: 'failed', next_action: null, ...failure }, event: CHARGE_EVENT.failed }
     }
     case 'voided':

@@ -28,7 +28,12 @@ export interface Comparison {
   open: number
 }
 
-export async function compareWithProcessor(sql: Sql, later: LaterOutcomes, log: Logger, options: { settleMarginMs?: number } = {}): Promise<Comparison> {
+export async function compareWithProcessor(
+  sql: Sql,
+  later: LaterOutcomes,
+  log: Logger,
+  options: { settleMarginMs?: number } = {},
+): Promise<Comparison> {
   await eventsCursor(sql, later.name)
   const [cursor] = await sql<{ compared_after_seq: string; refunds_compared_after_seq: string }[]>`
     select compared_after_seq, refunds_compared_after_seq from reconciliation_cursors where processor = ${later.name}`
@@ -44,9 +49,15 @@ export async function compareWithProcessor(sql: Sql, later: LaterOutcomes, log: 
   const refunds = await sql<(RefundRow & { seq: string })[]>`
     select * from refunds where seq > ${cursor!.refunds_compared_after_seq} and created_at < ${settledBefore} and status <> 'pending' order by seq limit ${BATCH}`
 
-  const oldest = Math.min(settledBefore.getTime(), ...fresh.map((row) => row.created_at.getTime()), ...refunds.map((row) => row.created_at.getTime()))
+  const oldest = Math.min(
+    settledBefore.getTime(),
+    ...fresh.map((row) => row.created_at.getTime()),
+    ...refunds.map((row) => row.created_at.getTime()),
+  )
   const charges = new Map([...fresh, ...again].map((row) => [row.id, row]))
-  const named = [...charges.values()].flatMap((row) => (row.processor_reference && !fresh.some((each) => each.id === row.id) ? [row.processor_reference] : []))
+  const named = [...charges.values()].flatMap((row) =>
+    row.processor_reference && !fresh.some((each) => each.id === row.id) ? [row.processor_reference] : [],
+  )
   const states = await later.statesSince(new Date(oldest - CLOCK_MARGIN_MS), named)
   const settled = (state: { createdAt?: Date | undefined }) => !state.createdAt || state.createdAt < settledBefore
 
@@ -62,13 +73,31 @@ export async function compareWithProcessor(sql: Sql, later: LaterOutcomes, log: 
       continue
     }
     const payment = payments.get(charge.processor_reference)
-    const detail = payment ? paymentDisagreement(charge, payment) : `the processor has no payment ${charge.processor_reference}`
-    if (detail) found.push({ kind: payment ? 'payment_differs' : 'payment_missing_at_processor', reference: charge.id, accountId: charge.account_id, detail, books: booksOf(charge), processor: payment ?? null })
+    const detail = payment
+      ? paymentDisagreement(charge, payment)
+      : `the processor has no payment ${charge.processor_reference}`
+    if (detail)
+      found.push({
+        kind: payment ? 'payment_differs' : 'payment_missing_at_processor',
+        reference: charge.id,
+        accountId: charge.account_id,
+        detail,
+        books: booksOf(charge),
+        processor: payment ?? null,
+      })
     else agreed.push(charge.id)
   }
-  const unmatched = states.payments.filter((payment) => payment.chargeId && !charges.has(payment.chargeId) && settled(payment))
+  const unmatched = states.payments.filter(
+    (payment) => payment.chargeId && !charges.has(payment.chargeId) && settled(payment),
+  )
   const known = new Set(
-    unmatched.length ? (await sql<{ id: string }[]>`select id from charges where id = any(${unmatched.map((payment) => payment.chargeId!)})`).map((row) => row.id) : [],
+    unmatched.length
+      ? (
+          await sql<
+            { id: string }[]
+          >`select id from charges where id = any(${unmatched.map((payment) => payment.chargeId!)})`
+        ).map((row) => row.id)
+      : [],
   )
   for (const payment of unmatched.filter((each) => !known.has(each.chargeId!))) {
     found.push({
@@ -98,8 +127,10 @@ export async function compareWithProcessor(sql: Sql, later: LaterOutcomes, log: 
 }
 
 function paymentDisagreement(charge: ChargeRow, payment: PaymentState): string | undefined {
-  if (!agreesWith(charge.status, payment.status)) return `the books say ${charge.status}, the processor ${payment.status}`
-  if (payment.amountCents !== charge.amount_cents) return `the books say ${charge.amount_cents}, the processor ${payment.amountCents}`
+  if (!agreesWith(charge.status, payment.status))
+    return `the books say ${charge.status}, the processor ${payment.status}`
+  if (payment.amountCents !== charge.amount_cents)
+    return `the books say ${charge.amount_cents}, the processor ${payment.amountCents}`
   if (charge.status === 'succeeded' && payment.amountCapturedCents !== charge.amount_captured_cents) {
     return `the books say ${charge.amount_captured_cents} captured, the processor ${payment.amountCapturedCents}`
   }
@@ -113,7 +144,14 @@ async function refundDisagreements(sql: Sql, books: RefundRow[], processor: Refu
     const theirs = refund.processor_reference ? atProcessor.get(refund.processor_reference) : undefined
     if (!theirs) {
       // Listed from the oldest refund compared: one the processor has must be in its list.
-      found.push({ kind: 'refund_missing_at_processor', reference: refund.id, accountId: refund.account_id, detail: `the processor has no refund ${refund.processor_reference}`, books: refund, processor: null })
+      found.push({
+        kind: 'refund_missing_at_processor',
+        reference: refund.id,
+        accountId: refund.account_id,
+        detail: `the processor has no refund ${refund.processor_reference}`,
+        books: refund,
+        processor: null,
+      })
       continue
     }
     const failed = theirs.status === 'failed' || theirs.status === 'canceled'
@@ -133,10 +171,18 @@ async function refundDisagreements(sql: Sql, books: RefundRow[], processor: Refu
   const ours = processor.filter((refund) => refund.operationId)
   const outside = processor.filter((refund) => !refund.operationId)
   const recorded = new Set([
-    ...(ours.length ? await sql<{ key: string }[]>`select operation_id::text as key from refunds where operation_id = any(${ours.map((refund) => refund.operationId!)}::uuid[])` : []).map((row) => row.key),
-    ...(outside.length ? await sql<{ key: string }[]>`select processor_reference as key from refunds where operation_id is null and processor_reference = any(${outside.map((refund) => refund.reference)})` : []).map(
-      (row) => row.key,
-    ),
+    ...(ours.length
+      ? await sql<
+          { key: string }[]
+        >`select operation_id::text as key from refunds where operation_id = any(${ours.map((refund) => refund.operationId!)}::uuid[])`
+      : []
+    ).map((row) => row.key),
+    ...(outside.length
+      ? await sql<
+          { key: string }[]
+        >`select processor_reference as key from refunds where operation_id is null and processor_reference = any(${outside.map((refund) => refund.reference)})`
+      : []
+    ).map((row) => row.key),
   ])
   for (const refund of processor) {
     if (recorded.has(refund.operationId ?? refund.reference)) continue
@@ -168,6 +214,7 @@ async function eventsWaitingTooLong(sql: Sql): Promise<Discrepancy[]> {
 }
 
 function booksOf(charge: ChargeRow) {
-  const { id, account_id, status, amount_cents, amount_captured_cents, amount_refunded_cents, processor_reference } = charge
+  const { id, account_id, status, amount_cents, amount_captured_cents, amount_refunded_cents, processor_reference } =
+    charge
   return { id, account_id, status, amount_cents, amount_captured_cents, amount_refunded_cents, processor_reference }
 }

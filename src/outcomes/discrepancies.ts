@@ -35,7 +35,10 @@ export async function recordDiscrepancies(sql: Sql, found: Discrepancy[], log: L
       returning (xmax = 0) as inserted`
     if (row?.inserted) {
       fresh++
-      log.error({ discrepancy: each }, `the books and the processor disagree (${each.kind}, ${each.reference}): ${each.detail}`)
+      log.error(
+        { discrepancy: each },
+        `the books and the processor disagree (${each.kind}, ${each.reference}): ${each.detail}`,
+      )
     }
   }
   return fresh
@@ -51,11 +54,15 @@ export async function resolveDiscrepancies(sql: Sql, kinds: string[], references
 
 /** By an operator, once they have looked at it (npm run reconcile:report -- --resolve <id>). */
 export async function resolveDiscrepancy(sql: Sql, id: number): Promise<boolean> {
-  const resolved = await sql`update reconciliation_discrepancies set resolved_at = now() where id = ${id} and resolved_at is null`
+  const resolved =
+    await sql`update reconciliation_discrepancies set resolved_at = now() where id = ${id} and resolved_at is null`
   return resolved.count === 1
 }
 
-export async function listDiscrepancies(sql: Sql, options: { includeResolved?: boolean } = {}): Promise<DiscrepancyRow[]> {
+export async function listDiscrepancies(
+  sql: Sql,
+  options: { includeResolved?: boolean } = {},
+): Promise<DiscrepancyRow[]> {
   return sql<DiscrepancyRow[]>`
     select id, kind, reference, account_id as "accountId", detail, books, processor, detected_at, last_seen_at, resolved_at
     from reconciliation_discrepancies ${options.includeResolved ? sql`` : sql`where resolved_at is null`}
@@ -64,7 +71,9 @@ export async function listDiscrepancies(sql: Sql, options: { includeResolved?: b
 
 /** Sets the gauge an alert watches. */
 export async function countOpenDiscrepancies(sql: Sql): Promise<number> {
-  const [row] = await sql<{ count: number }[]>`select count(*)::int as count from reconciliation_discrepancies where resolved_at is null`
+  const [row] = await sql<
+    { count: number }[]
+  >`select count(*)::int as count from reconciliation_discrepancies where resolved_at is null`
   reconciliationDiscrepancies.set(row!.count)
   return row!.count
 }

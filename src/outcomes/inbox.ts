@@ -11,7 +11,12 @@ export type Via = 'webhook' | 'reconciliation'
 export type Accepted = Applied['status'] | 'duplicate'
 
 /** Records the event and applies it; 'duplicate' when it was recorded before (by either way in). */
-export async function acceptEvent(sql: Sql, event: ProcessorEvent, via: Via, settings: LaterSettings): Promise<Accepted> {
+export async function acceptEvent(
+  sql: Sql,
+  event: ProcessorEvent,
+  via: Via,
+  settings: LaterSettings,
+): Promise<Accepted> {
   const status = await sql.begin(async (tx) => {
     const [fresh] = await tx`
       insert into processor_events (id, type, processor_created_at, received_via, changes, status)
@@ -27,15 +32,27 @@ export async function acceptEvent(sql: Sql, event: ProcessorEvent, via: Via, set
 
 /** Applies again the events that wait for their object, oldest first; how many of them applied now. */
 export async function retryWaitingEvents(sql: Sql, settings: LaterSettings, batchSize = 100): Promise<number> {
-  const waiting = await sql<{ id: string }[]>`select id from processor_events where status = 'waiting' order by received_at limit ${batchSize}`
+  const waiting = await sql<
+    { id: string }[]
+  >`select id from processor_events where status = 'waiting' order by received_at limit ${batchSize}`
   let applied = 0
   for (const { id } of waiting) {
     const status = await sql.begin(async (tx) => {
-      const [event] = await tx<{ id: string; type: string; changes: ProcessorEvent['changes']; processor_created_at: Date }[]>`
+      const [event] = await tx<
+        { id: string; type: string; changes: ProcessorEvent['changes']; processor_created_at: Date }[]
+      >`
         select id, type, changes, processor_created_at from processor_events where id = ${id} and status = 'waiting' for update skip locked`
       if (!event) return undefined
       await tx`update processor_events set attempts = attempts + 1 where id = ${id}`
-      return settle(tx, id, await applyAll(tx, { id, type: event.type, createdAt: event.processor_created_at, changes: event.changes }, settings))
+      return settle(
+        tx,
+        id,
+        await applyAll(
+          tx,
+          { id, type: event.type, createdAt: event.processor_created_at, changes: event.changes },
+          settings,
+        ),
+      )
     })
     if (status === 'applied') applied++
   }
@@ -62,8 +79,11 @@ async function applyAll(tx: Transaction, event: ProcessorEvent, settings: LaterS
  * each other. Advisory locks of two keys are a space apart from the one-key locks of migrations and the worker.
  */
 async function lockPayments(tx: Transaction, changes: ProcessorChange[]): Promise<void> {
-  const references = [...new Set(changes.map((change) => (change.object === 'payment' ? change.reference : change.paymentReference)))].sort()
-  for (const reference of references) await tx`select pg_advisory_xact_lock(${PAYMENT_LOCK_SPACE}, hashtext(${reference}))`
+  const references = [
+    ...new Set(changes.map((change) => (change.object === 'payment' ? change.reference : change.paymentReference))),
+  ].sort()
+  for (const reference of references)
+    await tx`select pg_advisory_xact_lock(${PAYMENT_LOCK_SPACE}, hashtext(${reference}))`
 }
 /** The first key of the payment locks (any constant of its own): 'pay' in ASCII. */
 const PAYMENT_LOCK_SPACE = 0x706179

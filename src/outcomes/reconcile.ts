@@ -20,10 +20,18 @@ export interface PullResult {
   appliedFromWaiting: number
 }
 
-export async function pullEvents(sql: Sql, later: LaterOutcomes, settings: LaterSettings, log: Logger): Promise<PullResult> {
+export async function pullEvents(
+  sql: Sql,
+  later: LaterOutcomes,
+  settings: LaterSettings,
+  log: Logger,
+): Promise<PullResult> {
   const since = await eventsCursor(sql, later.name)
   if (Date.now() - since.getTime() > EVENTS_KEPT_MS) {
-    log.error({ since }, `the last events read from ${later.name} are older than it keeps events: some may be lost; the comparison reports what differs`)
+    log.error(
+      { since },
+      `the last events read from ${later.name} are older than it keeps events: some may be lost; the comparison reports what differs`,
+    )
   }
   let newest = since
   const result: PullResult = { read: 0, fresh: 0, appliedFromWaiting: 0 }
@@ -34,7 +42,9 @@ export async function pullEvents(sql: Sql, later: LaterOutcomes, settings: Later
   }
   await sql`update reconciliation_cursors set events_since = ${newest}, last_run_at = now() where processor = ${later.name}`
   result.appliedFromWaiting = await retryWaitingEvents(sql, settings)
-  const [waiting] = await sql<{ count: number }[]>`select count(*)::int as count from processor_events where status = 'waiting'`
+  const [waiting] = await sql<
+    { count: number }[]
+  >`select count(*)::int as count from processor_events where status = 'waiting'`
   processorEventsWaiting.set(waiting!.count)
   return result
 }
@@ -45,6 +55,8 @@ export async function eventsCursor(sql: Sql, processor: string): Promise<Date> {
     insert into reconciliation_cursors (processor, events_since, compared_since)
     select ${processor}, coalesce((select created_at from charges order by seq limit 1), now()), now()
     on conflict (processor) do nothing`
-  const [cursor] = await sql<{ events_since: Date }[]>`select events_since from reconciliation_cursors where processor = ${processor}`
+  const [cursor] = await sql<
+    { events_since: Date }[]
+  >`select events_since from reconciliation_cursors where processor = ${processor}`
   return cursor!.events_since
 }

@@ -11,14 +11,23 @@ import { pullEvents } from './reconcile.js'
 export const RECONCILE_TASK = 'reconcile_processor_events'
 export const COMPARE_TASK = 'compare_books_with_processor'
 
-export async function reconcileTask(sql: Sql, later: LaterOutcomes, settings: LaterSettings, log: Logger): Promise<void> {
+export async function reconcileTask(
+  sql: Sql,
+  later: LaterOutcomes,
+  settings: LaterSettings,
+  log: Logger,
+): Promise<void> {
   const pulled = await pullEvents(sql, later, settings, log)
-  if (pulled.fresh || pulled.appliedFromWaiting) log.info({ task: RECONCILE_TASK, ...pulled }, `read ${later.name}'s events: ${pulled.fresh} not received before`)
+  if (pulled.fresh || pulled.appliedFromWaiting)
+    log.info({ task: RECONCILE_TASK, ...pulled }, `read ${later.name}'s events: ${pulled.fresh} not received before`)
 }
 
 export async function compareTask(sql: Sql, later: LaterOutcomes, settings: LaterSettings, log: Logger): Promise<void> {
   await pullEvents(sql, later, settings, log)
   const compared = await compareWithProcessor(sql, later, log)
   const level = compared.open ? 'warn' : 'info'
-  log[level]({ task: COMPARE_TASK, ...compared }, `compared the books with ${later.name}: ${compared.open} disagreement(s) open`)
+  log[level](
+    { task: COMPARE_TASK, ...compared },
+    `compared the books with ${later.name}: ${compared.open} disagreement(s) open`,
+  )
 }

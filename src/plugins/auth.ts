@@ -49,8 +49,10 @@ export default fp(
 /** Why the key was refused, in words that say what to change. */
 function refusal(header: string | undefined, token: string | undefined): string {
   if (header === undefined || header.trim() === '') return 'No API key: send it as "Authorization: Bearer sk_test_...".'
-  if (token === undefined) return 'The Authorization header is not "Bearer <API key>": send it as "Authorization: Bearer sk_test_...".'
+  if (token === undefined)
+    return 'The Authorization header is not "Bearer <API key>": send it as "Authorization: Bearer sk_test_...".'
   // A variable that was never set, interpolated into the header.
-  if (token === 'undefined' || token === 'null') return `No API key: the Authorization header carries the word "${token}" (is the variable that holds the key set?).`
+  if (token === 'undefined' || token === 'null')
+    return `No API key: the Authorization header carries the word "${token}" (is the variable that holds the key set?).`
   return 'The API key is not valid or has been revoked.'
 }

@@ -36,7 +36,11 @@ export default fp(
     // A handler that ends after its request was answered: its result has nowhere to go; say so once, quietly.
     app.addHook('onRoute', (route: RouteOptions) => {
       const handler = route.handler
-      route.handler = async function withinDeadline(this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+      route.handler = async function withinDeadline(
+        this: FastifyInstance,
+        request: FastifyRequest,
+        reply: FastifyReply,
+      ) {
         try {
           const result = await handler.call(this, request, reply)
           return request.deadline.aborted && reply.sent ? undefined : result
@@ -55,7 +59,11 @@ function answerLate(request: FastifyRequest, reply: FastifyReply, timeoutMs: num
   // Still reading the body: the client is slow, not us.
   if (!request.raw.complete) {
     request.log.info({ timeoutMs }, 'request body not received before the deadline')
-    return reply.code(408).header('connection', 'close').type(PROBLEM_CONTENT_TYPE).send(genericProblem(408, 'The request body did not arrive in time.'))
+    return reply
+      .code(408)
+      .header('connection', 'close')
+      .type(PROBLEM_CONTENT_TYPE)
+      .send(genericProblem(408, 'The request body did not arrive in time.'))
   }
   request.log.warn({ timeoutMs }, 'request not answered before its deadline; replying 503')
   return reply
@@ -63,6 +71,9 @@ function answerLate(request: FastifyRequest, reply: FastifyReply, timeoutMs: num
     .header('retry-after', RETRY_AFTER_SECONDS)
     .type(PROBLEM_CONTENT_TYPE)
     .send(
-      problemBody('service-unavailable', `The request could not be completed within ${timeoutMs} ms. Retry it with the same Idempotency-Key; it will not be done twice.`),
+      problemBody(
+        'service-unavailable',
+        `The request could not be completed within ${timeoutMs} ms. Retry it with the same Idempotency-Key; it will not be done twice.`,
+      ),
     )
 }

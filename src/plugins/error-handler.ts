@@ -21,14 +21,25 @@ export default fp(
         reply.code(503).header('retry-after', retryAfter).type(PROBLEM_CONTENT_TYPE).send(problemBody(type, detail))
       if (isConcurrentUpdate(error)) {
         request.log.warn({ err: error }, 'transaction lost a race with another one')
-        return retryable('concurrent-update', '1', 'Another request was changing the same data at the same moment; nothing was recorded. Retry it (with the same Idempotency-Key, if it had one).')
+        return retryable(
+          'concurrent-update',
+          '1',
+          'Another request was changing the same data at the same moment; nothing was recorded. Retry it (with the same Idempotency-Key, if it had one).',
+        )
       }
       if (isDatabaseUnavailable(error)) {
         request.log.warn({ err: error }, 'database unavailable')
-        return retryable('service-unavailable', RETRY_AFTER_SECONDS, 'The database is unavailable; nothing was recorded. Retry it (with the same Idempotency-Key, if it had one) once the database is back.')
+        return retryable(
+          'service-unavailable',
+          RETRY_AFTER_SECONDS,
+          'The database is unavailable; nothing was recorded. Retry it (with the same Idempotency-Key, if it had one) once the database is back.',
+        )
       }
       request.log.error({ err: error }, 'request failed')
-      return reply.code(500).type(PROBLEM_CONTENT_TYPE).send(genericProblem(500, 'An unexpected error occurred; the request can be retried.'))
+      return reply
+        .code(500)
+        .type(PROBLEM_CONTENT_TYPE)
+        .send(genericProblem(500, 'An unexpected error occurred; the request can be retried.'))
     })
 
     // A path that exists with other methods is a 405 with Allow (RFC 9110 section 15.5.6), not a 404.
@@ -46,7 +57,10 @@ export default fp(
           .type(PROBLEM_CONTENT_TYPE)
           .send(genericProblem(405, `${path} does not take ${request.method}; it takes ${allowed.join(', ')}.`))
       }
-      return reply.code(404).type(PROBLEM_CONTENT_TYPE).send(genericProblem(404, `No route for ${request.method} ${path}`))
+      return reply
+        .code(404)
+        .type(PROBLEM_CONTENT_TYPE)
+        .send(genericProblem(404, `No route for ${request.method} ${path}`))
     }
     // Answered before the body is parsed (and after every onRequest hook): a method no route takes (QUERY, say)
     // is refused for what it is, not for its body's content type.
@@ -80,7 +94,10 @@ function clientErrorBody(error: FastifyError, contentType: string | undefined): 
   const status = error.statusCode ?? 500
   if (status === 415 && error.code?.startsWith('FST_ERR_CTP')) {
     const sent = contentType === undefined ? 'none' : JSON.stringify(contentType.slice(0, 100))
-    return genericProblem(415, `The body must be JSON: send Content-Type: application/json (this request sent ${sent}).`)
+    return genericProblem(
+      415,
+      `The body must be JSON: send Content-Type: application/json (this request sent ${sent}).`,
+    )
   }
   if (status >= 400 && status < 500) return genericProblem(status, error.message)
   return undefined
@@ -89,7 +106,8 @@ function clientErrorBody(error: FastifyError, contentType: string | undefined): 
 /** Fastify's own rejections before routing: a URL whose percent-encoding does not decode is the client's to fix. */
 export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
   const status = error.statusCode && error.statusCode < 500 ? error.statusCode : 400
-  const detail = error.code === 'FST_ERR_BAD_URL' ? 'The URL is not validly percent-encoded UTF-8.' : 'The request URL is not valid.'
+  const detail =
+    error.code === 'FST_ERR_BAD_URL' ? 'The URL is not validly percent-encoded UTF-8.' : 'The request URL is not valid.'
   void reply.code(status).type(PROBLEM_CONTENT_TYPE).send(genericProblem(status, detail))
 }
 

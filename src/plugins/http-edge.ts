@@ -13,7 +13,8 @@ export const MAX_JSON_DEPTH = 32
 // Fastify's JSON parser (secure-json-parse) refuses, anywhere in a body, a key that JavaScript would take for the
 // object's prototype, and reports it as "not valid JSON". When the text does parse as JSON, that refusal is what
 // happened: it is this API's rule (openapi.yaml's Metadata says so), hence a validation-failed that names the key.
-const PROTOTYPE_KEY_REFUSED = 'The body has a key named __proto__ (or a constructor key holding a prototype); no object of this API may have one.'
+const PROTOTYPE_KEY_REFUSED =
+  'The body has a key named __proto__ (or a constructor key holding a prototype); no object of this API may have one.'
 function isJson(text: string): boolean {
   try {
     JSON.parse(text)
@@ -29,7 +30,10 @@ export default fp(
     // server is built with requireHostHeader: false and the check is made here instead.
     app.addHook('onRequest', (request, reply, done) => {
       if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
-        return reply.code(400).type(PROBLEM_CONTENT_TYPE).send(genericProblem(400, 'HTTP/1.1 requests must carry a Host header.'))
+        return reply
+          .code(400)
+          .type(PROBLEM_CONTENT_TYPE)
+          .send(genericProblem(400, 'HTTP/1.1 requests must carry a Host header.'))
       }
       done()
     })
@@ -53,9 +57,17 @@ export default fp(
         return done(new Problem('validation-failed', 'The body is not valid UTF-8.'), undefined)
       }
       if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
-        return done(new Problem('validation-failed', `The body nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects.`), undefined)
+        return done(
+          new Problem(
+            'validation-failed',
+            `The body nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects.`,
+          ),
+          undefined,
+        )
       }
-      parseJson(request, text, (error, parsed) => done(error && isJson(text) ? new Problem('validation-failed', PROTOTYPE_KEY_REFUSED) : error, parsed))
+      parseJson(request, text, (error, parsed) =>
+        done(error && isJson(text) ? new Problem('validation-failed', PROTOTYPE_KEY_REFUSED) : error, parsed),
+      )
     })
   },
   { name: 'http-edge' },
@@ -68,7 +80,8 @@ export function nestsDeeperThan(text: string, max: number): boolean {
   for (let index = 0; index < text.length; index++) {
     const char = text.charCodeAt(index)
     if (inString) {
-      if (char === 0x5c) index++ // a backslash escapes the next character
+      if (char === 0x5c)
+        index++ // a backslash escapes the next character
       else if (char === 0x22) inString = false
     } else if (char === 0x22) inString = true
     else if (char === 0x5b || char === 0x7b) {

@@ -28,7 +28,12 @@ import {
   type KeyScope,
   type Timing,
 } from '../idempotency/store.js'
-import { idempotencyOutcomes, statementBatchSize, statementStalls, type IdempotencyOutcome } from '../observability/metrics.js'
+import {
+  idempotencyOutcomes,
+  statementBatchSize,
+  statementStalls,
+  type IdempotencyOutcome,
+} from '../observability/metrics.js'
 import { Problem } from '../problems.js'
 
 export type { Recorded, RouteResponse }
@@ -113,7 +118,11 @@ declare module 'fastify' {
 
 const RETRY_AFTER_SECONDS = '1'
 const RELEASE_RETRY_MS = 250
-const OUTCOME = { completed: 'replayed', 'in-flight': 'in_flight', 'fingerprint-mismatch': 'key_reused' } as const satisfies Record<string, IdempotencyOutcome>
+const OUTCOME = {
+  completed: 'replayed',
+  'in-flight': 'in_flight',
+  'fingerprint-mismatch': 'key_reused',
+} as const satisfies Record<string, IdempotencyOutcome>
 
 export default fp(
   async function idempotency(app: FastifyInstance, options: IdempotencyOptions) {
@@ -125,7 +134,10 @@ export default fp(
       stallAfterMs: options.statementStallMs,
       onStall: (size: number) => {
         statementStalls.inc({ statement })
-        app.log.warn({ statement, requests: size }, `a shared ${statement} statement has not answered in ${options.statementStallMs} ms (a silent connection); the requests behind it go out without it`)
+        app.log.warn(
+          { statement, requests: size },
+          `a shared ${statement} statement has not answered in ${options.statementStallMs} ms (a silent connection); the requests behind it go out without it`,
+        )
       },
     })
     const claims = new KeyClaims(sql, timing, shared('claim'))
@@ -143,7 +155,10 @@ export default fp(
         const recovery = recoveryOf.get(`${request.method} ${request.routeOptions.url}`)
         if (key === undefined) {
           if (settings.required) {
-            throw new Problem('idempotency-key-required', `${request.method} ${request.routeOptions.url} requires an Idempotency-Key header; send a new unique value for each logical operation and the same value on every retry of it.`)
+            throw new Problem(
+              'idempotency-key-required',
+              `${request.method} ${request.routeOptions.url} requires an Idempotency-Key header; send a new unique value for each logical operation and the same value on every retry of it.`,
+            )
           }
           try {
             return await handler.call(this, request, reply)
@@ -153,21 +168,43 @@ export default fp(
         }
         const scope = scopeOf(request, key)
         const fingerprint = fingerprintOf(request)
-        const result = remembered(replays, scope, fingerprint) ?? (await claims.claim(scope, fingerprint, recovery ? requestOf(request) : null))
-        if (result.outcome === 'completed' && result.expiresInMs !== undefined) replays.set(scope, { fingerprint, response: result.response }, result.expiresInMs, result.askedAt)
-        request.log[result.outcome === 'claimed' ? 'debug' : 'info']({ idempotency_key: key, outcome: result.outcome }, 'idempotency key checked')
-        idempotencyOutcomes.inc({ endpoint: scope.endpoint, outcome: result.outcome === 'claimed' ? (result.takenOver ? 'taken_over' : 'claimed') : OUTCOME[result.outcome] })
+        const result =
+          remembered(replays, scope, fingerprint) ??
+          (await claims.claim(scope, fingerprint, recovery ? requestOf(request) : null))
+        if (result.outcome === 'completed' && result.expiresInMs !== undefined)
+          replays.set(scope, { fingerprint, response: result.response }, result.expiresInMs, result.askedAt)
+        request.log[result.outcome === 'claimed' ? 'debug' : 'info'](
+          { idempotency_key: key, outcome: result.outcome },
+          'idempotency key checked',
+        )
+        idempotencyOutcomes.inc({
+          endpoint: scope.endpoint,
+          outcome:
+            result.outcome === 'claimed' ? (result.takenOver ? 'taken_over' : 'claimed') : OUTCOME[result.outcome],
+        })
         switch (result.outcome) {
           case 'completed':
             return replay(reply, result.response)
           case 'in-flight':
-            throw new Problem('idempotency-request-in-flight', 'A request with this Idempotency-Key is still being processed; retry after the interval in Retry-After.', {
-              headers: { 'retry-after': RETRY_AFTER_SECONDS },
-            })
+            throw new Problem(
+              'idempotency-request-in-flight',
+              'A request with this Idempotency-Key is still being processed; retry after the interval in Retry-After.',
+              {
+                headers: { 'retry-after': RETRY_AFTER_SECONDS },
+              },
+            )
           case 'fingerprint-mismatch':
-            throw new Problem('idempotency-key-reused', 'This Idempotency-Key was already used with a different request body or path; use a new key for a new operation.')
+            throw new Problem(
+              'idempotency-key-reused',
+              'This Idempotency-Key was already used with a different request body or path; use a new key for a new operation.',
+            )
           case 'claimed':
-            request.idempotencyClaim = { ...result.claim, endpoint: scope.endpoint, recovery, operationSince: result.operationSince }
+            request.idempotencyClaim = {
+              ...result.claim,
+              endpoint: scope.endpoint,
+              recovery,
+              operationSince: result.operationSince,
+            }
             request.operationMayBeDownstream = result.inherited
         }
         try {
@@ -194,13 +231,17 @@ export default fp(
           : sql.begin(async (tx) => {
               if (await releaseClaim(tx, claim)) await claim.recovery?.release?.(tx, operation)
             })
-      const failed = (error: unknown) => request.log.error({ err: error }, 'could not release idempotency claim; it frees itself when its lease ends')
+      const failed = (error: unknown) =>
+        request.log.error({ err: error }, 'could not release idempotency claim; it frees itself when its lease ends')
       await release().catch((error: unknown) => {
         failed(error)
         if (!isDatabaseUnavailable(error)) return
         // The connection was lost under the statement (a failover, a terminated backend); another one usually
         // answers. Once more, in the background, so that a retry is not refused with 409 until the lease ends.
-        setTimeout(() => void release().then(() => request.log.info('idempotency claim released on the second attempt'), failed), RELEASE_RETRY_MS).unref()
+        setTimeout(
+          () => void release().then(() => request.log.info('idempotency claim released on the second attempt'), failed),
+          RELEASE_RETRY_MS,
+        ).unref()
       })
     }
 
@@ -210,10 +251,14 @@ export default fp(
       const operationId = request.keylessOperationId
       if (!recovery?.release || operationId === null || request.operationMayBeDownstream) return
       const operation: ClaimedOperation = { operationId, accountId: request.account.id, request: requestOf(request) }
-      await sql.begin((tx) => recovery.release!(tx, operation)).catch((error: unknown) => request.log.error({ err: error }, 'could not give back a reservation'))
+      await sql
+        .begin((tx) => recovery.release!(tx, operation))
+        .catch((error: unknown) => request.log.error({ err: error }, 'could not give back a reservation'))
     }
 
-    app.decorateReply('reserve', async function reserve<T>(this: FastifyReply, work: (tx: Transaction) => Promise<T>): Promise<T> {
+    app.decorateReply('reserve', async function reserve<
+      T,
+    >(this: FastifyReply, work: (tx: Transaction) => Promise<T>): Promise<T> {
       const claim = this.request.idempotencyClaim
       const reserved = await sql.begin(async (tx) => {
         const result = await work(tx)
@@ -223,34 +268,53 @@ export default fp(
       return reserved as T
     })
 
-    app.decorateReply('transact', async function transact(this: FastifyReply, work: (tx: Transaction) => Promise<RouteResponse>) {
-      const claim = this.request.idempotencyClaim
-      const stored = await pipelinedTransaction(sql, async (tx) => {
-        const response = toStoredResponse(await work(tx))
-        if (claim) completeClaim(tx, claim, response)
-        return response
-      }).catch(fencedOff)
-      return sendCommitted(this, stored)
-    })
+    app.decorateReply(
+      'transact',
+      async function transact(this: FastifyReply, work: (tx: Transaction) => Promise<RouteResponse>) {
+        const claim = this.request.idempotencyClaim
+        const stored = await pipelinedTransaction(sql, async (tx) => {
+          const response = toStoredResponse(await work(tx))
+          if (claim) completeClaim(tx, claim, response)
+          return response
+        }).catch(fencedOff)
+        return sendCommitted(this, stored)
+      },
+    )
 
-    app.decorateReply('callOut', async function callOut<T>(this: FastifyReply, call: (idempotencyKey: string) => Promise<T>): Promise<T> {
+    app.decorateReply('callOut', async function callOut<
+      T,
+    >(this: FastifyReply, call: (idempotencyKey: string) => Promise<T>): Promise<T> {
       const request = this.request
       const endpoint = `${request.method} ${request.routeOptions.url}`
       // Without a Recovery an unknown outcome of this call would never be settled by itself: a defect of the route.
-      if (!recoveryOf.has(endpoint)) throw new Error(`${endpoint} calls out without a Recovery: register one for it in src/recovery/registry.ts (docs/extending.md)`)
-      if (request.deadline?.aborted) throw new Problem('service-unavailable', 'The request ran out of time before the processor was called.')
+      if (!recoveryOf.has(endpoint))
+        throw new Error(
+          `${endpoint} calls out without a Recovery: register one for it in src/recovery/registry.ts (docs/extending.md)`,
+        )
+      if (request.deadline?.aborted)
+        throw new Problem('service-unavailable', 'The request ran out of time before the processor was called.')
       const inherited = request.operationMayBeDownstream
       const since = request.idempotencyClaim?.operationSince
-      if (inherited && since && options.downstreamKeyRetentionSeconds !== undefined && Date.now() - since.getTime() > options.downstreamKeyRetentionSeconds * 1000) {
-        throw new Problem('processor-unavailable', 'This operation was first tried longer ago than the processor keeps its idempotency keys; it is being settled without calling out again. Retry later with the same Idempotency-Key and body.', {
-          headers: { 'retry-after': '60' },
-        })
+      if (
+        inherited &&
+        since &&
+        options.downstreamKeyRetentionSeconds !== undefined &&
+        Date.now() - since.getTime() > options.downstreamKeyRetentionSeconds * 1000
+      ) {
+        throw new Problem(
+          'processor-unavailable',
+          'This operation was first tried longer ago than the processor keeps its idempotency keys; it is being settled without calling out again. Retry later with the same Idempotency-Key and body.',
+          {
+            headers: { 'retry-after': '60' },
+          },
+        )
       }
       request.operationMayBeDownstream = true
       try {
         return await call(operationIdOf(request))
       } catch (error) {
-        if ((error as { operationNotPerformed?: unknown } | null)?.operationNotPerformed === true && !inherited) request.operationMayBeDownstream = false
+        if ((error as { operationNotPerformed?: unknown } | null)?.operationNotPerformed === true && !inherited)
+          request.operationMayBeDownstream = false
         throw error
       }
     })
@@ -271,9 +335,13 @@ function fencedOff(error: unknown): never {
 }
 
 function lostClaim(): Problem {
-  return new Problem('idempotency-request-in-flight', 'This request outlived its lease on the Idempotency-Key and another request took it over; its work was rolled back.', {
-    headers: { 'retry-after': RETRY_AFTER_SECONDS },
-  })
+  return new Problem(
+    'idempotency-request-in-flight',
+    'This request outlived its lease on the Idempotency-Key and another request took it over; its work was rolled back.',
+    {
+      headers: { 'retry-after': RETRY_AFTER_SECONDS },
+    },
+  )
 }
 
 function sendCommitted(reply: FastifyReply, stored: StoredResponse): FastifyReply {
@@ -294,7 +362,9 @@ export function operationIdOf(request: FastifyRequest): string {
 function remembered(replays: ReplayCache, scope: KeyScope, fingerprint: Buffer): ClaimResult | undefined {
   const completed = replays.get(scope)
   if (!completed) return undefined
-  return completed.fingerprint.equals(fingerprint) ? { outcome: 'completed', response: completed.response } : { outcome: 'fingerprint-mismatch' }
+  return completed.fingerprint.equals(fingerprint)
+    ? { outcome: 'completed', response: completed.response }
+    : { outcome: 'fingerprint-mismatch' }
 }
 
 /** What a Recovery needs of a request: its validated path parameters and body. */
@@ -303,12 +373,18 @@ function requestOf(request: FastifyRequest): ClaimedOperation['request'] {
 }
 
 function scopeOf(request: FastifyRequest, key: string): KeyScope {
-  if (!request.account) throw new Error(`${request.routeOptions.url}: idempotency needs an authenticated account to scope keys`)
+  if (!request.account)
+    throw new Error(`${request.routeOptions.url}: idempotency needs an authenticated account to scope keys`)
   return { accountId: request.account.id, endpoint: `${request.method} ${request.routeOptions.url}`, key }
 }
 
 function fingerprintOf(request: FastifyRequest): Buffer {
-  return requestFingerprint({ method: request.method, route: request.routeOptions.url ?? '', params: request.params, body: request.body })
+  return requestFingerprint({
+    method: request.method,
+    route: request.routeOptions.url ?? '',
+    params: request.params,
+    body: request.body,
+  })
 }
 
 function replay(reply: FastifyReply, response: StoredResponse): FastifyReply {

@@ -32,7 +32,11 @@ export default fp(
   async function rateLimits(app: FastifyInstance, settings: RateLimitSettings) {
     await app.register(rateLimit, { global: false })
     const timeWindow = settings.windowSeconds * 1000
-    const perAccount = app.createRateLimit({ max: settings.maxPerAccount, timeWindow, keyGenerator: (request) => request.account.id })
+    const perAccount = app.createRateLimit({
+      max: settings.maxPerAccount,
+      timeWindow,
+      keyGenerator: (request) => request.account.id,
+    })
     const authFailures = app.createRateLimit({ max: settings.maxAuthFailuresPerAddress, timeWindow })
     // No address can be over its limit unless some authentication failed within the last window: until then the
     // per-address lookup is skipped, which is most of the time (the rate limits measured 0.02 ms per request).
@@ -42,7 +46,11 @@ export default fp(
       if (performance.now() - lastAuthFailureAt > timeWindow) return
       const status = await authFailures(request, { increment: false })
       if (!status.isAllowed && status.remaining === 0) {
-        throw tooMany('auth-failures', status, 'Too many failed authentications from this address; wait before trying again.')
+        throw tooMany(
+          'auth-failures',
+          status,
+          'Too many failed authentications from this address; wait before trying again.',
+        )
       }
     })
 
@@ -55,12 +63,20 @@ export default fp(
       authFailures(request).then(() => done(), done)
     })
 
-    app.decorate('countAccountRequest', async function countAccountRequest(request: FastifyRequest, reply: FastifyReply) {
-      const status = await perAccount(request)
-      if (status.isAllowed) return
-      if (status.isExceeded) throw tooMany('account', status, `This account made more than ${status.max} requests in ${settings.windowSeconds} s.`)
-      reply.headers(headers('account', status))
-    })
+    app.decorate(
+      'countAccountRequest',
+      async function countAccountRequest(request: FastifyRequest, reply: FastifyReply) {
+        const status = await perAccount(request)
+        if (status.isAllowed) return
+        if (status.isExceeded)
+          throw tooMany(
+            'account',
+            status,
+            `This account made more than ${status.max} requests in ${settings.windowSeconds} s.`,
+          )
+        reply.headers(headers('account', status))
+      },
+    )
   },
   { name: 'rate-limit' },
 )

@@ -14,7 +14,11 @@ export function createProcessor(config: Config, sql: Sql, log: Logger): PaymentP
   const processor =
     config.PROCESSOR === 'stripe'
       ? createStripeProcessor({
-          stripe: createStripeClient({ secretKey: config.STRIPE_SECRET_KEY!, apiUrl: config.STRIPE_API_URL, timeoutMs }),
+          stripe: createStripeClient({
+            secretKey: config.STRIPE_SECRET_KEY!,
+            apiUrl: config.STRIPE_API_URL,
+            timeoutMs,
+          }),
           timeoutMs,
           webhookSecret: config.STRIPE_WEBHOOK_SECRET,
         })
@@ -25,6 +29,11 @@ export function createProcessor(config: Config, sql: Sql, log: Logger): PaymentP
 /** Where a browser reaches the service: SIMULATED_PUBLIC_URL, or the address it listens on (loopback for any). */
 export function simulatedPublicUrl(config: Pick<Config, 'SIMULATED_PUBLIC_URL' | 'HOST' | 'PORT'>): string {
   if (config.SIMULATED_PUBLIC_URL) return config.SIMULATED_PUBLIC_URL
-  const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST
+  const host =
+    config.HOST === '0.0.0.0' || config.HOST === '::'
+      ? '127.0.0.1'
+      : config.HOST.includes(':')
+        ? `[${config.HOST}]`
+        : config.HOST
   return `http://${host}:${config.PORT}`
 }

@@ -8,14 +8,29 @@
 // longer than it (RECOVERY_GRACE_SECONDS, checked in src/config.ts) before it asks.
 import type { Logger } from 'pino'
 import { processorCalls } from '../observability/metrics.js'
-import { type PaymentProcessor, PROCESSOR_METHODS, ProcessorIdempotencyError, ProcessorRequestError, ProcessorUnavailableError } from './processor.js'
+import {
+  type PaymentProcessor,
+  PROCESSOR_METHODS,
+  ProcessorIdempotencyError,
+  ProcessorRequestError,
+  ProcessorUnavailableError,
+} from './processor.js'
 
-export function instrumented(processor: PaymentProcessor, options: { timeoutMs: number; log?: Logger }): PaymentProcessor {
+export function instrumented(
+  processor: PaymentProcessor,
+  options: { timeoutMs: number; log?: Logger },
+): PaymentProcessor {
   async function timed(operation: string, call: () => Promise<unknown>): Promise<unknown> {
     const stop = processorCalls.startTimer({ operation })
     let timer: NodeJS.Timeout | undefined
     const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new ProcessorUnavailableError(`the processor did not answer ${operation} within ${options.timeoutMs} ms`)), options.timeoutMs)
+      timer = setTimeout(
+        () =>
+          reject(
+            new ProcessorUnavailableError(`the processor did not answer ${operation} within ${options.timeoutMs} ms`),
+          ),
+        options.timeoutMs,
+      )
     })
     try {
       const result = await Promise.race([call(), timedOut])
@@ -25,7 +40,10 @@ export function instrumented(processor: PaymentProcessor, options: { timeoutMs: 
       stop({ outcome: failureOf(error) })
       if (error instanceof ProcessorIdempotencyError) {
         // Every call under one operation id is built from the same request: a refusal means a defect here.
-        options.log?.error({ err: error, operation }, 'DEFECT: the processor refused an operation id it had seen with other parameters; the outcome is left to the recovery worker')
+        options.log?.error(
+          { err: error, operation },
+          'DEFECT: the processor refused an operation id it had seen with other parameters; the outcome is left to the recovery worker',
+        )
       }
       throw error
     } finally {
@@ -33,7 +51,10 @@ export function instrumented(processor: PaymentProcessor, options: { timeoutMs: 
     }
   }
   const wrapped = Object.fromEntries(
-    PROCESSOR_METHODS.map((method) => [method, (request: never) => timed(method, () => (processor[method] as (request: never) => Promise<unknown>)(request))]),
+    PROCESSOR_METHODS.map((method) => [
+      method,
+      (request: never) => timed(method, () => (processor[method] as (request: never) => Promise<unknown>)(request)),
+    ]),
   ) as unknown as PaymentProcessor
   // What is not a call (keyRetentionSeconds, later) is passed on as it is.
   return { ...processor, ...wrapped }

@@ -91,7 +91,9 @@ export type OperationRecord = { [Kind in OperationKind]: { kind: Kind; outcome: 
  * Which operation a lookup asks about: the very request that was sent under the idempotency key (the claim keeps
  * it), so that a processor can find it by strongly consistent means, and when it could first have gone out.
  */
-export type LookupRequest = { [Kind in OperationKind]: { kind: Kind; request: Operations[Kind]['request']; notBefore: Date } }[OperationKind]
+export type LookupRequest = {
+  [Kind in OperationKind]: { kind: Kind; request: Operations[Kind]['request']; notBefore: Date }
+}[OperationKind]
 
 export interface PaymentProcessor {
   /** How long the processor keeps the idempotency keys it is sent; unset: for ever (src/plugins/idempotency.ts). */
@@ -116,10 +118,23 @@ export interface PaymentProcessor {
 }
 
 /** Every method of the boundary, for what wraps a processor whole (instrumented.ts, the tests' doubles). */
-export const PROCESSOR_METHODS = ['charge', 'authorize', 'capture', 'void', 'refund', 'lookup'] as const satisfies readonly (keyof PaymentProcessor)[]
+export const PROCESSOR_METHODS = [
+  'charge',
+  'authorize',
+  'capture',
+  'void',
+  'refund',
+  'lookup',
+] as const satisfies readonly (keyof PaymentProcessor)[]
 // A method added to PaymentProcessor and not to PROCESSOR_METHODS fails here, naming it.
-type Unlisted = Exclude<{ [K in keyof PaymentProcessor]-?: PaymentProcessor[K] extends (...args: never[]) => unknown ? K : never }[keyof PaymentProcessor], (typeof PROCESSOR_METHODS)[number]>
-export const EVERY_METHOD_LISTED: [Unlisted] extends [never] ? true : `add ${Unlisted & string} to PROCESSOR_METHODS` = true
+type Unlisted = Exclude<
+  {
+    [K in keyof PaymentProcessor]-?: PaymentProcessor[K] extends (...args: never[]) => unknown ? K : never
+  }[keyof PaymentProcessor],
+  (typeof PROCESSOR_METHODS)[number]
+>
+export const EVERY_METHOD_LISTED: [Unlisted] extends [never] ? true : `add ${Unlisted & string} to PROCESSOR_METHODS` =
+  true
 
 /**
  * What the processor did under the operation, if it was an operation of that kind; undefined if it never saw it.
@@ -130,7 +145,10 @@ export async function lookupOutcome<Kind extends OperationKind>(
   lookup: LookupRequest & { kind: Kind },
 ): Promise<OutcomeOf[Kind] | undefined> {
   const found = await processor.lookup(lookup)
-  if (found && found.kind !== lookup.kind) throw new Error(`operation ${lookup.request.idempotencyKey} is a ${found.kind} at the processor, not a ${lookup.kind}`)
+  if (found && found.kind !== lookup.kind)
+    throw new Error(
+      `operation ${lookup.request.idempotencyKey} is a ${found.kind} at the processor, not a ${lookup.kind}`,
+    )
   return found?.outcome as OutcomeOf[Kind] | undefined
 }
 

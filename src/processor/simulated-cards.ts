@@ -11,7 +11,11 @@ export type SourceBehaviour =
   | { kind: 'settles_later'; then: 'succeeds' | 'never' | { failureCode: string; failureMessage: string } }
 
 const succeeds: SourceBehaviour = { kind: 'succeeds' }
-const declines = (failureCode: string, failureMessage: string): SourceBehaviour => ({ kind: 'declines', failureCode, failureMessage })
+const declines = (failureCode: string, failureMessage: string): SourceBehaviour => ({
+  kind: 'declines',
+  failureCode,
+  failureMessage,
+})
 const insufficientFunds = { failureCode: 'insufficient_funds', failureMessage: 'Your card has insufficient funds.' }
 
 /**
@@ -39,10 +43,19 @@ const SOURCES: Record<string, SourceBehaviour> = {
   pm_card_chargeDeclinedExpiredCard: declines('expired_card', 'Your card has expired.'),
   pm_card_authenticationRequired: { kind: 'authenticates' },
   pm_card_threeDSecure2Required: { kind: 'authenticates' },
-  pm_card_authenticationRequiredChargeDeclinedInsufficientFunds: { kind: 'authenticates', thenDeclines: insufficientFunds },
+  pm_card_authenticationRequiredChargeDeclinedInsufficientFunds: {
+    kind: 'authenticates',
+    thenDeclines: insufficientFunds,
+  },
   pm_usBankAccount_success: { kind: 'settles_later', then: 'succeeds' },
-  pm_usBankAccount_insufficientFunds: { kind: 'settles_later', then: { failureCode: 'insufficient_funds', failureMessage: 'The bank account has insufficient funds.' } },
-  pm_usBankAccount_accountClosed: { kind: 'settles_later', then: { failureCode: 'account_closed', failureMessage: 'The bank account has been closed.' } },
+  pm_usBankAccount_insufficientFunds: {
+    kind: 'settles_later',
+    then: { failureCode: 'insufficient_funds', failureMessage: 'The bank account has insufficient funds.' },
+  },
+  pm_usBankAccount_accountClosed: {
+    kind: 'settles_later',
+    then: { failureCode: 'account_closed', failureMessage: 'The bank account has been closed.' },
+  },
   pm_usBankAccount_processing: { kind: 'settles_later', then: 'never' },
   pm_card_processorDown: succeeds,
 }
@@ -53,4 +66,7 @@ export function behaviourOf(source: string): SourceBehaviour | undefined {
 }
 
 /** A failed authentication, in Stripe's words (its last_payment_error code). */
-export const AUTHENTICATION_FAILED = { failureCode: 'payment_intent_authentication_failure', failureMessage: 'The customer did not authenticate the payment.' }
+export const AUTHENTICATION_FAILED = {
+  failureCode: 'payment_intent_authentication_failure',
+  failureMessage: 'The customer did not authenticate the payment.',
+}

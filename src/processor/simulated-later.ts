@@ -5,7 +5,14 @@
 // as it reads Stripe's: delivered at once by the control that made them (its "webhook"), or listed later.
 import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import type { Sql, Transaction } from '../db/connect.js'
-import type { DisputeState, LaterOutcomes, PaymentState, ProcessorChange, ProcessorEvent, RefundState } from './later.js'
+import type {
+  DisputeState,
+  LaterOutcomes,
+  PaymentState,
+  ProcessorChange,
+  ProcessorEvent,
+  RefundState,
+} from './later.js'
 import type { ChargeOutcome } from './processor.js'
 import { AUTHENTICATION_FAILED, behaviourOf } from './simulated-cards.js'
 
@@ -61,9 +68,17 @@ interface RefundRow {
 /** What Stripe lets its dashboard cancel: a payment not decided yet, or an authorization not captured. */
 const CANCELABLE = new Set<PaymentState['status']>(['requires_action', 'processing', 'requires_capture'])
 
-export function simulatedLater(sql: Sql): { later: LaterOutcomes; controls: SimulatedControls; afterRefund(refund: RefundState): Promise<void> } {
+export function simulatedLater(sql: Sql): {
+  later: LaterOutcomes
+  controls: SimulatedControls
+  afterRefund(refund: RefundState): Promise<void>
+} {
   /** Moves a payment to its next state and tells it, in one transaction. */
-  async function movePayment(reference: string, type: string, next: (payment: PaymentState, row: PaymentRow) => PaymentState): Promise<ProcessorEvent> {
+  async function movePayment(
+    reference: string,
+    type: string,
+    next: (payment: PaymentState, row: PaymentRow) => PaymentState,
+  ): Promise<ProcessorEvent> {
     return sql.begin(async (tx) => {
       const row = await paymentRow(tx, reference, true)
       if (!row) throw new SimulatedControlError(`no payment ${reference}`)
@@ -76,29 +91,39 @@ export function simulatedLater(sql: Sql): { later: LaterOutcomes; controls: Simu
   const controls: SimulatedControls = {
     authenticate: (reference, succeeded) =>
       movePayment(reference, succeeded ? 'payment.authenticated' : 'payment.failed', (payment, row) => {
-        if (payment.status !== 'requires_action') throw new SimulatedControlError(`payment ${reference} is ${payment.status}: there is nothing to authenticate`)
+        if (payment.status !== 'requires_action')
+          throw new SimulatedControlError(`payment ${reference} is ${payment.status}: there is nothing to authenticate`)
         const behaviour = behaviourOf(row.parameters.source)
         const declined = behaviour?.kind === 'authenticates' ? behaviour.thenDeclines : undefined
         if (!succeeded) return { ...payment, status: 'failed', ...AUTHENTICATION_FAILED }
         if (declined) return { ...payment, status: 'failed', ...declined }
-        return row.kind === 'authorization' ? { ...payment, status: 'requires_capture' } : { ...payment, status: 'succeeded', amountCapturedCents: payment.amountCents }
+        return row.kind === 'authorization'
+          ? { ...payment, status: 'requires_capture' }
+          : { ...payment, status: 'succeeded', amountCapturedCents: payment.amountCents }
       }),
     settle: (reference) =>
       movePayment(reference, 'payment.settled', (payment, row) => {
         const behaviour = behaviourOf(row.parameters.source)
-        if (payment.status !== 'processing' || behaviour?.kind !== 'settles_later') throw new SimulatedControlError(`payment ${reference} is ${payment.status}: there is nothing to settle`)
-        if (behaviour.then === 'never') throw new SimulatedControlError(`payment ${reference} (${row.parameters.source}) stays processing`)
-        if (behaviour.then === 'succeeds') return { ...payment, status: 'succeeded', amountCapturedCents: payment.amountCents }
+        if (payment.status !== 'processing' || behaviour?.kind !== 'settles_later')
+          throw new SimulatedControlError(`payment ${reference} is ${payment.status}: there is nothing to settle`)
+        if (behaviour.then === 'never')
+          throw new SimulatedControlError(`payment ${reference} (${row.parameters.source}) stays processing`)
+        if (behaviour.then === 'succeeds')
+          return { ...payment, status: 'succeeded', amountCapturedCents: payment.amountCents }
         return { ...payment, status: 'failed', ...behaviour.then }
       }),
     expire: (reference) =>
       movePayment(reference, 'payment.canceled', (payment) => {
-        if (payment.status !== 'requires_capture') throw new SimulatedControlError(`payment ${reference} is ${payment.status}: there is no authorization to lapse`)
+        if (payment.status !== 'requires_capture')
+          throw new SimulatedControlError(
+            `payment ${reference} is ${payment.status}: there is no authorization to lapse`,
+          )
         return { ...payment, status: 'canceled', cancellation: 'expired' }
       }),
     cancel: (reference) =>
       movePayment(reference, 'payment.canceled', (payment) => {
-        if (!CANCELABLE.has(payment.status)) throw new SimulatedControlError(`payment ${reference} is ${payment.status}: it can no longer be canceled`)
+        if (!CANCELABLE.has(payment.status))
+          throw new SimulatedControlError(`payment ${reference} is ${payment.status}: it can no longer be canceled`)
         return { ...payment, status: 'canceled', cancellation: 'canceled' }
       }),
     refund: (reference, amountCents) =>
@@ -111,8 +136,15 @@ export function simulatedLater(sql: Sql): { later: LaterOutcomes; controls: Simu
           where kind = 'refund' and parameters->>'charge_reference' = ${reference} and coalesce(state->>'status', 'succeeded') <> 'failed'`
         const left = payment.status === 'succeeded' ? payment.amountCapturedCents - sum!.refunded : 0
         const amount = amountCents ?? left
-        if (amount < 1 || amount > left) throw new SimulatedControlError(`payment ${reference} has ${left} left to refund, not ${amount}`)
-        const refund: RefundState = { object: 'refund', reference: `sim_re_${randomBytes(12).toString('hex')}`, paymentReference: reference, status: 'succeeded', amountCents: amount }
+        if (amount < 1 || amount > left)
+          throw new SimulatedControlError(`payment ${reference} has ${left} left to refund, not ${amount}`)
+        const refund: RefundState = {
+          object: 'refund',
+          reference: `sim_re_${randomBytes(12).toString('hex')}`,
+          paymentReference: reference,
+          status: 'succeeded',
+          amountCents: amount,
+        }
         if (payment.chargeId) refund.chargeId = payment.chargeId
         await tx`
           insert into simulated_processor.operations (idempotency_key, kind, parameters, outcome)
@@ -124,13 +156,19 @@ export function simulatedLater(sql: Sql): { later: LaterOutcomes; controls: Simu
       sql.begin(async (tx) => {
         const row = await paymentRow(tx, reference, true)
         const payment = row && paymentState(row)
-        if (!payment || payment.status !== 'succeeded') throw new SimulatedControlError(`payment ${reference} is ${payment?.status ?? 'unknown'}: only a captured payment can be disputed`)
+        if (!payment || payment.status !== 'succeeded')
+          throw new SimulatedControlError(
+            `payment ${reference} is ${payment?.status ?? 'unknown'}: only a captured payment can be disputed`,
+          )
         return openDispute(tx, payment)
       }),
     closeDispute: (reference, outcome) =>
       sql.begin(async (tx) => {
-        const [row] = await tx<{ state: DisputeState }[]>`select state from simulated_processor.disputes where payment_reference = ${reference} for update`
-        if (!row || row.state.status === 'won' || row.state.status === 'lost') throw new SimulatedControlError(`payment ${reference} has no open dispute`)
+        const [row] = await tx<
+          { state: DisputeState }[]
+        >`select state from simulated_processor.disputes where payment_reference = ${reference} for update`
+        if (!row || row.state.status === 'won' || row.state.status === 'lost')
+          throw new SimulatedControlError(`payment ${reference} has no open dispute`)
         const closed: DisputeState = { ...row.state, status: outcome }
         await tx`update simulated_processor.disputes set state = ${tx.json(closed as never)} where payment_reference = ${reference}`
         return tell(tx, 'dispute.closed', [closed])
@@ -186,8 +224,22 @@ export function simulatedLater(sql: Sql): { later: LaterOutcomes; controls: Simu
 }
 
 /** pm_card_createDispute: the customer disputes the payment as soon as it is made. */
-export async function disputeAtOnce(sql: Sql, reference: string, chargeId: string | undefined, amountCents: number): Promise<void> {
-  await sql.begin((tx) => openDispute(tx, { object: 'payment', reference, status: 'succeeded', amountCents, amountCapturedCents: amountCents, ...(chargeId ? { chargeId } : {}) }))
+export async function disputeAtOnce(
+  sql: Sql,
+  reference: string,
+  chargeId: string | undefined,
+  amountCents: number,
+): Promise<void> {
+  await sql.begin((tx) =>
+    openDispute(tx, {
+      object: 'payment',
+      reference,
+      status: 'succeeded',
+      amountCents,
+      amountCapturedCents: amountCents,
+      ...(chargeId ? { chargeId } : {}),
+    }),
+  )
 }
 
 async function openDispute(tx: Transaction, payment: PaymentState): Promise<ProcessorEvent> {
@@ -226,11 +278,19 @@ async function paymentRow(db: Sql | Transaction, reference: string, lock: boolea
 function paymentState(row: PaymentRow): PaymentState {
   if (row.state) return { ...row.state, createdAt: row.created_at }
   const { outcome } = row
-  const base = { object: 'payment' as const, reference: outcome.processorReference ?? '', createdAt: row.created_at, amountCents: row.parameters.amount_cents, amountCapturedCents: 0 }
+  const base = {
+    object: 'payment' as const,
+    reference: outcome.processorReference ?? '',
+    createdAt: row.created_at,
+    amountCents: row.parameters.amount_cents,
+    amountCapturedCents: 0,
+  }
   const made = row.parameters.charge_id ? { ...base, chargeId: row.parameters.charge_id } : base
   switch (outcome.status) {
     case 'succeeded':
-      return row.kind === 'authorization' ? { ...made, status: 'requires_capture' } : { ...made, status: 'succeeded', amountCapturedCents: made.amountCents }
+      return row.kind === 'authorization'
+        ? { ...made, status: 'requires_capture' }
+        : { ...made, status: 'succeeded', amountCapturedCents: made.amountCents }
     case 'failed':
       return { ...made, status: 'failed', failureCode: outcome.failureCode, failureMessage: outcome.failureMessage }
     default:
@@ -254,9 +314,17 @@ function refundState(row: RefundRow): RefundState {
 }
 
 /** After a capture or a void, the payment's state says so. */
-export async function recordSettlement(sql: Sql, reference: string, settled: { status: 'succeeded'; amountCapturedCents: number } | { status: 'canceled' }): Promise<void> {
+export async function recordSettlement(
+  sql: Sql,
+  reference: string,
+  settled: { status: 'succeeded'; amountCapturedCents: number } | { status: 'canceled' },
+): Promise<void> {
   const row = await paymentRow(sql, reference, false)
   if (!row) return
-  const moved: PaymentState = { ...paymentState(row), ...settled, ...(settled.status === 'canceled' ? { cancellation: 'canceled' as const } : {}) }
+  const moved: PaymentState = {
+    ...paymentState(row),
+    ...settled,
+    ...(settled.status === 'canceled' ? { cancellation: 'canceled' as const } : {}),
+  }
   await sql`update simulated_processor.operations set state = ${sql.json(moved as never)} where idempotency_key = ${row.idempotency_key}`
 }

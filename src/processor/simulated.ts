@@ -28,7 +28,11 @@ export interface SimulatedProcessor extends PaymentProcessor {
  * Test sources: src/processor/simulated-cards.ts. A payment that needs authentication answers requires_action with
  * a page of `publicUrl` (the service serves it: src/routes/simulated-processor.ts); a bank debit answers processing.
  */
-export function createSimulatedProcessor(options: { sql: Sql; slowDelayMs?: number; publicUrl?: string }): SimulatedProcessor {
+export function createSimulatedProcessor(options: {
+  sql: Sql
+  slowDelayMs?: number
+  publicUrl?: string
+}): SimulatedProcessor {
   const { sql } = options
   const slowDelayMs = options.slowDelayMs ?? 2000
   const publicUrl = options.publicUrl ?? 'http://127.0.0.1:3000'
@@ -45,15 +49,24 @@ export function createSimulatedProcessor(options: { sql: Sql; slowDelayMs?: numb
     const { amountCents, currency, source, idempotencyKey } = request
     if (source === 'pm_card_processorDown') throw new ProcessorUnavailableError('simulated processor outage')
     const behaviour = behaviourOf(source)
-    if (!behaviour) throw new ProcessorRequestError('source', 'resource_missing', `No such PaymentMethod: '${source.slice(0, 60)}'`)
+    if (!behaviour)
+      throw new ProcessorRequestError('source', 'resource_missing', `No such PaymentMethod: '${source.slice(0, 60)}'`)
     if (behaviour.kind === 'settles_later') refuseBankDebit(kind, request)
     if (source === 'pm_card_timeoutBeforeCharge') timeOutOnce(`${kind}:${amountCents}:${currency}`)
     const parameters = { amount_cents: amountCents, currency, source, charge_id: request.chargeId }
-    const decide = () => chargeOutcome(behaviour, idempotencyKey, `${publicUrl}/simulated-processor/authenticate/`, request.returnUrl ?? null)
+    const decide = () =>
+      chargeOutcome(
+        behaviour,
+        idempotencyKey,
+        `${publicUrl}/simulated-processor/authenticate/`,
+        request.returnUrl ?? null,
+      )
     const { outcome, performed } = await perform<ChargeOutcome>(sql, idempotencyKey, kind, parameters, decide)
-    if (performed && source === 'pm_card_createDispute' && outcome.status === 'succeeded') await disputeAtOnce(sql, outcome.processorReference, request.chargeId, amountCents)
+    if (performed && source === 'pm_card_createDispute' && outcome.status === 'succeeded')
+      await disputeAtOnce(sql, outcome.processorReference, request.chargeId, amountCents)
     if (performed && source === 'pm_card_slow') await sleep(slowDelayMs)
-    if (performed && source === 'pm_card_responseLost') throw new ProcessorUnavailableError(`simulated timeout: ${kind} done, answer lost`)
+    if (performed && source === 'pm_card_responseLost')
+      throw new ProcessorUnavailableError(`simulated timeout: ${kind} done, answer lost`)
     return outcome
   }
 
@@ -70,11 +83,19 @@ export function createSimulatedProcessor(options: { sql: Sql; slowDelayMs?: numb
     const [charge] = await sql<{ source: string }[]>`
       select parameters->>'source' as source from simulated_processor.operations
       where kind in ('charge', 'authorization') and outcome->>'processorReference' = ${chargeReference}`
-    if (charge?.source === 'pm_card_timeoutBeforeCharge') timeOutOnce(`${kind}:${chargeReference}:${JSON.stringify(parameters)}`)
-    const done = await perform<Outcome>(sql, idempotencyKey, kind, { charge_reference: chargeReference, ...parameters }, outcome)
+    if (charge?.source === 'pm_card_timeoutBeforeCharge')
+      timeOutOnce(`${kind}:${chargeReference}:${JSON.stringify(parameters)}`)
+    const done = await perform<Outcome>(
+      sql,
+      idempotencyKey,
+      kind,
+      { charge_reference: chargeReference, ...parameters },
+      outcome,
+    )
     if (done.performed) await performedThen(done.outcome)
     if (done.performed && charge?.source === 'pm_card_slow') await sleep(slowDelayMs)
-    if (done.performed && charge?.source === 'pm_card_responseLost') throw new ProcessorUnavailableError(`simulated timeout: ${kind} done, answer lost`)
+    if (done.performed && charge?.source === 'pm_card_responseLost')
+      throw new ProcessorUnavailableError(`simulated timeout: ${kind} done, answer lost`)
     return done.outcome
   }
 
@@ -84,14 +105,39 @@ export function createSimulatedProcessor(options: { sql: Sql; slowDelayMs?: numb
     charge: (request) => chargeOrAuthorize('charge', request),
     authorize: (request) => chargeOrAuthorize('authorization', request),
     capture: ({ chargeReference, amountCents, idempotencyKey }) =>
-      settle('capture', chargeReference, idempotencyKey, { amount_cents: amountCents }, () => ({ processorReference: reference('sim_cp', idempotencyKey) }), () =>
-        recordSettlement(sql, chargeReference, { status: 'succeeded', amountCapturedCents: amountCents }),
+      settle(
+        'capture',
+        chargeReference,
+        idempotencyKey,
+        { amount_cents: amountCents },
+        () => ({ processorReference: reference('sim_cp', idempotencyKey) }),
+        () => recordSettlement(sql, chargeReference, { status: 'succeeded', amountCapturedCents: amountCents }),
       ),
     void: ({ chargeReference, idempotencyKey }) =>
-      settle('void', chargeReference, idempotencyKey, {}, () => ({ processorReference: reference('sim_vd', idempotencyKey) }), () => recordSettlement(sql, chargeReference, { status: 'canceled' })),
+      settle(
+        'void',
+        chargeReference,
+        idempotencyKey,
+        {},
+        () => ({ processorReference: reference('sim_vd', idempotencyKey) }),
+        () => recordSettlement(sql, chargeReference, { status: 'canceled' }),
+      ),
     refund: ({ chargeReference, amountCents, idempotencyKey }) =>
-      settle('refund', chargeReference, idempotencyKey, { amount_cents: amountCents }, () => ({ processorReference: reference('sim_re', idempotencyKey) }), (done) =>
-        afterRefund({ object: 'refund', reference: done.processorReference, paymentReference: chargeReference, operationId: idempotencyKey, status: 'succeeded', amountCents }),
+      settle(
+        'refund',
+        chargeReference,
+        idempotencyKey,
+        { amount_cents: amountCents },
+        () => ({ processorReference: reference('sim_re', idempotencyKey) }),
+        (done) =>
+          afterRefund({
+            object: 'refund',
+            reference: done.processorReference,
+            paymentReference: chargeReference,
+            operationId: idempotencyKey,
+            status: 'succeeded',
+            amountCents,
+          }),
       ),
 
     // Its ledger is read in the same database it was written to: it cannot lag.
@@ -128,7 +174,12 @@ async function perform<Outcome>(
   return { outcome: existing.outcome, performed: false }
 }
 
-function chargeOutcome(behaviour: SourceBehaviour, idempotencyKey: string, authenticationPage: string, returnUrl: string | null): ChargeOutcome {
+function chargeOutcome(
+  behaviour: SourceBehaviour,
+  idempotencyKey: string,
+  authenticationPage: string,
+  returnUrl: string | null,
+): ChargeOutcome {
   const processorReference = reference('sim_ch', idempotencyKey)
   switch (behaviour.kind) {
     case 'succeeds':
@@ -136,7 +187,11 @@ function chargeOutcome(behaviour: SourceBehaviour, idempotencyKey: string, authe
     case 'declines':
       return { status: 'failed', failureCode: behaviour.failureCode, failureMessage: behaviour.failureMessage }
     case 'authenticates':
-      return { status: 'requires_action', processorReference, nextAction: { type: 'redirect_to_url', url: `${authenticationPage}${processorReference}`, returnUrl } }
+      return {
+        status: 'requires_action',
+        processorReference,
+        nextAction: { type: 'redirect_to_url', url: `${authenticationPage}${processorReference}`, returnUrl },
+      }
     case 'settles_later':
       return { status: 'processing', processorReference }
   }
@@ -144,8 +199,18 @@ function chargeOutcome(behaviour: SourceBehaviour, idempotencyKey: string, authe
 
 /** As Stripe: a bank debit is never authorized to capture later, and needs the customer's mandate. */
 function refuseBankDebit(kind: 'charge' | 'authorization', request: ChargeRequest): void {
-  if (kind === 'authorization') throw new ProcessorRequestError('source', 'payment_method_unsupported', 'A bank debit cannot be authorized to capture later: charge it with capture left out.')
-  if (!request.mandate) throw new ProcessorRequestError('mandate', 'parameter_missing', 'A bank debit needs the customer’s mandate: send mandate with the customer’s ip_address and user_agent.')
+  if (kind === 'authorization')
+    throw new ProcessorRequestError(
+      'source',
+      'payment_method_unsupported',
+      'A bank debit cannot be authorized to capture later: charge it with capture left out.',
+    )
+  if (!request.mandate)
+    throw new ProcessorRequestError(
+      'mandate',
+      'parameter_missing',
+      'A bank debit needs the customer’s mandate: send mandate with the customer’s ip_address and user_agent.',
+    )
 }
 
 /** Deterministic in the key: a retry of the same operation gets the same processor reference back. */

@@ -10,7 +10,11 @@ export interface SettlementBacklog {
   oldestSeconds: number
 }
 
-export async function settlementBacklog(sql: Sql, endpoints: string[], graceSeconds: number): Promise<SettlementBacklog> {
+export async function settlementBacklog(
+  sql: Sql,
+  endpoints: string[],
+  graceSeconds: number,
+): Promise<SettlementBacklog> {
   if (endpoints.length === 0) return { overdue: 0, oldestSeconds: 0 }
   // The same due time as the recovery worker's (src/recovery/recover-abandoned-claims.ts).
   const [row] = await sql<{ overdue: number; oldest_seconds: number | null }[]>`

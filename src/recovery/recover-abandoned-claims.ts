@@ -35,12 +35,22 @@ export interface RecoveryRun {
 }
 
 /** Settles up to one batch of abandoned claims on the endpoints that have a Recovery. */
-export async function recoverAbandonedClaims(sql: Sql, recoveries: Recovery[], settings: RecoverySettings, log: Logger): Promise<RecoveryRun> {
+export async function recoverAbandonedClaims(
+  sql: Sql,
+  recoveries: Recovery[],
+  settings: RecoverySettings,
+  log: Logger,
+): Promise<RecoveryRun> {
   const byEndpoint = new Map(recoveries.map((recovery) => [recovery.endpoint, recovery]))
   const run: RecoveryRun = { settled: 0, released: 0, failed: 0 }
   for (const claim of await claimAbandoned(sql, [...byEndpoint.keys()], settings)) {
     const recovery = byEndpoint.get(claim.endpoint)!
-    const context = { idempotency_key: claim.key, operation_id: claim.operationId, endpoint: claim.endpoint, account_id: claim.accountId }
+    const context = {
+      idempotency_key: claim.key,
+      operation_id: claim.operationId,
+      endpoint: claim.endpoint,
+      account_id: claim.accountId,
+    }
     try {
       const found = await recovery.lookup(claim)
       if (found === undefined) {
@@ -68,7 +78,10 @@ export async function recoverAbandonedClaims(sql: Sql, recoveries: Recovery[], s
     } catch (error) {
       if (isTakenOver(error)) continue
       run.failed++
-      log.error({ ...context, err: error }, 'recovery: could not settle an abandoned claim; it will be tried again later')
+      log.error(
+        { ...context, err: error },
+        'recovery: could not settle an abandoned claim; it will be tried again later',
+      )
       await giveBack(sql, claim).catch(() => {})
     }
   }
@@ -100,7 +113,16 @@ async function wakeWhenNextDue(sql: Sql, endpoints: string[], settings: Recovery
 async function claimAbandoned(sql: Sql, endpoints: string[], settings: RecoverySettings): Promise<AbandonedClaim[]> {
   if (endpoints.length === 0) return []
   const rows = await sql<
-    { id: string; claim_token: string; operation_id: string; account_id: string; endpoint: string; key: string; request: AbandonedClaim['request'] | null; created_at: Date }[]
+    {
+      id: string
+      claim_token: string
+      operation_id: string
+      account_id: string
+      endpoint: string
+      key: string
+      request: AbandonedClaim['request'] | null
+      created_at: Date
+    }[]
   >`
     update idempotency_keys as k set
       claim_token = gen_random_uuid(),

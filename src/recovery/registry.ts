@@ -6,7 +6,11 @@ import type { PaymentProcessor } from '../processor/processor.js'
 import { refundRecovery } from '../refunds/recovery.js'
 import type { Recovery } from '../idempotency/recovery.js'
 
-export function recoveries(processor: PaymentProcessor, sql: Sql, settings = { authorizationExpiresDays: 7 }): Recovery[] {
+export function recoveries(
+  processor: PaymentProcessor,
+  sql: Sql,
+  settings = { authorizationExpiresDays: 7 },
+): Recovery[] {
   return [
     chargeRecovery(processor, settings),
     settlementRecovery(processor, sql, 'capture'),
@@ -19,12 +23,17 @@ export function recoveries(processor: PaymentProcessor, sql: Sql, settings = { a
  * Refuses to start an API with a route that calls out (its openapi entry admits `processor-unavailable`) but has
  * no Recovery: its unknown outcomes would never settle by themselves. Names the route and where to register one.
  */
-export function requireRecoveries(routes: readonly { method: string; url: string; problems?: readonly string[] | undefined }[], registered: readonly Recovery[]): void {
+export function requireRecoveries(
+  routes: readonly { method: string; url: string; problems?: readonly string[] | undefined }[],
+  registered: readonly Recovery[],
+): void {
   const recoverable = new Set(registered.map((recovery) => recovery.endpoint))
   for (const route of routes) {
     const endpoint = `${route.method} ${route.url}`
     if (route.problems?.includes('processor-unavailable') && !recoverable.has(endpoint)) {
-      throw new Error(`${endpoint} answers processor-unavailable but has no Recovery: register one in src/recovery/registry.ts (docs/extending.md)`)
+      throw new Error(
+        `${endpoint} answers processor-unavailable but has no Recovery: register one in src/recovery/registry.ts (docs/extending.md)`,
+      )
     }
   }
 }

@@ -16,12 +16,17 @@ export function refundRecovery(processor: PaymentProcessor, sql: Sql): Recovery<
         from refunds r join charges c on c.id = r.charge_id
         where r.operation_id = ${claim.operationId} and r.status = 'pending'`
       if (!pending) return undefined
-      return lookupOutcome(processor, { kind: 'refund', request: refundCall(pending, pending.processor_reference, claim.operationId), notBefore: claim.createdAt })
+      return lookupOutcome(processor, {
+        kind: 'refund',
+        request: refundCall(pending, pending.processor_reference, claim.operationId),
+        notBefore: claim.createdAt,
+      })
     },
     async record(tx, claim, outcome) {
       const refund = await findRefundByOperation(tx, claim.operationId)
       // The processor refunded, so the reservation was made first; without it the books and the processor disagree.
-      if (!refund) throw new Error(`the processor refunded operation ${claim.operationId}, but no pending refund records it`)
+      if (!refund)
+        throw new Error(`the processor refunded operation ${claim.operationId}, but no pending refund records it`)
       return recordRefund(tx, refund, outcome.processorReference)
     },
     release: (tx, claim) => deletePendingRefund(tx, claim.operationId),

@@ -31,29 +31,53 @@ export async function reserveRefund(
   const existing = await findRefundByOperation(tx, request.operationId)
   if (existing?.status === 'pending') return { refund: existing, chargeReference }
   if (charge.status !== 'succeeded') {
-    throw new Problem('charge-not-refundable', `Charge ${charge.id} is ${charge.status}: only captured money can be refunded.`)
+    throw new Problem(
+      'charge-not-refundable',
+      `Charge ${charge.id} is ${charge.status}: only captured money can be refunded.`,
+    )
   }
   const remaining = charge.amount_captured_cents - charge.amount_refunded_cents - charge.amount_refund_pending_cents
   if (remaining === 0) {
-    throw new Problem('charge-not-refundable', `Charge ${charge.id} is already fully refunded${charge.amount_refund_pending_cents ? ', counting refunds in progress' : ''}.`)
+    throw new Problem(
+      'charge-not-refundable',
+      `Charge ${charge.id} is already fully refunded${charge.amount_refund_pending_cents ? ', counting refunds in progress' : ''}.`,
+    )
   }
   const amountCents = request.amountCents ?? remaining
   if (amountCents > remaining) {
-    throw new Problem('refund-exceeds-charge', `A refund of ${amountCents} exceeds the ${remaining} left of charge ${charge.id}.`, {
-      extensions: { amount_refundable_cents: remaining },
-    })
+    throw new Problem(
+      'refund-exceeds-charge',
+      `A refund of ${amountCents} exceeds the ${remaining} left of charge ${charge.id}.`,
+      {
+        extensions: { amount_refundable_cents: remaining },
+      },
+    )
   }
   return { refund: await insertPendingRefund(tx, charge, amountCents, request.operationId), chargeReference }
 }
 
 /** What the processor is sent for a reserved refund: the route sends it, the recovery worker asks about it. */
-export function refundCall(refund: { account_id: string; amount_cents: number }, chargeReference: string, idempotencyKey: string): RefundRequest {
+export function refundCall(
+  refund: { account_id: string; amount_cents: number },
+  chargeReference: string,
+  idempotencyKey: string,
+): RefundRequest {
   return { chargeReference, amountCents: refund.amount_cents, accountId: refund.account_id, idempotencyKey }
 }
 
 /** Phase 3: what the processor did becomes the refund, and the response a request for it returns. */
-export async function recordRefund(tx: Transaction, refund: RefundRow, processorReference: string): Promise<RouteResponse> {
+export async function recordRefund(
+  tx: Transaction,
+  refund: RefundRow,
+  processorReference: string,
+): Promise<RouteResponse> {
   const settled = await markRefundSucceeded(tx, refund, processorReference)
-  send(tx, insertRow(tx, eventInsert(refund.account_id, 'charge.refunded', { object: settled.charge, refund: settled.refund })))
+  send(
+    tx,
+    insertRow(
+      tx,
+      eventInsert(refund.account_id, 'charge.refunded', { object: settled.charge, refund: settled.refund }),
+    ),
+  )
   return { status: 201, location: `/v1/refunds/${settled.refund.id}`, body: settled.refund }
 }

@@ -33,7 +33,12 @@ export async function findRefundByOperation(tx: Transaction, operationId: string
 }
 
 /** The account's refunds, or one charge's, newest first (src/db/pagination.ts). */
-export async function listRefunds(sql: Sql, accountId: string, chargeId: string | undefined, page: PageRequest): Promise<Page<Refund> | undefined> {
+export async function listRefunds(
+  sql: Sql,
+  accountId: string,
+  chargeId: string | undefined,
+  page: PageRequest,
+): Promise<Page<Refund> | undefined> {
   const scope = chargeId ? sql`account_id = ${accountId} and charge_id = ${chargeId}` : sql`account_id = ${accountId}`
   const found = await pageOf<RefundRow>(sql, 'refunds', scope, page)
   return found && { rows: found.rows.map(toRefund), hasMore: found.hasMore }
@@ -55,7 +60,11 @@ export async function insertPendingRefund(
 }
 
 /** The processor refunded: the reserved amount becomes refunded, and the refund succeeded. Returns both as they now are. */
-export async function markRefundSucceeded(tx: Transaction, refund: RefundRow, processorReference: string): Promise<{ refund: Refund; charge: Charge }> {
+export async function markRefundSucceeded(
+  tx: Transaction,
+  refund: RefundRow,
+  processorReference: string,
+): Promise<{ refund: Refund; charge: Charge }> {
   // The charges check constraint (refunded + pending <= amount) backs up the reservation.
   const [charge] = await tx<ChargeRow[]>`
     update charges set amount_refunded_cents = amount_refunded_cents + ${refund.amount_cents},

@@ -12,12 +12,28 @@ import { type PaymentProcessor, rethrowAsProblem } from '../processor/processor.
 import { Problem } from '../problems.js'
 import { listBody } from './list-body.js'
 import { absentBodyIsEmpty } from './optional-body.js'
-import { CaptureChargeBody, Charge, ChargeList, ChargeParams, CreateChargeBody, ListChargesQuery, VoidChargeBody } from '../schemas/charge.js'
+import {
+  CaptureChargeBody,
+  Charge,
+  ChargeList,
+  ChargeParams,
+  CreateChargeBody,
+  ListChargesQuery,
+  VoidChargeBody,
+} from '../schemas/charge.js'
 import { pageRequest } from '../schemas/page.js'
 
-const SETTLEMENT_PROBLEMS = ['charge-operation-in-progress', 'charge-not-capturable', 'processor-unavailable', 'processor-refused'] as const
+const SETTLEMENT_PROBLEMS = [
+  'charge-operation-in-progress',
+  'charge-not-capturable',
+  'processor-unavailable',
+  'processor-refused',
+] as const
 
-export default async function chargeRoutes(base: FastifyInstance, options: { sql: Sql; processor: PaymentProcessor; authorizationExpiresDays: number }) {
+export default async function chargeRoutes(
+  base: FastifyInstance,
+  options: { sql: Sql; processor: PaymentProcessor; authorizationExpiresDays: number },
+) {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
   const { sql, processor } = options
 
@@ -34,10 +50,17 @@ export default async function chargeRoutes(base: FastifyInstance, options: { sql
           summary: 'Create a charge',
           description:
             'Charges `source` for `amount_cents`. A decline is an outcome, not an error of the request: the failed charge is recorded, and the `402` is recorded and replayed like a `201`. `source` is a payment method of the processor (docs/processors.md); the simulated processor’s test sources are named as Stripe’s: `pm_card_visa` succeeds, `pm_card_chargeDeclined` and `pm_card_chargeDeclinedInsufficientFunds` are declined, `pm_card_slow` answers after about 2 s, `pm_card_processorDown` fails with `503` having done nothing, `pm_card_responseLost` is charged and its answer lost (`503`; a retry, or the recovery worker, settles it). Some charges are not decided when they are answered: `pm_card_authenticationRequired` answers `201` with `requires_action` (send the customer to `next_action.url`), a bank debit such as `pm_usBankAccount_success` (with `mandate`) `processing`; the outcome arrives later, as an event (docs/later-outcomes.md), and a retry with the key replays this first answer.',
-          bodyExample: { amount_cents: 2500, currency: 'usd', source: 'pm_card_visa', description: 'Invoice 1042', metadata: { invoice_id: '1042' } },
+          bodyExample: {
+            amount_cents: 2500,
+            currency: 'usd',
+            source: 'pm_card_visa',
+            description: 'Invoice 1042',
+            metadata: { invoice_id: '1042' },
+          },
           responses: {
             201: {
-              description: 'The charge succeeded (or, with `capture: false`, is authorized), or it awaits the customer’s authentication (`requires_action`) or a bank debit’s settlement (`processing`).',
+              description:
+                'The charge succeeded (or, with `capture: false`, is authorized), or it awaits the customer’s authentication (`requires_action`) or a bank debit’s settlement (`processing`).',
               schema: Charge,
               headers: ['Location'],
             },
@@ -58,7 +81,9 @@ export default async function chargeRoutes(base: FastifyInstance, options: { sql
         })
         .catch(rethrowAsProblem)
       // One statement: the charge, its event and the key's completion commit together, in one round trip.
-      return reply.commit(recordCharge(chargeIdOf(operationIdOf(request)), request.account.id, input, outcome, expiresAt))
+      return reply.commit(
+        recordCharge(chargeIdOf(operationIdOf(request)), request.account.id, input, outcome, expiresAt),
+      )
     },
   )
 
@@ -87,9 +112,17 @@ export default async function chargeRoutes(base: FastifyInstance, options: { sql
     },
     async (request, reply) => {
       const { charge, amountCents } = await reply.reserve((tx) =>
-        reserveSettlement(tx, { accountId: request.account.id, chargeId: request.params.id, kind: 'capture', amountCents: request.body.amount_cents, operationId: operationIdOf(request) }),
+        reserveSettlement(tx, {
+          accountId: request.account.id,
+          chargeId: request.params.id,
+          kind: 'capture',
+          amountCents: request.body.amount_cents,
+          operationId: operationIdOf(request),
+        }),
       )
-      await reply.callOut((idempotencyKey) => processor.capture(captureCall(charge, amountCents, idempotencyKey))).catch(rethrowAsProblem)
+      await reply
+        .callOut((idempotencyKey) => processor.capture(captureCall(charge, amountCents, idempotencyKey)))
+        .catch(rethrowAsProblem)
       return reply.transact((tx) => recordCapture(tx, charge, amountCents))
     },
   )
@@ -104,7 +137,8 @@ export default async function chargeRoutes(base: FastifyInstance, options: { sql
           operationId: 'voidCharge',
           tag: 'Charges',
           summary: 'Void an authorization',
-          description: 'Releases the authorization of a `requires_capture` charge; it becomes `voided`. A void racing a capture ends with exactly one of them; the other is a `409`.',
+          description:
+            'Releases the authorization of a `requires_capture` charge; it becomes `voided`. A void racing a capture ends with exactly one of them; the other is a `409`.',
           bodyOptional: true,
           responses: { 200: { description: 'The charge after the void.', schema: Charge } },
           problems: SETTLEMENT_PROBLEMS,
@@ -114,7 +148,12 @@ export default async function chargeRoutes(base: FastifyInstance, options: { sql
     },
     async (request, reply) => {
       const { charge } = await reply.reserve((tx) =>
-        reserveSettlement(tx, { accountId: request.account.id, chargeId: request.params.id, kind: 'void', operationId: operationIdOf(request) }),
+        reserveSettlement(tx, {
+          accountId: request.account.id,
+          chargeId: request.params.id,
+          kind: 'void',
+          operationId: operationIdOf(request),
+        }),
       )
       await reply.callOut((idempotencyKey) => processor.void(voidCall(charge, idempotencyKey))).catch(rethrowAsProblem)
       return reply.transact((tx) => recordVoid(tx, charge, 'voided'))
@@ -123,7 +162,17 @@ export default async function chargeRoutes(base: FastifyInstance, options: { sql
 
   app.get(
     '/charges/:id',
-    { schema: { params: ChargeParams }, config: { openapi: { operationId: 'getCharge', tag: 'Charges', summary: 'Retrieve a charge', responses: { 200: { description: 'The charge.', schema: Charge } } } } },
+    {
+      schema: { params: ChargeParams },
+      config: {
+        openapi: {
+          operationId: 'getCharge',
+          tag: 'Charges',
+          summary: 'Retrieve a charge',
+          responses: { 200: { description: 'The charge.', schema: Charge } },
+        },
+      },
+    },
     async (request) => {
       const charge = await findCharge(sql, request.account.id, request.params.id)
       if (!charge) throw new Problem('resource-not-found', `No charge ${request.params.id}.`)
@@ -140,7 +189,8 @@ export default async function chargeRoutes(base: FastifyInstance, options: { sql
           operationId: 'listCharges',
           tag: 'Charges',
           summary: 'List charges, newest first',
-          description: 'Pages go either way: `starting_after` the last charge of a page gives the older ones, `ending_before` the first gives the newer ones.',
+          description:
+            'Pages go either way: `starting_after` the last charge of a page gives the older ones, `ending_before` the first gives the newer ones.',
           responses: { 200: { description: 'One page of charges.', schema: ChargeList } },
         },
       },

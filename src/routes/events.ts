@@ -7,7 +7,14 @@ import { Problem } from '../problems.js'
 import { foundPage } from './list-body.js'
 import { absentBodyIsEmpty } from './optional-body.js'
 import { pageRequest } from '../schemas/page.js'
-import { Event, EventList, EventParams, ListEventsQuery, RedeliverBody, WebhookDeliveryList } from '../schemas/webhook.js'
+import {
+  Event,
+  EventList,
+  EventParams,
+  ListEventsQuery,
+  RedeliverBody,
+  WebhookDeliveryList,
+} from '../schemas/webhook.js'
 import { redeliver } from '../webhooks/deliveries.js'
 
 const JSON_TYPE = 'application/json; charset=utf-8'
@@ -24,10 +31,17 @@ export default async function eventRoutes(base: FastifyInstance, options: { sql:
     description: 'Events are kept `EVENT_RETENTION_DAYS` (30). Pages go either way, as for charges.',
     responses: { 200: { description: 'One page of events.', schema: EventList } },
   }
-  app.get('/events', { schema: { querystring: ListEventsQuery }, config: { openapi: list } }, async (request, reply) => {
-    const page = foundPage(await listEventBodies(sql, request.account.id, pageRequest(request.query), request.query.type), 'event of this account')
-    return reply.type(JSON_TYPE).send(`{"object":"list","data":[${page.rows.join(',')}],"has_more":${page.hasMore}}`)
-  })
+  app.get(
+    '/events',
+    { schema: { querystring: ListEventsQuery }, config: { openapi: list } },
+    async (request, reply) => {
+      const page = foundPage(
+        await listEventBodies(sql, request.account.id, pageRequest(request.query), request.query.type),
+        'event of this account',
+      )
+      return reply.type(JSON_TYPE).send(`{"object":"list","data":[${page.rows.join(',')}],"has_more":${page.hasMore}}`)
+    },
+  )
 
   const retrieve = {
     operationId: 'getEvent',
@@ -64,9 +78,13 @@ export default async function eventRoutes(base: FastifyInstance, options: { sql:
       reply.transact(async (tx) => {
         const deliveries = await redeliver(tx, request.account.id, request.params.id, request.body.endpoint_id)
         if (!deliveries) throw new Problem('resource-not-found', `No event ${request.params.id}.`)
-        if (request.body.endpoint_id && deliveries.length === 0) throw new Problem('resource-not-found', `No enabled webhook endpoint ${request.body.endpoint_id}.`)
+        if (request.body.endpoint_id && deliveries.length === 0)
+          throw new Problem('resource-not-found', `No enabled webhook endpoint ${request.body.endpoint_id}.`)
         if (deliveries.length === 0) {
-          throw new Problem('resource-not-found', `No enabled webhook endpoint takes event ${request.params.id}'s type: create one (POST /v1/webhook_endpoints) or enable one, then redeliver.`)
+          throw new Problem(
+            'resource-not-found',
+            `No enabled webhook endpoint takes event ${request.params.id}'s type: create one (POST /v1/webhook_endpoints) or enable one, then redeliver.`,
+          )
         }
         return { status: 202, body: { object: 'list', data: deliveries, has_more: false } }
       }),

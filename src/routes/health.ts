@@ -16,7 +16,13 @@ export type NotReady = () => string | undefined | Promise<string | undefined>
 
 export default async function healthRoutes(app: FastifyInstance, options: { sql: Sql; notReady?: NotReady }) {
   const ok = { description: 'Healthy.', schema: Healthy }
-  const liveness = { operationId: 'liveness', tag: 'Service' as const, summary: 'Liveness: the process answers', public: true, responses: { 200: ok } }
+  const liveness = {
+    operationId: 'liveness',
+    tag: 'Service' as const,
+    summary: 'Liveness: the process answers',
+    public: true,
+    responses: { 200: ok },
+  }
   app.get('/healthz', { config: { openapi: liveness } }, async () => ({ status: 'ok' }))
 
   const readiness = {
@@ -30,13 +36,23 @@ export default async function healthRoutes(app: FastifyInstance, options: { sql:
     problems: ['service-unavailable' as const],
   }
   app.get('/readyz', { config: { openapi: readiness } }, async (request, reply) => {
-    const notReady = (reason: string) => reply.code(503).header('retry-after', '2').type(PROBLEM_CONTENT_TYPE).send(genericProblem(503, reason))
+    const notReady = (reason: string) =>
+      reply.code(503).header('retry-after', '2').type(PROBLEM_CONTENT_TYPE).send(genericProblem(503, reason))
     try {
-      const reason = await withTimeout(Promise.resolve(options.notReady?.()), READINESS_TIMEOUT_MS, 'the readiness check')
+      const reason = await withTimeout(
+        Promise.resolve(options.notReady?.()),
+        READINESS_TIMEOUT_MS,
+        'the readiness check',
+      )
       if (reason) return notReady(reason)
-      const [row] = await withTimeout(options.sql`show transaction_read_only`.execute(), READINESS_TIMEOUT_MS, 'the readiness query')
+      const [row] = await withTimeout(
+        options.sql`show transaction_read_only`.execute(),
+        READINESS_TIMEOUT_MS,
+        'the readiness query',
+      )
       // A standby, or a primary being demoted: it answers, but every write would fail.
-      if (row?.transaction_read_only !== 'off') return notReady('The database is read-only: no writable primary is reachable.')
+      if (row?.transaction_read_only !== 'off')
+        return notReady('The database is read-only: no writable primary is reachable.')
       return { status: 'ok' }
     } catch (error) {
       request.log.warn({ err: error }, 'readiness check: database unreachable')

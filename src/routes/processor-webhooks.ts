@@ -25,7 +25,10 @@ const Received = Type.Object(
   { title: 'ProcessorWebhookReceived' },
 )
 
-export default async function processorWebhookRoutes(app: FastifyInstance, options: { sql: Sql; later: LaterOutcomes; settings: LaterSettings }) {
+export default async function processorWebhookRoutes(
+  app: FastifyInstance,
+  options: { sql: Sql; later: LaterOutcomes; settings: LaterSettings },
+) {
   const { sql, later, settings } = options
   // The signature is over the bytes as sent: they are kept as they are (this context only).
   app.removeAllContentTypeParsers()
@@ -44,21 +47,44 @@ export default async function processorWebhookRoutes(app: FastifyInstance, optio
             'Where the processor sends its events: with PROCESSOR=stripe, give this URL to Stripe (Dashboard → Developers → Webhooks, or `stripe listen --forward-to`), and its signing secret as STRIPE_WEBHOOK_SECRET. The body is the processor’s event, verified by its signature header (`Stripe-Signature`) over the raw bytes, with a 5-minute tolerance; each event is applied once, whatever the order or number of deliveries (docs/later-outcomes.md).',
           public: true,
           rawBody: {
-            description: 'The processor’s event, as it signed it: read as bytes, verified, then parsed (with Stripe: an Event object).',
-            headers: { 'Stripe-Signature': 'With PROCESSOR=stripe: `t=<unix time>,v1=<HMAC-SHA256 of "t.body" with the endpoint’s signing secret>`.' },
+            description:
+              'The processor’s event, as it signed it: read as bytes, verified, then parsed (with Stripe: an Event object).',
+            headers: {
+              'Stripe-Signature':
+                'With PROCESSOR=stripe: `t=<unix time>,v1=<HMAC-SHA256 of "t.body" with the endpoint’s signing secret>`.',
+            },
           },
-          responses: { 200: { description: 'The event is recorded (and applied, if its object is in the books).', schema: Received } },
-          problems: ['webhook-signature-invalid', 'processor-sends-no-webhooks', 'body-too-large', 'service-unavailable'],
+          responses: {
+            200: {
+              description: 'The event is recorded (and applied, if its object is in the books).',
+              schema: Received,
+            },
+          },
+          problems: [
+            'webhook-signature-invalid',
+            'processor-sends-no-webhooks',
+            'body-too-large',
+            'service-unavailable',
+          ],
         },
       },
     },
     async (request) => {
-      if (!later.receive) throw new Problem('processor-sends-no-webhooks', `The ${later.name} processor sends no webhooks: its events are read from its list.`)
+      if (!later.receive)
+        throw new Problem(
+          'processor-sends-no-webhooks',
+          `The ${later.name} processor sends no webhooks: its events are read from its list.`,
+        )
       const event = await later.receive(request.body as Buffer, request.headers).catch((error: unknown) => {
-        if (error instanceof WebhookRefusedError) throw new Problem('webhook-signature-invalid', `Not applied: ${error.message}`)
+        if (error instanceof WebhookRefusedError)
+          throw new Problem('webhook-signature-invalid', `Not applied: ${error.message}`)
         // Reading it needed the processor (a charge.refunded lists its refunds), which did not answer: sent again.
         if (error instanceof ProcessorUnavailableError) {
-          throw new Problem('service-unavailable', 'Reading this event needed the processor, which did not answer; nothing was recorded.', { headers: { 'retry-after': '5' } })
+          throw new Problem(
+            'service-unavailable',
+            'Reading this event needed the processor, which did not answer; nothing was recorded.',
+            { headers: { 'retry-after': '5' } },
+          )
         }
         throw error
       })

@@ -40,7 +40,12 @@ export default async function refundRoutes(base: FastifyInstance, options: { sql
     },
     async (request, reply) => {
       const { refund, chargeReference } = await reply.reserve((tx) =>
-        reserveRefund(tx, { accountId: request.account.id, chargeId: request.params.id, amountCents: request.body.amount_cents, operationId: operationIdOf(request) }),
+        reserveRefund(tx, {
+          accountId: request.account.id,
+          chargeId: request.params.id,
+          amountCents: request.body.amount_cents,
+          operationId: operationIdOf(request),
+        }),
       )
       const outcome = await reply
         .callOut((idempotencyKey) => processor.refund(refundCall(refund, chargeReference, idempotencyKey)))
@@ -57,16 +62,42 @@ export default async function refundRoutes(base: FastifyInstance, options: { sql
     responses: { 200: { description: 'One page of refunds.', schema: RefundList } },
   })
 
-  app.get('/refunds', { schema: { querystring: ListRefundsQuery }, config: { openapi: listed('listRefunds', 'List refunds, newest first') } }, async (request) => {
-    return listBody(await listRefunds(sql, request.account.id, undefined, pageRequest(request.query)), 'refund of this account')
-  })
+  app.get(
+    '/refunds',
+    {
+      schema: { querystring: ListRefundsQuery },
+      config: { openapi: listed('listRefunds', 'List refunds, newest first') },
+    },
+    async (request) => {
+      return listBody(
+        await listRefunds(sql, request.account.id, undefined, pageRequest(request.query)),
+        'refund of this account',
+      )
+    },
+  )
 
-  app.get('/charges/:id/refunds', { schema: { params: ChargeParams, querystring: ListRefundsQuery }, config: { openapi: listed('listChargeRefunds', 'List a charge’s refunds') } }, async (request) => {
-    if (!(await findCharge(sql, request.account.id, request.params.id))) throw new Problem('resource-not-found', `No charge ${request.params.id}.`)
-    return listBody(await listRefunds(sql, request.account.id, request.params.id, pageRequest(request.query)), 'refund of this charge')
-  })
+  app.get(
+    '/charges/:id/refunds',
+    {
+      schema: { params: ChargeParams, querystring: ListRefundsQuery },
+      config: { openapi: listed('listChargeRefunds', 'List a charge’s refunds') },
+    },
+    async (request) => {
+      if (!(await findCharge(sql, request.account.id, request.params.id)))
+        throw new Problem('resource-not-found', `No charge ${request.params.id}.`)
+      return listBody(
+        await listRefunds(sql, request.account.id, request.params.id, pageRequest(request.query)),
+        'refund of this charge',
+      )
+    },
+  )
 
-  const retrieve = { operationId: 'getRefund', tag: 'Refunds' as const, summary: 'Retrieve a refund', responses: { 200: { description: 'The refund.', schema: Refund } } }
+  const retrieve = {
+    operationId: 'getRefund',
+    tag: 'Refunds' as const,
+    summary: 'Retrieve a refund',
+    responses: { 200: { description: 'The refund.', schema: Refund } },
+  }
   app.get('/refunds/:id', { schema: { params: RefundParams }, config: { openapi: retrieve } }, async (request) => {
     const refund = await findRefund(sql, request.account.id, request.params.id)
     if (!refund) throw new Problem('resource-not-found', `No refund ${request.params.id}.`)

@@ -15,7 +15,10 @@ export const SIMULATED_PREFIX = '/simulated-processor'
 
 type Params = { reference: string }
 
-export default async function simulatedProcessorRoutes(app: FastifyInstance, options: { sql: Sql; controls: SimulatedControls; settings: LaterSettings }) {
+export default async function simulatedProcessorRoutes(
+  app: FastifyInstance,
+  options: { sql: Sql; controls: SimulatedControls; settings: LaterSettings },
+) {
   const { sql, controls, settings } = options
   // The authentication page posts a form; the controls take JSON or nothing.
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) =>
@@ -26,7 +29,9 @@ export default async function simulatedProcessorRoutes(app: FastifyInstance, opt
   async function control(act: () => Promise<ProcessorEvent>) {
     const event = await act().catch((error: unknown) => {
       // A 4xx error the error handler answers as a problem with this message.
-      throw error instanceof SimulatedControlError ? Object.assign(new Error(error.message), { statusCode: 409 }) : error
+      throw error instanceof SimulatedControlError
+        ? Object.assign(new Error(error.message), { statusCode: 409 })
+        : error
     })
     const status = await acceptEvent(sql, event, 'webhook', settings)
     return { event: event.id, type: event.type, delivered: status, changes: event.changes }
@@ -35,26 +40,35 @@ export default async function simulatedProcessorRoutes(app: FastifyInstance, opt
   app.get<{ Params: Params }>(`${SIMULATED_PREFIX}/authenticate/:reference`, async (request, reply) => {
     const payment = await controls.payment(request.params.reference)
     if (!payment) throw Object.assign(new Error(`No payment ${request.params.reference}.`), { statusCode: 404 })
-    return reply.type('text/html; charset=utf-8').send(authenticationPage(request.params.reference, payment.amountCents, payment.status))
+    return reply
+      .type('text/html; charset=utf-8')
+      .send(authenticationPage(request.params.reference, payment.amountCents, payment.status))
   })
 
-  app.post<{ Params: Params; Body: { result?: string } | undefined }>(`${SIMULATED_PREFIX}/authenticate/:reference`, async (request, reply) => {
-    const succeeded = request.body?.result !== 'failed'
-    const done = await control(() => controls.authenticate(request.params.reference, succeeded))
-    const returnUrl = await controls.returnUrl(request.params.reference)
-    // A browser goes back to the merchant, as after Stripe's page; a script gets what happened.
-    if (returnUrl && request.headers['content-type']?.startsWith('application/x-www-form-urlencoded')) return reply.redirect(returnUrl, 303)
-    return done
-  })
+  app.post<{ Params: Params; Body: { result?: string } | undefined }>(
+    `${SIMULATED_PREFIX}/authenticate/:reference`,
+    async (request, reply) => {
+      const succeeded = request.body?.result !== 'failed'
+      const done = await control(() => controls.authenticate(request.params.reference, succeeded))
+      const returnUrl = await controls.returnUrl(request.params.reference)
+      // A browser goes back to the merchant, as after Stripe's page; a script gets what happened.
+      if (returnUrl && request.headers['content-type']?.startsWith('application/x-www-form-urlencoded'))
+        return reply.redirect(returnUrl, 303)
+      return done
+    },
+  )
 
   const act = (path: string, run: (reference: string, body: Record<string, unknown>) => Promise<ProcessorEvent>) =>
-    app.post<{ Params: Params; Body: Record<string, unknown> | undefined }>(`${SIMULATED_PREFIX}/payments/:reference/${path}`, (request) =>
-      control(() => run(request.params.reference, request.body ?? {})),
+    app.post<{ Params: Params; Body: Record<string, unknown> | undefined }>(
+      `${SIMULATED_PREFIX}/payments/:reference/${path}`,
+      (request) => control(() => run(request.params.reference, request.body ?? {})),
     )
   act('settle', (reference) => controls.settle(reference))
   act('expire', (reference) => controls.expire(reference))
   act('cancel', (reference) => controls.cancel(reference))
-  act('refund', (reference, body) => controls.refund(reference, typeof body.amount_cents === 'number' ? body.amount_cents : undefined))
+  act('refund', (reference, body) =>
+    controls.refund(reference, typeof body.amount_cents === 'number' ? body.amount_cents : undefined),
+  )
   act('dispute', (reference) => controls.dispute(reference))
   act('dispute/close', (reference, body) => controls.closeDispute(reference, body.outcome === 'lost' ? 'lost' : 'won'))
 }

@@ -19,10 +19,20 @@ import {
   WebhookEndpointParams,
 } from '../schemas/webhook.js'
 import { listDeliveries } from '../webhooks/deliveries.js'
-import { createEndpoint, deleteEndpoint, findEndpoint, listEndpoints, rotateSecret, updateEndpoint } from '../webhooks/endpoints.js'
+import {
+  createEndpoint,
+  deleteEndpoint,
+  findEndpoint,
+  listEndpoints,
+  rotateSecret,
+  updateEndpoint,
+} from '../webhooks/endpoints.js'
 import { webhookUrlProblem } from '../webhooks/urls.js'
 
-export default async function webhookEndpointRoutes(base: FastifyInstance, options: { sql: Sql; allowPrivateUrls: boolean }) {
+export default async function webhookEndpointRoutes(
+  base: FastifyInstance,
+  options: { sql: Sql; allowPrivateUrls: boolean },
+) {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
   const { sql } = options
   const notFound = (id: string) => new Problem('resource-not-found', `No webhook endpoint ${id}.`)
@@ -37,16 +47,22 @@ export default async function webhookEndpointRoutes(base: FastifyInstance, optio
     summary: 'Create a webhook endpoint',
     description: 'Returns the signing secret (`whsec_...`) this once.',
     bodyExample: { url: 'https://example.com/hooks/payments', enabled_events: ['*'] },
-    responses: { 201: { description: 'The endpoint, with its secret.', schema: WebhookEndpoint, headers: ['Location' as const] } },
+    responses: {
+      201: { description: 'The endpoint, with its secret.', schema: WebhookEndpoint, headers: ['Location' as const] },
+    },
     problems: ['webhook-url-refused' as const],
   }
-  app.post('/webhook_endpoints', { schema: { body: CreateWebhookEndpointBody }, config: { idempotency: { required: true }, openapi: create } }, async (request, reply) => {
-    await checkUrl(request.body.url)
-    return reply.transact(async (tx) => {
-      const endpoint = await createEndpoint(tx, request.account.id, request.body)
-      return { status: 201, location: `/v1/webhook_endpoints/${endpoint.id}`, body: endpoint }
-    })
-  })
+  app.post(
+    '/webhook_endpoints',
+    { schema: { body: CreateWebhookEndpointBody }, config: { idempotency: { required: true }, openapi: create } },
+    async (request, reply) => {
+      await checkUrl(request.body.url)
+      return reply.transact(async (tx) => {
+        const endpoint = await createEndpoint(tx, request.account.id, request.body)
+        return { status: 201, location: `/v1/webhook_endpoints/${endpoint.id}`, body: endpoint }
+      })
+    },
+  )
 
   const list = {
     operationId: 'listWebhookEndpoints',
@@ -54,9 +70,16 @@ export default async function webhookEndpointRoutes(base: FastifyInstance, optio
     summary: 'List webhook endpoints, newest first',
     responses: { 200: { description: 'One page of endpoints.', schema: WebhookEndpointList } },
   }
-  app.get('/webhook_endpoints', { schema: { querystring: ListWebhookEndpointsQuery }, config: { openapi: list } }, async (request) => {
-    return listBody(await listEndpoints(sql, request.account.id, pageRequest(request.query)), 'webhook endpoint of this account')
-  })
+  app.get(
+    '/webhook_endpoints',
+    { schema: { querystring: ListWebhookEndpointsQuery }, config: { openapi: list } },
+    async (request) => {
+      return listBody(
+        await listEndpoints(sql, request.account.id, pageRequest(request.query)),
+        'webhook endpoint of this account',
+      )
+    },
+  )
 
   const retrieve = {
     operationId: 'getWebhookEndpoint',
@@ -64,11 +87,15 @@ export default async function webhookEndpointRoutes(base: FastifyInstance, optio
     summary: 'Retrieve a webhook endpoint',
     responses: { 200: { description: 'The endpoint (without its secret).', schema: WebhookEndpoint } },
   }
-  app.get('/webhook_endpoints/:id', { schema: { params: WebhookEndpointParams }, config: { openapi: retrieve } }, async (request) => {
-    const endpoint = await findEndpoint(sql, request.account.id, request.params.id)
-    if (!endpoint) throw notFound(request.params.id)
-    return endpoint
-  })
+  app.get(
+    '/webhook_endpoints/:id',
+    { schema: { params: WebhookEndpointParams }, config: { openapi: retrieve } },
+    async (request) => {
+      const endpoint = await findEndpoint(sql, request.account.id, request.params.id)
+      if (!endpoint) throw notFound(request.params.id)
+      return endpoint
+    },
+  )
 
   const update = {
     operationId: 'updateWebhookEndpoint',
@@ -79,12 +106,16 @@ export default async function webhookEndpointRoutes(base: FastifyInstance, optio
     responses: { 200: { description: 'The endpoint.', schema: WebhookEndpoint } },
     problems: ['webhook-url-refused' as const],
   }
-  app.patch('/webhook_endpoints/:id', { schema: { params: WebhookEndpointParams, body: UpdateWebhookEndpointBody }, config: { openapi: update } }, async (request) => {
-    if (request.body.url !== undefined) await checkUrl(request.body.url)
-    const endpoint = await updateEndpoint(sql, request.account.id, request.params.id, request.body)
-    if (!endpoint) throw notFound(request.params.id)
-    return endpoint
-  })
+  app.patch(
+    '/webhook_endpoints/:id',
+    { schema: { params: WebhookEndpointParams, body: UpdateWebhookEndpointBody }, config: { openapi: update } },
+    async (request) => {
+      if (request.body.url !== undefined) await checkUrl(request.body.url)
+      const endpoint = await updateEndpoint(sql, request.account.id, request.params.id, request.body)
+      if (!endpoint) throw notFound(request.params.id)
+      return endpoint
+    },
+  )
 
   const remove = {
     operationId: 'deleteWebhookEndpoint',
@@ -93,10 +124,14 @@ export default async function webhookEndpointRoutes(base: FastifyInstance, optio
     description: 'Its deliveries go with it.',
     responses: { 200: { description: 'Deleted.', schema: DeletedWebhookEndpoint } },
   }
-  app.delete('/webhook_endpoints/:id', { schema: { params: WebhookEndpointParams }, config: { openapi: remove } }, async (request) => {
-    if (!(await deleteEndpoint(sql, request.account.id, request.params.id))) throw notFound(request.params.id)
-    return { id: request.params.id, object: 'webhook_endpoint', deleted: true }
-  })
+  app.delete(
+    '/webhook_endpoints/:id',
+    { schema: { params: WebhookEndpointParams }, config: { openapi: remove } },
+    async (request) => {
+      if (!(await deleteEndpoint(sql, request.account.id, request.params.id))) throw notFound(request.params.id)
+      return { id: request.params.id, object: 'webhook_endpoint', deleted: true }
+    },
+  )
 
   app.post(
     '/webhook_endpoints/:id/rotate_secret',
@@ -108,7 +143,8 @@ export default async function webhookEndpointRoutes(base: FastifyInstance, optio
           operationId: 'rotateWebhookSecret',
           tag: 'Webhook endpoints',
           summary: 'Rotate the signing secret',
-          description: 'Returns the new secret this once. For 24 hours deliveries carry two signatures, one per secret, so receivers can switch without a gap.',
+          description:
+            'Returns the new secret this once. For 24 hours deliveries carry two signatures, one per secret, so receivers can switch without a gap.',
           bodyOptional: true,
           responses: { 200: { description: 'The endpoint, with its new secret.', schema: WebhookEndpoint } },
         },
@@ -129,10 +165,18 @@ export default async function webhookEndpointRoutes(base: FastifyInstance, optio
     summary: 'List the deliveries of an endpoint, with every attempt',
     responses: { 200: { description: 'The latest deliveries, newest first.', schema: WebhookDeliveryList } },
   }
-  app.get('/webhook_endpoints/:id/deliveries', { schema: { params: WebhookEndpointParams, querystring: ListDeliveriesQuery }, config: { openapi: deliveries } }, async (request) => {
-    if (!(await findEndpoint(sql, request.account.id, request.params.id))) throw notFound(request.params.id)
-    const limit = request.query.limit ?? DEFAULT_PAGE_SIZE
-    const data = await listDeliveries(sql, { accountId: request.account.id, endpointId: request.params.id, limit: limit + 1 })
-    return { object: 'list', data: data.slice(0, limit), has_more: data.length > limit }
-  })
+  app.get(
+    '/webhook_endpoints/:id/deliveries',
+    { schema: { params: WebhookEndpointParams, querystring: ListDeliveriesQuery }, config: { openapi: deliveries } },
+    async (request) => {
+      if (!(await findEndpoint(sql, request.account.id, request.params.id))) throw notFound(request.params.id)
+      const limit = request.query.limit ?? DEFAULT_PAGE_SIZE
+      const data = await listDeliveries(sql, {
+        accountId: request.account.id,
+        endpointId: request.params.id,
+        limit: limit + 1,
+      })
+      return { object: 'list', data: data.slice(0, limit), has_more: data.length > limit }
+    },
+  )
 }

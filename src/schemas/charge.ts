@@ -9,7 +9,8 @@ export const CreateChargeBody = Type.Object(
     currency: Currency,
     source: Type.String({
       pattern: '^[A-Za-z0-9_]{1,255}$',
-      description: 'A payment method of the processor: with Stripe a PaymentMethod id (`pm_card_visa` in test mode); the simulated processor takes the same test names.',
+      description:
+        'A payment method of the processor: with Stripe a PaymentMethod id (`pm_card_visa` in test mode); the simulated processor takes the same test names.',
     }),
     description: Type.Optional(Text({ maxLength: 1000 })),
     metadata: Type.Optional(Metadata),
@@ -30,7 +31,8 @@ export const CreateChargeBody = Type.Object(
         {
           title: 'Mandate',
           additionalProperties: false,
-          description: 'The customer’s acceptance, online, of a debit mandate: bank debits (`pm_usBankAccount_…`) need one, cards do not.',
+          description:
+            'The customer’s acceptance, online, of a debit mandate: bank debits (`pm_usBankAccount_…`) need one, cards do not.',
         },
       ),
     ),
@@ -47,7 +49,10 @@ export type CreateChargeBody = Static<typeof CreateChargeBody>
 
 export const CaptureChargeBody = Type.Object(
   {
-    amount_cents: Type.Optional({ ...AmountCents, description: 'Left out: the whole authorized amount. Less than that: the rest of the authorization is released.' }),
+    amount_cents: Type.Optional({
+      ...AmountCents,
+      description: 'Left out: the whole authorized amount. Less than that: the rest of the authorization is released.',
+    }),
   },
   { title: 'CaptureCharge', additionalProperties: false },
 )
@@ -55,17 +60,38 @@ export const CaptureChargeBody = Type.Object(
 /** A void releases the whole authorization: it takes nothing. */
 export const VoidChargeBody = Type.Object({}, { title: 'VoidCharge', additionalProperties: false })
 
-export const CHARGE_STATUSES = ['requires_action', 'processing', 'succeeded', 'failed', 'requires_capture', 'voided', 'expired'] as const
+export const CHARGE_STATUSES = [
+  'requires_action',
+  'processing',
+  'succeeded',
+  'failed',
+  'requires_capture',
+  'voided',
+  'expired',
+] as const
 
 const NextAction = Type.Union(
   [
     Type.Object(
-      { type: Type.Literal('redirect_to_url'), url: Type.String({ description: 'The page to send the customer to, to authenticate.' }), return_url: Type.Union([Type.String(), Type.Null()]) },
-      { description: 'Send the customer’s browser to `url`; after authenticating it comes back to `return_url` (the request’s), if there is one.' },
+      {
+        type: Type.Literal('redirect_to_url'),
+        url: Type.String({ description: 'The page to send the customer to, to authenticate.' }),
+        return_url: Type.Union([Type.String(), Type.Null()]),
+      },
+      {
+        description:
+          'Send the customer’s browser to `url`; after authenticating it comes back to `return_url` (the request’s), if there is one.',
+      },
     ),
     Type.Object(
-      { type: Type.Literal('use_stripe_sdk'), client_secret: Type.String({ description: 'For Stripe.js `handleNextAction` in the customer’s browser.' }) },
-      { description: 'With the Stripe processor and no `return_url`: the customer authenticates in your page, through Stripe.js.' },
+      {
+        type: Type.Literal('use_stripe_sdk'),
+        client_secret: Type.String({ description: 'For Stripe.js `handleNextAction` in the customer’s browser.' }),
+      },
+      {
+        description:
+          'With the Stripe processor and no `return_url`: the customer authenticates in your page, through Stripe.js.',
+      },
     ),
   ],
   { title: 'NextAction' },
@@ -75,10 +101,21 @@ export const DISPUTE_STATUSES = ['needs_response', 'under_review', 'won', 'lost'
 
 const Dispute = Type.Object(
   {
-    status: Type.Enum([...DISPUTE_STATUSES], { description: 'Open: `needs_response` (evidence is due), `under_review`; closed: `won` (the money stays), `lost` (it went back to the customer).' }),
-    reason: Type.String({ description: 'The processor’s reason: `fraudulent`, `product_not_received`, `duplicate`, ...' }),
-    amount_cents: Type.Integer({ minimum: 0, description: 'The amount at risk: taken back from the merchant while the dispute is open, and for good if it is lost.' }),
-    processor_reference: Type.String({ description: 'The processor’s id of the dispute (Stripe `du_…`, simulated `sim_dp_…`).' }),
+    status: Type.Enum([...DISPUTE_STATUSES], {
+      description:
+        'Open: `needs_response` (evidence is due), `under_review`; closed: `won` (the money stays), `lost` (it went back to the customer).',
+    }),
+    reason: Type.String({
+      description: 'The processor’s reason: `fraudulent`, `product_not_received`, `duplicate`, ...',
+    }),
+    amount_cents: Type.Integer({
+      minimum: 0,
+      description:
+        'The amount at risk: taken back from the merchant while the dispute is open, and for good if it is lost.',
+    }),
+    processor_reference: Type.String({
+      description: 'The processor’s id of the dispute (Stripe `du_…`, simulated `sim_dp_…`).',
+    }),
     created_at: Timestamp,
   },
   { title: 'Dispute' },
@@ -88,9 +125,18 @@ export const Charge = Type.Object(
   {
     id: ChargeId,
     object: Type.Literal('charge'),
-    amount_cents: { ...AmountCents, description: 'The amount charged, or authorized when the charge was created with `capture` false.' },
-    amount_captured_cents: Type.Integer({ minimum: 0, description: 'What was captured (all of `amount_cents` for a charge captured at once); refunds come out of this.' }),
-    amount_capturable_cents: Type.Integer({ minimum: 0, description: 'What can still be captured: `amount_cents` while `requires_capture`, otherwise 0.' }),
+    amount_cents: {
+      ...AmountCents,
+      description: 'The amount charged, or authorized when the charge was created with `capture` false.',
+    },
+    amount_captured_cents: Type.Integer({
+      minimum: 0,
+      description: 'What was captured (all of `amount_cents` for a charge captured at once); refunds come out of this.',
+    }),
+    amount_capturable_cents: Type.Integer({
+      minimum: 0,
+      description: 'What can still be captured: `amount_cents` while `requires_capture`, otherwise 0.',
+    }),
     amount_refunded_cents: Type.Integer({ minimum: 0 }),
     captured: Type.Boolean(),
     currency: Currency,
@@ -101,16 +147,26 @@ export const Charge = Type.Object(
       description:
         '`requires_action` (the customer must authenticate: `next_action`), `processing` (the payment method settles later, as bank debits do), `succeeded` (captured, in full or in part), `failed` (declined), `requires_capture` (authorized, to capture or void), `voided` (the authorization released on request), `expired` (released because it was not captured by `authorization_expires_at`, or lapsed at the processor). Only `requires_action` and `processing` move on by themselves, forward only, when the processor tells (an event `charge.succeeded`, `charge.authorized` or `charge.failed` follows).',
     }),
-    next_action: Type.Union([NextAction, Type.Null()], { description: 'While `requires_action`: what the customer must do. `null` otherwise.' }),
-    dispute: Type.Union([Dispute, Type.Null()], { description: 'The customer’s dispute of the charge at their bank, as the processor tells it; `null` if there is none.' }),
-    failure_code: Type.Union([Type.String(), Type.Null()], { description: 'Why it was declined: the processor’s decline code (`insufficient_funds`, `generic_decline`, ...).' }),
-    failure_message: Type.Union([Type.String(), Type.Null()], { description: 'The processor’s words for the decline, fit to show the customer.' }),
+    next_action: Type.Union([NextAction, Type.Null()], {
+      description: 'While `requires_action`: what the customer must do. `null` otherwise.',
+    }),
+    dispute: Type.Union([Dispute, Type.Null()], {
+      description:
+        'The customer’s dispute of the charge at their bank, as the processor tells it; `null` if there is none.',
+    }),
+    failure_code: Type.Union([Type.String(), Type.Null()], {
+      description: 'Why it was declined: the processor’s decline code (`insufficient_funds`, `generic_decline`, ...).',
+    }),
+    failure_message: Type.Union([Type.String(), Type.Null()], {
+      description: 'The processor’s words for the decline, fit to show the customer.',
+    }),
     processor_reference: Type.Union([Type.String(), Type.Null()], {
       description:
         'The processor’s own id of the payment: with the Stripe processor its PaymentIntent (`pi_…`, also for a decline), with the simulated one `sim_ch_…`; `null` when the processor kept no record of a decline.',
     }),
     authorization_expires_at: Type.Union([Timestamp, Type.Null()], {
-      description: 'Until when an uncaptured authorization holds; after that it is voided and the charge expired. `null` for a charge captured at once or declined.',
+      description:
+        'Until when an uncaptured authorization holds; after that it is voided and the charge expired. `null` for a charge captured at once or declined.',
     }),
     created_at: Timestamp,
   },

@@ -10,7 +10,10 @@ export const AmountCents = Type.Integer({
   maximum: 99_999_999,
   description: "In the currency's minor unit (cents for usd, yen for jpy, which has none).",
 })
-export const Currency = Type.Enum([...SUPPORTED_CURRENCIES], { title: 'Currency', description: 'ISO 4217, in lower case.' })
+export const Currency = Type.Enum([...SUPPORTED_CURRENCIES], {
+  title: 'Currency',
+  description: 'ISO 4217, in lower case.',
+})
 export const Timestamp = Type.String({ format: 'date-time' })
 
 /**
@@ -31,11 +34,18 @@ export const Text = (options: TStringOptions = {}) => Type.String({ pattern: SAF
  * Every resource's id and its prefix, declared once: src/db/ids.ts makes ids of these prefixes only, and each id
  * schema's pattern follows. A fork's resource adds its own here (PayoutId: 'po').
  */
-export const ID_PREFIXES = { ChargeId: 'ch', RefundId: 're', EventId: 'evt', WebhookEndpointId: 'we', WebhookDeliveryId: 'wd' } as const
+export const ID_PREFIXES = {
+  ChargeId: 'ch',
+  RefundId: 're',
+  EventId: 'evt',
+  WebhookEndpointId: 'we',
+  WebhookDeliveryId: 'wd',
+} as const
 export type IdPrefix = (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES]
 
 /** The id of a resource: its prefix, then 24 hexadecimal digits. */
-export const ResourceId = (name: keyof typeof ID_PREFIXES) => Type.String({ title: name, pattern: `^${ID_PREFIXES[name]}_[0-9a-f]{24}$` })
+export const ResourceId = (name: keyof typeof ID_PREFIXES) =>
+  Type.String({ title: name, pattern: `^${ID_PREFIXES[name]}_[0-9a-f]{24}$` })
 export const ChargeId = ResourceId('ChargeId')
 export const RefundId = ResourceId('RefundId')
 

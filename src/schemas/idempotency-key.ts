@@ -7,7 +7,8 @@ const PRINTABLE_ASCII = /^[\x20-\x7e]+$/
 /** Why `key` cannot be an idempotency key, or undefined when it can. */
 export function idempotencyKeyProblem(key: string): string | undefined {
   if (key.length === 0) return 'the key is empty'
-  if (key.length > MAX_KEY_LENGTH) return `the key is ${key.length} characters long; at most ${MAX_KEY_LENGTH} are allowed`
+  if (key.length > MAX_KEY_LENGTH)
+    return `the key is ${key.length} characters long; at most ${MAX_KEY_LENGTH} are allowed`
   if (!PRINTABLE_ASCII.test(key)) return 'the key may contain printable ASCII characters only'
   return undefined
 }
@@ -23,6 +24,11 @@ export const IDEMPOTENCY_KEY_HEADER = {
   required: true,
   description:
     '1 to 255 printable ASCII characters, as a bare token or as a structured-field string (`"..."`, with `\\"` and `\\\\` escapes). Scoped to your account and this endpoint. One new key per logical operation, the same key on every retry of it.',
-  schema: { type: 'string', minLength: 1, maxLength: 512, pattern: '^(?:[!#-~][ -~]{0,254}|"(?:[ !#-\\[\\]-~]|\\\\["\\\\]){1,255}")$' },
+  schema: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 512,
+    pattern: '^(?:[!#-~][ -~]{0,254}|"(?:[ !#-\\[\\]-~]|\\\\["\\\\]){1,255}")$',
+  },
   example: '8e03978e-40d5-43e8-bc93-6894a57f9324',
 } as const

@@ -5,15 +5,25 @@ import { Timestamp } from './common.js'
 
 export const DEFAULT_PAGE_SIZE = 10
 
-export const PageLimit = Type.Integer({ minimum: 1, maximum: 100, description: `How many items, 1 to 100 (${DEFAULT_PAGE_SIZE} when left out).` })
+export const PageLimit = Type.Integer({
+  minimum: 1,
+  maximum: 100,
+  description: `How many items, 1 to 100 (${DEFAULT_PAGE_SIZE} when left out).`,
+})
 
 const CURSOR_NOT_FOUND = 'An id that is not an item of this list is a `400 cursor-not-found`.'
 
 export function PageQuery(id: TSchema) {
   return {
     limit: Type.Optional(PageLimit),
-    starting_after: Type.Optional({ ...id, description: `The id of the last item of the previous page; this page has the items after it (older ones). ${CURSOR_NOT_FOUND}` }),
-    ending_before: Type.Optional({ ...id, description: `The id of the first item of the previous page; this page has the items before it (newer ones), still newest first. ${CURSOR_NOT_FOUND}` }),
+    starting_after: Type.Optional({
+      ...id,
+      description: `The id of the last item of the previous page; this page has the items after it (older ones). ${CURSOR_NOT_FOUND}`,
+    }),
+    ending_before: Type.Optional({
+      ...id,
+      description: `The id of the first item of the previous page; this page has the items before it (newer ones), still newest first. ${CURSOR_NOT_FOUND}`,
+    }),
     'created[gt]': Type.Optional({ ...Timestamp, description: 'Only items created after this time.' }),
     'created[gte]': Type.Optional({ ...Timestamp, description: 'Only items created at or after this time.' }),
     'created[lt]': Type.Optional({ ...Timestamp, description: 'Only items created before this time.' }),
@@ -23,7 +33,10 @@ export function PageQuery(id: TSchema) {
 
 /** The answer of a list: `{object: "list", data, has_more}`, named after its items (ChargeList). */
 export function ListOf<Item extends TSchema>(item: Item & { title?: string }) {
-  return Type.Object({ object: Type.Literal('list'), data: Type.Array(item), has_more: Type.Boolean() }, { title: `${item.title}List` })
+  return Type.Object(
+    { object: Type.Literal('list'), data: Type.Array(item), has_more: Type.Boolean() },
+    { title: `${item.title}List` },
+  )
 }
 
 export interface PageRequest {

@@ -28,7 +28,8 @@ const UNKNOWN_FIELD = 'is not a field this request takes'
 
 /** TypeBox reports an unknown field twice: as a false schema at the field, and as a list at its object. */
 function inPlainWords(errors: FastifySchemaValidationError[]): FastifySchemaValidationError[] {
-  const unknown = (error: FastifySchemaValidationError) => error.keyword === 'boolean' && error.schemaPath.endsWith('/additionalProperties')
+  const unknown = (error: FastifySchemaValidationError) =>
+    error.keyword === 'boolean' && error.schemaPath.endsWith('/additionalProperties')
   if (!errors.some(unknown)) return errors
   return errors
     .filter((error) => error.keyword !== 'additionalProperties')
@@ -42,7 +43,9 @@ export function unsafeTextErrors(value: unknown, path = ''): FastifySchemaValida
   if (!isRecord(value)) return []
   return Object.entries(value).flatMap(([key, member]) => {
     const at = `${path}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`
-    return UNSAFE_TEXT.test(key) ? [unsafeAt(`${path}/${JSON.stringify(key).slice(1, -1)}`)] : unsafeTextErrors(member, at)
+    return UNSAFE_TEXT.test(key)
+      ? [unsafeAt(`${path}/${JSON.stringify(key).slice(1, -1)}`)]
+      : unsafeTextErrors(member, at)
   })
 }
 

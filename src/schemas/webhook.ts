@@ -11,7 +11,10 @@ export const WebhookDeliveryId = ResourceId('WebhookDeliveryId')
 
 const ChargeData = Type.Object(
   { object: Charge, refund: Type.Optional(Refund) },
-  { description: '`object`: the charge as the API returned it at that moment; `charge.refunded` and `charge.refund.failed` also carry the `refund`.' },
+  {
+    description:
+      '`object`: the charge as the API returned it at that moment; `charge.refunded` and `charge.refund.failed` also carry the `refund`.',
+  },
 )
 
 /**
@@ -43,13 +46,22 @@ export const EventTypeSchema = Type.Enum(EVENT_TYPES, { title: 'EventType' })
 export type EventData<T extends EventType> = Static<(typeof EVENT_DATA)[T]>
 
 /** One event: its type tells what its data holds (narrow on `type`, or on `data.object.object`). */
-export type Event = { [T in EventType]: { id: string; object: 'event'; type: T; created_at: string; data: EventData<T> } }[EventType]
+export type Event = {
+  [T in EventType]: { id: string; object: 'event'; type: T; created_at: string; data: EventData<T> }
+}[EventType]
 
 /** The schema of Event: one member per kind of data, with the types that carry it (one object while there is one). */
 const eventMembers = [...new Set(Object.values(EVENT_DATA))].map((data) =>
-  Type.Object({ id: EventId, object: Type.Literal('event'), type: Type.Enum(EVENT_TYPES.filter((type) => EVENT_DATA[type] === data)), created_at: Timestamp, data }),
+  Type.Object({
+    id: EventId,
+    object: Type.Literal('event'),
+    type: Type.Enum(EVENT_TYPES.filter((type) => EVENT_DATA[type] === data)),
+    created_at: Timestamp,
+    data,
+  }),
 )
-export const Event: TSchema = eventMembers.length === 1 ? { ...eventMembers[0]!, title: 'Event' } : Type.Union(eventMembers, { title: 'Event' })
+export const Event: TSchema =
+  eventMembers.length === 1 ? { ...eventMembers[0]!, title: 'Event' } : Type.Union(eventMembers, { title: 'Event' })
 export const EventList = ListOf(Event)
 
 export const EventParams = Type.Object({ id: EventId })
@@ -64,7 +76,12 @@ export const ListEventsQuery = Type.Object(
 )
 
 export const RedeliverBody = Type.Object(
-  { endpoint_id: Type.Optional({ ...WebhookEndpointId, description: 'Only to this endpoint; left out: to every enabled endpoint the event went to.' }) },
+  {
+    endpoint_id: Type.Optional({
+      ...WebhookEndpointId,
+      description: 'Only to this endpoint; left out: to every enabled endpoint the event went to.',
+    }),
+  },
   { title: 'RedeliverRequest', additionalProperties: false },
 )
 
@@ -98,7 +115,12 @@ export const UpdateWebhookEndpointBody = Type.Object(
     url: Type.Optional(WebhookUrl),
     enabled_events: Type.Optional(EnabledEvents),
     description: Type.Optional(Type.Union([Text({ maxLength: 500 }), Type.Null()])),
-    disabled: Type.Optional(Type.Boolean({ description: '`true`: stop sending to it; `false`: send again (deliveries from while it was disabled are not sent).' })),
+    disabled: Type.Optional(
+      Type.Boolean({
+        description:
+          '`true`: stop sending to it; `false`: send again (deliveries from while it was disabled are not sent).',
+      }),
+    ),
   },
   { title: 'UpdateWebhookEndpoint', additionalProperties: false, minProperties: 1 },
 )
@@ -117,7 +139,12 @@ export const WebhookEndpoint = Type.Object(
     status: Type.Enum(['enabled', 'disabled']),
     disabled_reason: Type.Union([Type.String(), Type.Null()]),
     created_at: Timestamp,
-    secret: Type.Optional(Type.String({ pattern: '^whsec_', description: 'The signing secret: only when the endpoint is created or its secret rotated.' })),
+    secret: Type.Optional(
+      Type.String({
+        pattern: '^whsec_',
+        description: 'The signing secret: only when the endpoint is created or its secret rotated.',
+      }),
+    ),
   },
   {
     title: 'WebhookEndpoint',
@@ -147,7 +174,9 @@ export const DeliveryAttempt = Type.Object({
   attempted_at: Timestamp,
   status_code: Type.Union([Type.Integer(), Type.Null()]),
   duration_ms: Type.Integer(),
-  response_excerpt: Type.Union([Type.String(), Type.Null()], { description: 'The first 1,000 characters of the response.' }),
+  response_excerpt: Type.Union([Type.String(), Type.Null()], {
+    description: 'The first 1,000 characters of the response.',
+  }),
   error: Type.Union([Type.String(), Type.Null()]),
 })
 export type DeliveryAttempt = Static<typeof DeliveryAttempt>

@@ -7,7 +7,14 @@
 import type { Logger } from 'pino'
 import { parseRetryAfter } from '../client/retry.js'
 import type { Sql } from '../db/connect.js'
-import { claimDelivery, failUnsendable, recordAttempt, wake, type AttemptResult, type ClaimedDelivery } from './deliveries.js'
+import {
+  claimDelivery,
+  failUnsendable,
+  recordAttempt,
+  wake,
+  type AttemptResult,
+  type ClaimedDelivery,
+} from './deliveries.js'
 import { disableGoneEndpoint } from './endpoints.js'
 import { signatureHeader } from './signature.js'
 import { DeliveryTimeoutError, sendToTarget } from './send.js'
@@ -57,7 +64,8 @@ export async function deliverWebhook(
     const { result, retryAfterMs } = await attempt(delivery, settings)
     const next = nextStep(result, retryAfterMs, delivery.attempt, settings)
     // Not after a 410, which disables the endpoint in the same transaction: the next one fails as unsendable.
-    const handOverSeconds = Date.now() < handOverUntil && !handOver.signal?.aborted && result.status_code !== 410 ? leaseSeconds : undefined
+    const handOverSeconds =
+      Date.now() < handOverUntil && !handOver.signal?.aborted && result.status_code !== 410 ? leaseSeconds : undefined
     const attempted = delivery
     const recorded = await sql.begin(async (tx) => {
       const outcome = await recordAttempt(tx, attempted, result, next, handOverSeconds)
@@ -65,21 +73,45 @@ export async function deliverWebhook(
       return outcome
     })
     if (!recorded.recorded) {
-      log.info({ delivery: delivery.id, event: delivery.eventId, attempt: delivery.attempt }, 'webhook attempt not recorded: its endpoint was deleted meanwhile')
+      log.info(
+        { delivery: delivery.id, event: delivery.eventId, attempt: delivery.attempt },
+        'webhook attempt not recorded: its endpoint was deleted meanwhile',
+      )
       return 'skipped'
     }
-    log.info({ delivery: delivery.id, event: delivery.eventId, attempt: delivery.attempt, status_code: result.status_code, error: result.error, next: next.status }, 'webhook attempt')
+    log.info(
+      {
+        delivery: delivery.id,
+        event: delivery.eventId,
+        attempt: delivery.attempt,
+        status_code: result.status_code,
+        error: result.error,
+        next: next.status,
+      },
+      'webhook attempt',
+    )
     if (!recorded.handedOver) return next.status === 'pending' ? 'retrying' : next.status
     delivery = recorded.handedOver
   }
 }
 
-async function attempt(delivery: ClaimedDelivery, settings: DeliverySettings): Promise<{ result: AttemptResult; retryAfterMs?: number }> {
+async function attempt(
+  delivery: ClaimedDelivery,
+  settings: DeliverySettings,
+): Promise<{ result: AttemptResult; retryAfterMs?: number }> {
   const started = performance.now()
   const elapsed = () => Math.round(performance.now() - started)
   // Resolved and checked once; the request goes to that address (DNS may answer otherwise a moment later).
   const target = await webhookTarget(delivery.url, settings.allowPrivateUrls, settings.resolve)
-  if ('problem' in target) return { result: { status_code: null, duration_ms: elapsed(), response_excerpt: null, error: `not sent: the URL ${target.problem}` } }
+  if ('problem' in target)
+    return {
+      result: {
+        status_code: null,
+        duration_ms: elapsed(),
+        response_excerpt: null,
+        error: `not sent: the URL ${target.problem}`,
+      },
+    }
   const timestamp = Math.floor(Date.now() / 1000)
   const headers = {
     'content-type': 'application/json',
@@ -89,7 +121,10 @@ async function attempt(delivery: ClaimedDelivery, settings: DeliverySettings): P
     'webhook-signature': signatureHeader(delivery.secrets, delivery.eventId, timestamp, delivery.body),
   }
   try {
-    const sent = await sendToTarget(target, headers, delivery.body, { timeoutMs: settings.timeoutMs, excerptChars: EXCERPT_CHARS })
+    const sent = await sendToTarget(target, headers, delivery.body, {
+      timeoutMs: settings.timeoutMs,
+      excerptChars: EXCERPT_CHARS,
+    })
     return {
       result: { status_code: sent.status, duration_ms: elapsed(), response_excerpt: sent.excerpt, error: null },
       retryAfterMs: sent.status === 429 || sent.status === 503 ? parseRetryAfter(sent.retryAfter) : undefined,
@@ -97,16 +132,31 @@ async function attempt(delivery: ClaimedDelivery, settings: DeliverySettings): P
   } catch (error) {
     const timedOut = error instanceof DeliveryTimeoutError
     const cause = (error as { code?: string }).code
-    return { result: { status_code: null, duration_ms: elapsed(), response_excerpt: null, error: timedOut ? `timed out after ${settings.timeoutMs} ms` : `network error${cause ? `: ${cause}` : ''}` } }
+    return {
+      result: {
+        status_code: null,
+        duration_ms: elapsed(),
+        response_excerpt: null,
+        error: timedOut ? `timed out after ${settings.timeoutMs} ms` : `network error${cause ? `: ${cause}` : ''}`,
+      },
+    }
   }
 }
 
-function nextStep(result: AttemptResult, retryAfterMs: number | undefined, attempt: number, settings: DeliverySettings) {
+function nextStep(
+  result: AttemptResult,
+  retryAfterMs: number | undefined,
+  attempt: number,
+  settings: DeliverySettings,
+) {
   const status = result.status_code
   if (status !== null && status >= 200 && status < 300) return { status: 'delivered' as const }
   const wait = settings.retryScheduleMs[attempt - 1]
   if (status === 410 || wait === undefined) return { status: 'failed' as const }
   // Jitter of +-10% keeps a crowd of failed deliveries from coming back at the same instant.
   const jittered = wait * (0.9 + Math.random() * 0.2)
-  return { status: 'pending' as const, retryAt: new Date(Date.now() + Math.max(jittered, Math.min(retryAfterMs ?? 0, MAX_RETRY_AFTER_MS))) }
+  return {
+    status: 'pending' as const,
+    retryAt: new Date(Date.now() + Math.max(jittered, Math.min(retryAfterMs ?? 0, MAX_RETRY_AFTER_MS))),
+  }
 }

@@ -22,9 +22,23 @@ export interface ClaimedDelivery {
  * endpoint at a time). `busyUntil` when the endpoint is taken by another attempt; nothing when the delivery is
  * delivered, failed, not yet due, or held: a job that finds nothing to do is a duplicate wake-up, and ends.
  */
-export async function claimDelivery(sql: Sql | Transaction, id: string, leaseSeconds: number): Promise<ClaimedDelivery | { busyUntil: Date } | undefined> {
+export async function claimDelivery(
+  sql: Sql | Transaction,
+  id: string,
+  leaseSeconds: number,
+): Promise<ClaimedDelivery | { busyUntil: Date } | undefined> {
   const [row] = await sql<
-    { id: string; attempts: number; event_id: string; endpoint_id: string; endpoint_status: 'enabled' | 'disabled'; url: string; body: string; secret: string; previous_secret: string | null }[]
+    {
+      id: string
+      attempts: number
+      event_id: string
+      endpoint_id: string
+      endpoint_status: 'enabled' | 'disabled'
+      url: string
+      body: string
+      secret: string
+      previous_secret: string | null
+    }[]
   >`
     with endpoint as (
       update webhook_endpoints e set sending_until = now() + ${leaseSeconds} * interval '1 second'
@@ -106,7 +120,11 @@ export async function recordAttempt(
  * locked until commit, so no other sender takes the endpoint in between, and a backlog drains without a job
  * per delivery. Should that sender die, the claim's lease runs out and the sweep wakes the delivery.
  */
-async function releaseEndpoint(tx: Sql | Transaction, delivery: ClaimedDelivery, handOverSeconds?: number): Promise<ClaimedDelivery | undefined> {
+async function releaseEndpoint(
+  tx: Sql | Transaction,
+  delivery: ClaimedDelivery,
+  handOverSeconds?: number,
+): Promise<ClaimedDelivery | undefined> {
   await tx`update webhook_endpoints set sending_until = null where id = ${delivery.endpointId}`
   const [next] = await tx<{ id: string }[]>`
     select id from webhook_deliveries
@@ -137,8 +155,15 @@ export async function failUnsendable(sql: Sql, delivery: ClaimedDelivery, reason
  * its type now (an endpoint made after the event included). A delivery that exists is made pending and due now; an
  * endpoint it never went to gets one. Returns the deliveries (none: there was nowhere to send it).
  */
-export async function redeliver(tx: Transaction, accountId: string, eventId: string, endpointId?: string): Promise<WebhookDelivery[] | undefined> {
-  const [event] = await tx<{ type: string }[]>`select type from events where id = ${eventId} and account_id = ${accountId}`
+export async function redeliver(
+  tx: Transaction,
+  accountId: string,
+  eventId: string,
+  endpointId?: string,
+): Promise<WebhookDelivery[] | undefined> {
+  const [event] = await tx<
+    { type: string }[]
+  >`select type from events where id = ${eventId} and account_id = ${accountId}`
   if (!event) return undefined
   const rows = await tx<{ id: string; endpoint_id: string }[]>`
     insert into webhook_deliveries (id, event_id, endpoint_id, account_id)
@@ -158,7 +183,16 @@ export async function listDeliveries(
   filter: { accountId: string; endpointId?: string; ids?: string[]; limit?: number },
 ): Promise<WebhookDelivery[]> {
   const rows = await sql<
-    { id: string; event_id: string; endpoint_id: string; status: WebhookDelivery['status']; next_attempt_at: Date; delivered_at: Date | null; created_at: Date; attempts: DeliveryAttempt[] }[]
+    {
+      id: string
+      event_id: string
+      endpoint_id: string
+      status: WebhookDelivery['status']
+      next_attempt_at: Date
+      delivered_at: Date | null
+      created_at: Date
+      attempts: DeliveryAttempt[]
+    }[]
   >`
     select d.id, d.event_id, d.endpoint_id, d.status, d.next_attempt_at, d.delivered_at, d.created_at,
            coalesce((select json_agg(json_build_object(
@@ -177,7 +211,10 @@ export async function listDeliveries(
     event: row.event_id,
     endpoint: row.endpoint_id,
     status: row.status,
-    attempts: row.attempts.map((attempt) => ({ ...attempt, attempted_at: new Date(attempt.attempted_at).toISOString() })),
+    attempts: row.attempts.map((attempt) => ({
+      ...attempt,
+      attempted_at: new Date(attempt.attempted_at).toISOString(),
+    })),
     next_attempt_at: row.status === 'pending' ? row.next_attempt_at.toISOString() : null,
     delivered_at: row.delivered_at?.toISOString() ?? null,
     created_at: row.created_at.toISOString(),

@@ -22,7 +22,11 @@ interface EndpointRow {
 /** For how long a rotated secret keeps signing beside the new one. */
 const PREVIOUS_SECRET_HOURS = 24
 
-export async function createEndpoint(tx: Transaction, accountId: string, input: CreateWebhookEndpointBody): Promise<WebhookEndpoint> {
+export async function createEndpoint(
+  tx: Transaction,
+  accountId: string,
+  input: CreateWebhookEndpointBody,
+): Promise<WebhookEndpoint> {
   const [row] = await tx<EndpointRow[]>`
     insert into webhook_endpoints (id, account_id, url, description, enabled_events, secret)
     values (${newId('we')}, ${accountId}, ${input.url}, ${input.description ?? null}, ${input.enabled_events}, ${newSecret()})
@@ -30,18 +34,31 @@ export async function createEndpoint(tx: Transaction, accountId: string, input: 
   return { ...toEndpoint(row!), secret: row!.secret }
 }
 
-export async function findEndpoint(sql: Sql | Transaction, accountId: string, id: string): Promise<WebhookEndpoint | undefined> {
+export async function findEndpoint(
+  sql: Sql | Transaction,
+  accountId: string,
+  id: string,
+): Promise<WebhookEndpoint | undefined> {
   const [row] = await sql<EndpointRow[]>`select * from webhook_endpoints where id = ${id} and account_id = ${accountId}`
   return row && toEndpoint(row)
 }
 
 /** Newest first (src/db/pagination.ts). */
-export async function listEndpoints(sql: Sql, accountId: string, page: PageRequest): Promise<Page<WebhookEndpoint> | undefined> {
+export async function listEndpoints(
+  sql: Sql,
+  accountId: string,
+  page: PageRequest,
+): Promise<Page<WebhookEndpoint> | undefined> {
   const found = await pageOf<EndpointRow>(sql, 'webhook_endpoints', sql`account_id = ${accountId}`, page)
   return found && { rows: found.rows.map(toEndpoint), hasMore: found.hasMore }
 }
 
-export async function updateEndpoint(sql: Sql, accountId: string, id: string, changes: UpdateWebhookEndpointBody): Promise<WebhookEndpoint | undefined> {
+export async function updateEndpoint(
+  sql: Sql,
+  accountId: string,
+  id: string,
+  changes: UpdateWebhookEndpointBody,
+): Promise<WebhookEndpoint | undefined> {
   const disabled = changes.disabled
   const [row] = await sql<EndpointRow[]>`
     update webhook_endpoints set
@@ -61,7 +78,11 @@ export async function deleteEndpoint(sql: Sql, accountId: string, id: string): P
 }
 
 /** A new secret; the old one keeps signing beside it for 24 hours, so receivers can switch without a gap. */
-export async function rotateSecret(tx: Transaction, accountId: string, id: string): Promise<WebhookEndpoint | undefined> {
+export async function rotateSecret(
+  tx: Transaction,
+  accountId: string,
+  id: string,
+): Promise<WebhookEndpoint | undefined> {
   const [row] = await tx<EndpointRow[]>`
     update webhook_endpoints set
       previous_secret = secret,

@@ -16,20 +16,35 @@ export class DeliveryTimeoutError extends Error {
   override name = 'TimeoutError'
 }
 
-export function sendToTarget(target: WebhookTarget, headers: Record<string, string>, body: string, options: { timeoutMs: number; excerptChars: number }): Promise<SentAttempt> {
+export function sendToTarget(
+  target: WebhookTarget,
+  headers: Record<string, string>,
+  body: string,
+  options: { timeoutMs: number; excerptChars: number },
+): Promise<SentAttempt> {
   const pinned: LookupFunction = (_hostname, lookupOptions, callback) => {
-    if (lookupOptions.all) return (callback as unknown as (error: null, addresses: { address: string; family: number }[]) => void)(null, [{ address: target.address, family: target.family }])
+    if (lookupOptions.all)
+      return (callback as unknown as (error: null, addresses: { address: string; family: number }[]) => void)(null, [
+        { address: target.address, family: target.family },
+      ])
     callback(null, target.address, target.family)
   }
   const send = target.url.protocol === 'https:' ? httpsRequest : httpRequest
   return new Promise((resolve, reject) => {
-    const outgoing = send(target.url, { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, lookup: pinned }, (answer) => {
-      readExcerpt(answer, options.excerptChars).then(
-        (excerpt) => resolve({ status: answer.statusCode ?? 0, excerpt, retryAfter: header(answer, 'retry-after') }),
-        reject,
-      )
-    })
-    const timer = setTimeout(() => outgoing.destroy(new DeliveryTimeoutError(`timed out after ${options.timeoutMs} ms`)), options.timeoutMs)
+    const outgoing = send(
+      target.url,
+      { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, lookup: pinned },
+      (answer) => {
+        readExcerpt(answer, options.excerptChars).then(
+          (excerpt) => resolve({ status: answer.statusCode ?? 0, excerpt, retryAfter: header(answer, 'retry-after') }),
+          reject,
+        )
+      },
+    )
+    const timer = setTimeout(
+      () => outgoing.destroy(new DeliveryTimeoutError(`timed out after ${options.timeoutMs} ms`)),
+      options.timeoutMs,
+    )
     outgoing.on('close', () => clearTimeout(timer))
     outgoing.on('error', (error) => {
       clearTimeout(timer)

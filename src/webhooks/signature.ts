@@ -9,6 +9,11 @@ export function newSecret(): string {
 
 export function signatureHeader(secrets: string[], id: string, timestamp: number, body: string): string {
   return secrets
-    .map((secret) => `v1,${createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64')).update(`${id}.${timestamp}.${body}`).digest('base64')}`)
+    .map(
+      (secret) =>
+        `v1,${createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64'))
+          .update(`${id}.${timestamp}.${body}`)
+          .digest('base64')}`,
+    )
     .join(' ')
 }

@@ -13,7 +13,10 @@ export const SWEEP_TASK = 'sweep_webhook_deliveries'
 export const SWEEP_BATCH = 500
 
 /** Enqueues a job for overdue pending deliveries, oldest first; returns how many. */
-export async function sweepDeliveries(sql: Sql, options: { overdueSeconds: number; batchSize?: number }): Promise<number> {
+export async function sweepDeliveries(
+  sql: Sql,
+  options: { overdueSeconds: number; batchSize?: number },
+): Promise<number> {
   const rows = await sql`
     with overdue as (${overdueDeliveries(sql, options.overdueSeconds, options.batchSize ?? SWEEP_BATCH)})
     select graphile_worker.add_job(${DELIVER_TASK}, json_build_object('delivery_id', id), job_key => 'deliver:' || id, job_key_mode => 'preserve_run_at')

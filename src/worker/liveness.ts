@@ -60,7 +60,12 @@ export async function unlockDeadPools(sql: Sql, settings: LivenessSettings): Pro
  * taken more than `deadAfterSeconds` ago: a completion that could not be recorded, a locked job that never
  * arrived. Returns how many jobs and queues were freed.
  */
-export async function freeOrphanedLocks(sql: Sql, poolIds: string[], runningJobIds: string[], settings: LivenessSettings): Promise<{ jobs: number; queues: number }> {
+export async function freeOrphanedLocks(
+  sql: Sql,
+  poolIds: string[],
+  runningJobIds: string[],
+  settings: LivenessSettings,
+): Promise<{ jobs: number; queues: number }> {
   if (poolIds.length === 0) return { jobs: 0, queues: 0 }
   // graphile-worker's own unlock (force_unlock_workers) frees every lock of a pool, the running jobs' too; this
   // is the same update, limited to what no worker runs.

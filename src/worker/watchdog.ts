@@ -4,7 +4,12 @@
 // process whose settlement is behind is not ready, so that a stall is seen, never silent.
 import type { Logger } from 'pino'
 import type { Sql } from '../db/connect.js'
-import { deadWorkerPools, orphanedWorkerLocks, settlementOverdueClaims, settlementOldestOverdueSeconds } from '../observability/metrics.js'
+import {
+  deadWorkerPools,
+  orphanedWorkerLocks,
+  settlementOverdueClaims,
+  settlementOldestOverdueSeconds,
+} from '../observability/metrics.js'
 import { settlementBacklog, type SettlementBacklog } from '../recovery/backlog.js'
 import { beat, forgetPools, forgetSilentPools, freeOrphanedLocks, unlockDeadPools } from './liveness.js'
 
@@ -35,7 +40,12 @@ export interface Watchdog {
 const BEHIND_LOG_EVERY_MS = 60_000
 
 /** Runs the first check before it resolves, so that readiness is known once the worker is. */
-export async function startWatchdog(sql: Sql, pools: OwnPools, settings: WatchdogSettings, log: Logger): Promise<Watchdog> {
+export async function startWatchdog(
+  sql: Sql,
+  pools: OwnPools,
+  settings: WatchdogSettings,
+  log: Logger,
+): Promise<Watchdog> {
   const everyMs = Math.min(10_000, Math.max(1000, (settings.deadAfterSeconds * 1000) / 3))
   // Dead pools are judged only once this process has itself been heard for the whole period: after an outage that
   // silenced every pool, the live ones get the time to speak again before any of them is called dead.
@@ -54,14 +64,20 @@ export async function startWatchdog(sql: Sql, pools: OwnPools, settings: Watchdo
       const unlocked = await unlockDeadPools(sql, settings)
       if (unlocked.length) {
         deadWorkerPools.inc(unlocked.length)
-        log.warn({ pools: unlocked }, `worker pools silent for ${settings.deadAfterSeconds} s held jobs: their locks are freed and their jobs run again here or on another worker`)
+        log.warn(
+          { pools: unlocked },
+          `worker pools silent for ${settings.deadAfterSeconds} s held jobs: their locks are freed and their jobs run again here or on another worker`,
+        )
       }
       await forgetSilentPools(sql, 10 * settings.deadAfterSeconds)
     }
     const orphaned = await freeOrphanedLocks(sql, pools.ids(), pools.runningJobIds(), settings)
     if (orphaned.jobs + orphaned.queues > 0) {
       orphanedWorkerLocks.inc(orphaned.jobs + orphaned.queues)
-      log.warn(orphaned, `this worker held locks on ${orphaned.jobs} job(s) and ${orphaned.queues} queue(s) none of its workers runs (a completion not recorded, or a job taken whose answer was lost): freed, the jobs run again`)
+      log.warn(
+        orphaned,
+        `this worker held locks on ${orphaned.jobs} job(s) and ${orphaned.queues} queue(s) none of its workers runs (a completion not recorded, or a job taken whose answer was lost): freed, the jobs run again`,
+      )
     }
     const backlog = await settlementBacklog(sql, settings.endpoints, settings.graceSeconds)
     settlementOverdueClaims.set(backlog.overdue)

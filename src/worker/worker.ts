@@ -41,7 +41,12 @@ export interface WorkerOptions {
 }
 
 /** The worker's settings from the service's configuration. */
-export function workerOptions(config: Config, database: { url: string; sql: Sql }, processor: PaymentProcessor, log: Pino): WorkerOptions {
+export function workerOptions(
+  config: Config,
+  database: { url: string; sql: Sql },
+  processor: PaymentProcessor,
+  log: Pino,
+): WorkerOptions {
   return {
     connectionString: database.url,
     transactionPooling: config.DATABASE_TRANSACTION_POOLING,
@@ -64,7 +69,10 @@ export function workerOptions(config: Config, database: { url: string; sql: Sql 
     events: { retentionDays: config.EVENT_RETENTION_DAYS },
     charges: { authorizationExpiresDays: config.AUTHORIZATION_EXPIRES_DAYS },
     reconciliation: { schedule: config.RECONCILE_SCHEDULE, compareSchedule: config.COMPARE_SCHEDULE },
-    liveness: { deadAfterSeconds: config.WORKER_DEAD_AFTER_SECONDS, behindAfterSeconds: config.SETTLEMENT_BEHIND_SECONDS },
+    liveness: {
+      deadAfterSeconds: config.WORKER_DEAD_AFTER_SECONDS,
+      behindAfterSeconds: config.SETTLEMENT_BEHIND_SECONDS,
+    },
   }
 }
 
@@ -97,14 +105,20 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       [REAP_TASK]: async (_payload, helpers) => {
         // Paced at a tenth of the time: measured (npm run bench -- --reaper) to keep pace with the peak write rate
         // many times over while leaving the requests that share the database their latency.
-        const deleted = await reapExpiredKeys(sql, { batchSize: reaper.batchSize, maxSeconds: 50, dutyCycle: 0.1, signal: helpers.abortSignal })
+        const deleted = await reapExpiredKeys(sql, {
+          batchSize: reaper.batchSize,
+          maxSeconds: 50,
+          dutyCycle: 0.1,
+          signal: helpers.abortSignal,
+        })
         reaperDeletedKeys.inc(deleted)
         log[deleted ? 'info' : 'debug']({ task: REAP_TASK, deleted }, 'reaped expired idempotency keys')
       },
       [RECOVER_TASK]: async () => {
         const run = await recoverAbandonedClaims(sql, settle, recovery, log.child({ task: RECOVER_TASK }))
         for (const result of ['settled', 'released', 'failed'] as const) recoveryClaims.inc({ result }, run[result])
-        if (run.settled || run.released || run.failed) log.info({ task: RECOVER_TASK, ...run }, 'recovered abandoned claims')
+        if (run.settled || run.released || run.failed)
+          log.info({ task: RECOVER_TASK, ...run }, 'recovered abandoned claims')
         // A failure is retried on the claim's own backoff, not by failing the job.
       },
       [SWEEP_TASK]: async () => {
@@ -112,13 +126,24 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
         if (woken) log.info({ task: SWEEP_TASK, woken }, 'woke overdue webhook deliveries')
       },
       [EXPIRE_TASK]: async () => {
-        const expired = await expireAuthorizations(sql, options.processor, { batchSize: 100, leaseSeconds: 60 }, log.child({ task: EXPIRE_TASK }))
+        const expired = await expireAuthorizations(
+          sql,
+          options.processor,
+          { batchSize: 100, leaseSeconds: 60 },
+          log.child({ task: EXPIRE_TASK }),
+        )
         if (expired) log.info({ task: EXPIRE_TASK, expired }, 'expired uncaptured authorizations')
       },
-      [RECONCILE_TASK]: () => reconcileTask(sql, options.processor.later, options.charges, log.child({ task: RECONCILE_TASK })),
-      [COMPARE_TASK]: () => compareTask(sql, options.processor.later, options.charges, log.child({ task: COMPARE_TASK })),
+      [RECONCILE_TASK]: () =>
+        reconcileTask(sql, options.processor.later, options.charges, log.child({ task: RECONCILE_TASK })),
+      [COMPARE_TASK]: () =>
+        compareTask(sql, options.processor.later, options.charges, log.child({ task: COMPARE_TASK })),
       [REAP_EVENTS_TASK]: async (_payload, helpers) => {
-        const deleted = await reapOldEvents(sql, { retentionDays: options.events.retentionDays, batchSize: 1000, signal: helpers.abortSignal })
+        const deleted = await reapOldEvents(sql, {
+          retentionDays: options.events.retentionDays,
+          batchSize: 1000,
+          signal: helpers.abortSignal,
+        })
         if (deleted) log.info({ task: REAP_EVENTS_TASK, deleted }, 'reaped old events')
       },
     },
@@ -128,10 +153,25 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       { task: RECOVER_TASK, match: recovery.schedule, identifier: RECOVER_TASK, options: { queueName: RECOVER_TASK } },
       { task: SWEEP_TASK, match: '* * * * *', identifier: SWEEP_TASK, options: { queueName: SWEEP_TASK } },
       { task: EXPIRE_TASK, match: '* * * * *', identifier: EXPIRE_TASK, options: { queueName: EXPIRE_TASK } },
-      { task: REAP_EVENTS_TASK, match: '17 * * * *', identifier: REAP_EVENTS_TASK, options: { queueName: REAP_EVENTS_TASK } },
+      {
+        task: REAP_EVENTS_TASK,
+        match: '17 * * * *',
+        identifier: REAP_EVENTS_TASK,
+        options: { queueName: REAP_EVENTS_TASK },
+      },
       // One queue for both: a comparison never runs beside a read of the events it depends on.
-      { task: RECONCILE_TASK, match: options.reconciliation.schedule, identifier: RECONCILE_TASK, options: { queueName: RECONCILE_TASK } },
-      { task: COMPARE_TASK, match: options.reconciliation.compareSchedule, identifier: COMPARE_TASK, options: { queueName: RECONCILE_TASK } },
+      {
+        task: RECONCILE_TASK,
+        match: options.reconciliation.schedule,
+        identifier: RECONCILE_TASK,
+        options: { queueName: RECONCILE_TASK },
+      },
+      {
+        task: COMPARE_TASK,
+        match: options.reconciliation.compareSchedule,
+        identifier: COMPARE_TASK,
+        options: { queueName: RECONCILE_TASK },
+      },
     ]),
   })
   const deliveries = await startRunner(options, 'payments-api webhooks', options.concurrency ?? 10, {
@@ -140,7 +180,10 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       [DELIVER_TASK]: async (payload, helpers) => {
         const deliveryId = (payload as { delivery_id?: unknown } | null)?.delivery_id
         if (typeof deliveryId !== 'string') throw new Error(`${DELIVER_TASK}: payload has no delivery_id`)
-        await deliverWebhook(sql, deliveryId, options.webhooks, log.child({ task: DELIVER_TASK }), { ms: HAND_OVER_MS, signal: helpers.abortSignal })
+        await deliverWebhook(sql, deliveryId, options.webhooks, log.child({ task: DELIVER_TASK }), {
+          ms: HAND_OVER_MS,
+          signal: helpers.abortSignal,
+        })
       },
     },
   }).catch(async (error: unknown) => {
@@ -156,8 +199,16 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     await settlement.addJob(SWEEP_TASK, {}, { jobKey: SWEEP_TASK, queueName: SWEEP_TASK })
     return startWatchdog(
       sql,
-      { ids: () => [...settlement.poolIds, ...deliveries.poolIds], runningJobIds: () => [...settlement.runningJobIds, ...deliveries.runningJobIds] },
-      { ...options.liveness, graceSeconds: recovery.graceSeconds, endpoints: settle.map((each) => each.endpoint), processName: `${hostname()}:${process.pid}` },
+      {
+        ids: () => [...settlement.poolIds, ...deliveries.poolIds],
+        runningJobIds: () => [...settlement.runningJobIds, ...deliveries.runningJobIds],
+      },
+      {
+        ...options.liveness,
+        graceSeconds: recovery.graceSeconds,
+        endpoints: settle.map((each) => each.endpoint),
+        processName: `${hostname()}:${process.pid}`,
+      },
       log.child({ component: 'watchdog' }),
     )
   })().catch(async (error: unknown) => {
@@ -197,7 +248,8 @@ async function startRunner(
     applicationName,
     max: concurrency + 2,
     // The message and code say it all; the error also carries pg's whole client object, which pino would print.
-    onError: (error) => log.warn({ code: (error as { code?: string }).code }, `worker connection failed: ${error.message}`),
+    onError: (error) =>
+      log.warn({ code: (error as { code?: string }).code }, `worker connection failed: ${error.message}`),
   })
   const runner = await run({
     pgPool,
@@ -235,7 +287,14 @@ const ROUTINE = /^Completed task /
 
 function pinoLogger(log: Pino): Logger {
   return new Logger((scope) => (level, message, meta) => {
-    const pinoLevel = level === 'warning' ? 'warn' : level === 'error' ? 'error' : level === 'info' && !ROUTINE.test(message) ? 'info' : 'debug'
+    const pinoLevel =
+      level === 'warning'
+        ? 'warn'
+        : level === 'error'
+          ? 'error'
+          : level === 'info' && !ROUTINE.test(message)
+            ? 'info'
+            : 'debug'
     log[pinoLevel]({ worker: scope, ...meta }, message)
   })
 }

@@ -61,8 +61,16 @@ async function timed(path: string, init: RequestInit = {}, base = baseUrl): Prom
   const response = await fetch(`${base}${path}`, { ...init, signal: AbortSignal.timeout(15_000) })
   const text = await response.text()
   const ms = performance.now() - started
-  const type = response.headers.get('content-type')?.includes('json') ? (JSON.parse(text).type as string | undefined) : undefined
-  return { status: response.status, ms, type, retryAfter: response.headers.get('retry-after'), contentType: response.headers.get('content-type') }
+  const type = response.headers.get('content-type')?.includes('json')
+    ? (JSON.parse(text).type as string | undefined)
+    : undefined
+  return {
+    status: response.status,
+    ms,
+    type,
+    retryAfter: response.headers.get('retry-after'),
+    contentType: response.headers.get('content-type'),
+  }
 }
 
 const postCharge = (key: string, { base, amountCents = 1234 }: Target = {}) =>
@@ -77,7 +85,11 @@ const postCharge = (key: string, { base, amountCents = 1234 }: Target = {}) =>
   )
 
 const chargesFor = async (key: string) =>
-  (await observer<{ count: number }[]>`select count(*)::int as count from charges where account_id = ${accountId} and metadata->>'key' = ${key}`)[0]!.count
+  (
+    await observer<
+      { count: number }[]
+    >`select count(*)::int as count from charges where account_id = ${accountId} and metadata->>'key' = ${key}`
+  )[0]!.count
 
 /** Retries one logical operation with its key until it is settled, as a client following Retry-After would. */
 async function settle(key: string, target: Target = {}): Promise<number> {
@@ -103,7 +115,10 @@ describe('when PostgreSQL is stopped', () => {
     await cluster.stop()
     try {
       expectUnavailable(await postCharge(key), REQUEST_TIMEOUT_MS + 500)
-      expectUnavailable(await timed('/v1/charges', { headers: { authorization: `Bearer ${apiKey}` } }), REQUEST_TIMEOUT_MS + 500)
+      expectUnavailable(
+        await timed('/v1/charges', { headers: { authorization: `Bearer ${apiKey}` } }),
+        REQUEST_TIMEOUT_MS + 500,
+      )
       const ready = await timed('/readyz')
       expect(ready.status).toBe(503)
       expect(ready.ms).toBeLessThan(2000)
@@ -140,7 +155,8 @@ describe('when PostgreSQL is frozen', () => {
       expect(await chargesFor(key)).toBe(1)
     }
     // Nothing is left claimed: each key completed with its charge.
-    const open = await observer`select key from idempotency_keys where account_id = ${accountId} and completed_at is null`
+    const open =
+      await observer`select key from idempotency_keys where account_id = ${accountId} and completed_at is null`
     expect(open).toHaveLength(0)
   })
 })
@@ -181,7 +197,11 @@ describe('when PostgreSQL terminates the server’s connections again and again 
   it('then the process (API and worker) stays up, answers no 500, and every operation settles exactly once', async () => {
     // The real server process: an unhandled rejection in a driver (postgres.js fetching array types on a new
     // connection, graphile-worker completing a job) would end it, which a Fastify instance in this process hides.
-    const server = await startServer({ DATABASE_URL: cluster.url, REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS), IDEMPOTENCY_LEASE_SECONDS: '2' })
+    const server = await startServer({
+      DATABASE_URL: cluster.url,
+      REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
+      IDEMPOTENCY_LEASE_SECONDS: '2',
+    })
     let exitCode: number | null | undefined
     void server.exited.then((code) => (exitCode = code))
     // Its own amount, so that the processor's operations for these charges can be counted.
@@ -226,7 +246,9 @@ describe('when PostgreSQL terminates the server’s connections again and again 
       }
       // One processor operation per key: none was charged twice at the processor either.
       const [{ operations }] = (await observer<{ operations: number }[]>`
-        select count(*)::int as operations from simulated_processor.operations where kind = 'charge' and parameters->>'amount_cents' = '4321'`) as unknown as [{ operations: number }]
+        select count(*)::int as operations from simulated_processor.operations where kind = 'charge' and parameters->>'amount_cents' = '4321'`) as unknown as [
+        { operations: number },
+      ]
       expect(operations).toBe(keys.length)
       expect(exitCode, server.output()).toBeUndefined()
     } finally {
@@ -239,7 +261,11 @@ describe('when PostgreSQL terminates the server’s connections again and again 
 
 describe('shutdown', () => {
   it('when the database is frozen and the server gets SIGTERM, then it still exits, and logs what did not stop', async () => {
-    const server = await startServer({ DATABASE_URL: cluster.url, SHUTDOWN_GRACE_SECONDS: '6', REQUEST_TIMEOUT_MS: '1000' })
+    const server = await startServer({
+      DATABASE_URL: cluster.url,
+      SHUTDOWN_GRACE_SECONDS: '6',
+      REQUEST_TIMEOUT_MS: '1000',
+    })
     await until(async () => (await fetch(`${server.url}/readyz`)).status === 200, 5000)
     await cluster.freeze()
     try {
@@ -258,7 +284,10 @@ describe('shutdown', () => {
 describe('after the outages', () => {
   it('when the pool is closed, then it closes: no query was left hanging on a connection that died', async () => {
     await app.close()
-    const ended = await Promise.race([sql.end().then(() => 'ended'), new Promise((resolve) => setTimeout(resolve, 10_000, 'hung'))])
+    const ended = await Promise.race([
+      sql.end().then(() => 'ended'),
+      new Promise((resolve) => setTimeout(resolve, 10_000, 'hung')),
+    ])
     expect(ended).toBe('ended')
   })
 })

@@ -37,7 +37,8 @@ describe('the HTTP edge', () => {
     expect(response).toMatch(/^HTTP\/1.1 201 Created\r\n/)
     expect(response).toContain('\r\nconnection: close\r\n')
     await closed
-    const [row] = await suite.context.sql`select count(*)::int as count from charges where account_id = ${suite.account.id}`
+    const [row] = await suite.context
+      .sql`select count(*)::int as count from charges where account_id = ${suite.account.id}`
     expect(row!.count).toBe(1)
   })
 })

@@ -3,11 +3,22 @@ import { chargeBody, useTestApp } from '../helpers/app.js'
 
 const suite = useTestApp()
 
-function expectProblem(response: { statusCode: number; headers: Record<string, unknown>; json(): any }, status: number, type?: RegExp) {
+function expectProblem(
+  response: { statusCode: number; headers: Record<string, unknown>; json(): any },
+  status: number,
+  type?: RegExp,
+) {
   expect(response.statusCode).toBe(status)
   expect(response.headers['content-type']).toBe('application/problem+json; charset=utf-8')
   const problem = response.json()
-  expect(problem).toEqual(expect.objectContaining({ status, title: expect.any(String), detail: expect.any(String), type: expect.any(String) }))
+  expect(problem).toEqual(
+    expect.objectContaining({
+      status,
+      title: expect.any(String),
+      detail: expect.any(String),
+      type: expect.any(String),
+    }),
+  )
   if (type) expect(problem.type).toMatch(type)
   return problem
 }
@@ -26,13 +37,27 @@ describe('every error is application/problem+json', () => {
   })
 
   it('when the content type is not JSON, then 415 saying what to send', async () => {
-    const problem = expectProblem(await suite.account.post('/v1/charges', 'amount=10', { headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415)
-    expect(problem.detail).toBe('The body must be JSON: send Content-Type: application/json (this request sent "application/x-www-form-urlencoded").')
+    const problem = expectProblem(
+      await suite.account.post('/v1/charges', 'amount=10', {
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      }),
+      415,
+    )
+    expect(problem.detail).toBe(
+      'The body must be JSON: send Content-Type: application/json (this request sent "application/x-www-form-urlencoded").',
+    )
   })
 
   it('when the body has a field the request does not take, then 400 naming that field, once', async () => {
-    const problem = expectProblem(await suite.account.post('/v1/charges', chargeBody({ amount: 10 })), 400, /\/validation-failed$/)
-    expect(problem).toMatchObject({ detail: 'body/amount is not a field this request takes', errors: [{ location: 'body/amount', message: 'is not a field this request takes' }] })
+    const problem = expectProblem(
+      await suite.account.post('/v1/charges', chargeBody({ amount: 10 })),
+      400,
+      /\/validation-failed$/,
+    )
+    expect(problem).toMatchObject({
+      detail: 'body/amount is not a field this request takes',
+      errors: [{ location: 'body/amount', message: 'is not a field this request takes' }],
+    })
     expect(problem.errors).toHaveLength(1)
   })
 
@@ -42,7 +67,12 @@ describe('every error is application/problem+json', () => {
 
   it('when the route does not exist, then 404 route-not-found', async () => {
     const problem = expectProblem(await suite.context.app.inject({ method: 'GET', url: '/v2/nothing?x=1' }), 404)
-    expect(problem).toEqual({ type: 'https://payments.example.com/problems/route-not-found', title: 'No such route', status: 404, detail: 'No route for GET /v2/nothing' })
+    expect(problem).toEqual({
+      type: 'https://payments.example.com/problems/route-not-found',
+      title: 'No such route',
+      status: 404,
+      detail: 'No route for GET /v2/nothing',
+    })
   })
 
   it.each([
@@ -53,11 +83,18 @@ describe('every error is application/problem+json', () => {
     ['PATCH', '/v1/webhook_endpoints', 'GET, HEAD, POST'],
     // A method with a body no route takes is refused for its method, before its body is looked at.
     ['QUERY', '/v1/charges', 'GET, HEAD, POST'],
-  ])('when %s %s, a path that takes other methods, then 405 method-not-allowed with Allow: %s', async (method, url, allow) => {
-    const response = await suite.context.app.inject({ method: method as 'GET', url, headers: { authorization: `Bearer ${suite.account.apiKey}` } })
-    expectProblem(response, 405, /\/method-not-allowed$/)
-    expect(String(response.headers.allow).split(', ').sort().join(', ')).toBe(allow)
-  })
+  ])(
+    'when %s %s, a path that takes other methods, then 405 method-not-allowed with Allow: %s',
+    async (method, url, allow) => {
+      const response = await suite.context.app.inject({
+        method: method as 'GET',
+        url,
+        headers: { authorization: `Bearer ${suite.account.apiKey}` },
+      })
+      expectProblem(response, 405, /\/method-not-allowed$/)
+      expect(String(response.headers.allow).split(', ').sort().join(', ')).toBe(allow)
+    },
+  )
 
   it('when the body is empty with a JSON content type, then 400 validation-failed, a documented type', async () => {
     expectProblem(await suite.account.post('/v1/charges', ''), 400, /\/validation-failed$/)
@@ -71,13 +108,28 @@ describe('every error is application/problem+json', () => {
   })
 
   it('when the header carries an unset variable ("Bearer undefined"), then the 401 says the key is missing, not revoked', async () => {
-    const response = await suite.context.app.inject({ method: 'GET', url: '/v1/charges', headers: { authorization: 'Bearer undefined' } })
-    expect(expectProblem(response, 401, /\/unauthorized$/).detail).toContain('the Authorization header carries the word "undefined" (is the variable that holds the key set?)')
+    const response = await suite.context.app.inject({
+      method: 'GET',
+      url: '/v1/charges',
+      headers: { authorization: 'Bearer undefined' },
+    })
+    expect(expectProblem(response, 401, /\/unauthorized$/).detail).toContain(
+      'the Authorization header carries the word "undefined" (is the variable that holds the key set?)',
+    )
   })
 
   it('when the API key is wrong or malformed, then 401', async () => {
-    for (const authorization of ['Bearer sk_test_nope', 'Basic abc', 'Bearer', `Bearer ${suite.account.apiKey} extra`]) {
-      expectProblem(await suite.context.app.inject({ method: 'GET', url: '/v1/charges', headers: { authorization } }), 401, /\/unauthorized$/)
+    for (const authorization of [
+      'Bearer sk_test_nope',
+      'Basic abc',
+      'Bearer',
+      `Bearer ${suite.account.apiKey} extra`,
+    ]) {
+      expectProblem(
+        await suite.context.app.inject({ method: 'GET', url: '/v1/charges', headers: { authorization } }),
+        401,
+        /\/unauthorized$/,
+      )
     }
   })
 
@@ -87,7 +139,7 @@ describe('every error is application/problem+json', () => {
     expectProblem(await revoked.get('/v1/charges'), 401, /\/unauthorized$/)
   })
 
-  it('when the charge id is malformed, then 400 as openapi.yaml\'s pattern says; when unknown, 404; never 500', async () => {
+  it("when the charge id is malformed, then 400 as openapi.yaml's pattern says; when unknown, 404; never 500", async () => {
     expectProblem(await suite.account.get('/v1/charges/not-an-id'), 400, /\/validation-failed$/)
     expectProblem(await suite.account.get(`/v1/charges/${'x'.repeat(65)}`), 400, /\/validation-failed$/)
     expectProblem(await suite.account.get(`/v1/charges/ch_${'0'.repeat(24)}`), 404, /\/resource-not-found$/)
@@ -114,7 +166,11 @@ describe('every error is application/problem+json', () => {
 
 describe('requests ids', () => {
   it('when a caller sends X-Request-Id, then the response echoes it', async () => {
-    const response = await suite.context.app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'trace-abc.1' } })
+    const response = await suite.context.app.inject({
+      method: 'GET',
+      url: '/healthz',
+      headers: { 'x-request-id': 'trace-abc.1' },
+    })
     expect(response.headers['x-request-id']).toBe('trace-abc.1')
   })
 })

@@ -6,7 +6,12 @@ import { parseRawResponse, rawExchange, rawRequest } from '../helpers/http.js'
 const recorder = controllableProcessor()
 const suite = useTestApp({ processor: recorder.factory })
 
-const HOSTILE = { nul: 'a\u0000b', 'lone high surrogate': 'a\ud800b', 'lone low surrogate': '\udc00', 'reversed pair': '\udc00\ud800' }
+const HOSTILE = {
+  nul: 'a\u0000b',
+  'lone high surrogate': 'a\ud800b',
+  'lone low surrogate': '\udc00',
+  'reversed pair': '\udc00\ud800',
+}
 
 const hostileBodies = Object.entries(HOSTILE).flatMap(([name, text]) => [
   [`description with ${name}`, chargeBody({ description: text })],
@@ -22,23 +27,30 @@ async function listen(): Promise<number> {
   return (suite.context.app.server.address() as { port: number }).port
 }
 
-function expectProblem(response: { statusCode: number; headers: Record<string, unknown>; json(): any }, status: number, type?: RegExp) {
+function expectProblem(
+  response: { statusCode: number; headers: Record<string, unknown>; json(): any },
+  status: number,
+  type?: RegExp,
+) {
   expect(response.statusCode).toBe(status)
   expect(response.headers['content-type']).toBe('application/problem+json; charset=utf-8')
   if (type) expect(response.json().type).toMatch(type)
 }
 
 describe('strings the database would refuse or rewrite', () => {
-  it.each(hostileBodies)('when the %s, then 400 validation-failed, nothing is stored, and the processor is not called', async (_case, body) => {
-    const callsBefore = recorder.calls.length
-    const chargesBefore = await countCharges(suite.context.sql, suite.account.id)
-    const response = await suite.account.post('/v1/charges', body)
+  it.each(hostileBodies)(
+    'when the %s, then 400 validation-failed, nothing is stored, and the processor is not called',
+    async (_case, body) => {
+      const callsBefore = recorder.calls.length
+      const chargesBefore = await countCharges(suite.context.sql, suite.account.id)
+      const response = await suite.account.post('/v1/charges', body)
 
-    expectProblem(response, 400, /\/validation-failed$/)
-    expect(response.body).not.toContain('\u0000')
-    expect(recorder.calls.length).toBe(callsBefore)
-    expect(await countCharges(suite.context.sql, suite.account.id)).toBe(chargesBefore)
-  })
+      expectProblem(response, 400, /\/validation-failed$/)
+      expect(response.body).not.toContain('\u0000')
+      expect(recorder.calls.length).toBe(callsBefore)
+      expect(await countCharges(suite.context.sql, suite.account.id)).toBe(chargesBefore)
+    },
+  )
 
   it('when every field of a charge gets every hostile value in turn, then the processor is called only for a 2xx or a 402', async () => {
     const fields = ['description', 'source', 'currency'] as const
@@ -46,30 +58,42 @@ describe('strings the database would refuse or rewrite', () => {
       for (const field of fields) {
         const callsBefore = recorder.calls.length
         const response = await suite.account.post('/v1/charges', chargeBody({ [field]: text }))
-        if (!(response.statusCode < 300 || response.statusCode === 402)) expect(recorder.calls.length, `${field}=${JSON.stringify(text)}`).toBe(callsBefore)
+        if (!(response.statusCode < 300 || response.statusCode === 402))
+          expect(recorder.calls.length, `${field}=${JSON.stringify(text)}`).toBe(callsBefore)
         expect(response.statusCode).toBeLessThan(500)
       }
     }
   })
 
   it('when the hostile body is fixed and sent again under the same key, then it is charged', async () => {
-    const refused = await suite.account.post('/v1/charges', chargeBody({ description: 'a\u0000' }), { key: 'fix-hostile' })
+    const refused = await suite.account.post('/v1/charges', chargeBody({ description: 'a\u0000' }), {
+      key: 'fix-hostile',
+    })
     const fixed = await suite.account.post('/v1/charges', chargeBody({ description: 'a' }), { key: 'fix-hostile' })
     expect(refused.statusCode).toBe(400)
     expect(fixed.statusCode).toBe(201)
   })
 
   it('when a well-formed surrogate pair (an emoji) is sent, then it is stored and returned unchanged', async () => {
-    const response = await suite.account.post('/v1/charges', chargeBody({ description: 'paid \ud83d\ude00', metadata: { note: '\u00e9t\u00e9' } }))
+    const response = await suite.account.post(
+      '/v1/charges',
+      chargeBody({ description: 'paid \ud83d\ude00', metadata: { note: '\u00e9t\u00e9' } }),
+    )
     expect(response.statusCode).toBe(201)
     expect(response.json().description).toBe('paid \ud83d\ude00')
-    expect((await suite.account.get(`/v1/charges/${response.json().id}`)).json().metadata).toEqual({ note: '\u00e9t\u00e9' })
+    expect((await suite.account.get(`/v1/charges/${response.json().id}`)).json().metadata).toEqual({
+      note: '\u00e9t\u00e9',
+    })
   })
 
   it('when a refund is posted with a hostile body field name, then 400 and no refund call', async () => {
     const charge = (await suite.account.post('/v1/charges', chargeBody())).json()
     const callsBefore = recorder.calls.length
-    expectProblem(await suite.account.post(`/v1/charges/${charge.id}/refunds`, { 'amount\u0000': 1 }), 400, /\/validation-failed$/)
+    expectProblem(
+      await suite.account.post(`/v1/charges/${charge.id}/refunds`, { 'amount\u0000': 1 }),
+      400,
+      /\/validation-failed$/,
+    )
     expect(recorder.calls.length).toBe(callsBefore)
   })
 })
@@ -84,23 +108,41 @@ describe('paths and query strings', () => {
     const response = await suite.context.app.inject({
       method: method as 'GET' | 'POST',
       url,
-      headers: { authorization: `Bearer ${suite.account.apiKey}`, 'idempotency-key': `nul-${method}`, 'content-type': 'application/json' },
+      headers: {
+        authorization: `Bearer ${suite.account.apiKey}`,
+        'idempotency-key': `nul-${method}`,
+        'content-type': 'application/json',
+      },
       ...(method === 'POST' && { payload: '{}' }),
     })
     expectProblem(response, 400)
   })
 
-  it.each([['/v1/charges/%zz'], ['/v1/charges/%ED%A0%80'], ['/v1/refunds/%E0%A4%A']])('when the path %s is not valid percent-encoded UTF-8, then 400 problem+json', async (url) => {
-    const port = await listen()
-    const response = parseRawResponse(await rawExchange(port, rawRequest(`GET ${url} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${suite.account.apiKey}`)))
-    expect(response.status).toBe(400)
-    expect(response.headers['content-type']).toBe('application/problem+json; charset=utf-8')
-    expect(JSON.parse(response.body)).toMatchObject({ status: 400, type: 'https://payments.example.com/problems/malformed-request' })
-  })
+  it.each([['/v1/charges/%zz'], ['/v1/charges/%ED%A0%80'], ['/v1/refunds/%E0%A4%A']])(
+    'when the path %s is not valid percent-encoded UTF-8, then 400 problem+json',
+    async (url) => {
+      const port = await listen()
+      const response = parseRawResponse(
+        await rawExchange(
+          port,
+          rawRequest(`GET ${url} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${suite.account.apiKey}`),
+        ),
+      )
+      expect(response.status).toBe(400)
+      expect(response.headers['content-type']).toBe('application/problem+json; charset=utf-8')
+      expect(JSON.parse(response.body)).toMatchObject({
+        status: 400,
+        type: 'https://payments.example.com/problems/malformed-request',
+      })
+    },
+  )
 
-  it.each([['limit=0x10'], ['limit=1e1'], ['limit=%205'], ['limit=5.0'], ['limit=+5'], ['limit=05'], ['limit=']])('when the query is %s, then 400: numbers are plain decimal integers', async (query) => {
-    expectProblem(await suite.account.get(`/v1/charges?${query}`), 400, /\/validation-failed$/)
-  })
+  it.each([['limit=0x10'], ['limit=1e1'], ['limit=%205'], ['limit=5.0'], ['limit=+5'], ['limit=05'], ['limit=']])(
+    'when the query is %s, then 400: numbers are plain decimal integers',
+    async (query) => {
+      expectProblem(await suite.account.get(`/v1/charges?${query}`), 400, /\/validation-failed$/)
+    },
+  )
 
   it('when the query is a plain decimal integer, then it is used', async () => {
     const response = await suite.account.get('/v1/charges?limit=2')
@@ -119,23 +161,39 @@ describe('the HTTP edge', () => {
   })
 
   it('when a JSON body declares a charset other than UTF-8, then 415', async () => {
-    const response = await suite.account.post('/v1/charges', chargeBody(), { headers: { 'content-type': 'application/json; charset=iso-8859-1' } })
+    const response = await suite.account.post('/v1/charges', chargeBody(), {
+      headers: { 'content-type': 'application/json; charset=iso-8859-1' },
+    })
     expectProblem(response, 415)
   })
 
   it('when a JSON body declares UTF-8 in any spelling, then it is accepted', async () => {
-    for (const contentType of ['application/json; charset=utf-8', 'application/json;charset="UTF-8"', 'application/json; charset=utf8']) {
-      expect((await suite.account.post('/v1/charges', chargeBody(), { headers: { 'content-type': contentType } })).statusCode).toBe(201)
+    for (const contentType of [
+      'application/json; charset=utf-8',
+      'application/json;charset="UTF-8"',
+      'application/json; charset=utf8',
+    ]) {
+      expect(
+        (await suite.account.post('/v1/charges', chargeBody(), { headers: { 'content-type': contentType } }))
+          .statusCode,
+      ).toBe(201)
     }
   })
 
   it('when the body is not valid UTF-8, then 400 and the processor is not called', async () => {
     const port = await listen()
     const callsBefore = recorder.calls.length
-    const body = Buffer.concat([Buffer.from('{"amount_cents":100,"currency":"usd","source":"pm_card_visa","description":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')])
+    const body = Buffer.concat([
+      Buffer.from('{"amount_cents":100,"currency":"usd","source":"pm_card_visa","description":"'),
+      Buffer.from([0xc3, 0x28]),
+      Buffer.from('"}'),
+    ])
     const raw = await rawExchange(
       port,
-      rawRequest(`POST /v1/charges HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${suite.account.apiKey}\r\nIdempotency-Key: bad-utf8\r\nContent-Type: application/json`, body),
+      rawRequest(
+        `POST /v1/charges HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${suite.account.apiKey}\r\nIdempotency-Key: bad-utf8\r\nContent-Type: application/json`,
+        body,
+      ),
     )
     const response = parseRawResponse(raw)
     expect(response.status).toBe(400)
@@ -161,13 +219,20 @@ describe('the HTTP edge', () => {
 
   it('when the Bearer scheme is written in any case, then the key is accepted', async () => {
     for (const scheme of ['bearer', 'BEARER', 'Bearer ']) {
-      const response = await suite.context.app.inject({ method: 'GET', url: '/v1/charges', headers: { authorization: `${scheme} ${suite.account.apiKey}` } })
+      const response = await suite.context.app.inject({
+        method: 'GET',
+        url: '/v1/charges',
+        headers: { authorization: `${scheme} ${suite.account.apiKey}` },
+      })
       expect(response.statusCode, scheme).toBe(200)
     }
   })
 
   it('when any response leaves, then it says no-store, nosniff and carries a request id', async () => {
-    for (const response of [await suite.account.get('/v1/charges'), await suite.context.app.inject({ method: 'GET', url: '/nowhere' })]) {
+    for (const response of [
+      await suite.account.get('/v1/charges'),
+      await suite.context.app.inject({ method: 'GET', url: '/nowhere' }),
+    ]) {
       expect(response.headers['cache-control']).toBe('no-store')
       expect(response.headers['x-content-type-options']).toBe('nosniff')
       expect(response.headers['x-request-id']).toBeTruthy()
@@ -195,7 +260,10 @@ describe('keys JavaScript takes for the prototype', () => {
   })
 
   it('when a metadata key is named constructor or prototype with a string value, then it is stored and returned', async () => {
-    const response = await suite.account.post('/v1/charges', `${charge},"metadata":{"constructor":"a","prototype":"b"}}`)
+    const response = await suite.account.post(
+      '/v1/charges',
+      `${charge},"metadata":{"constructor":"a","prototype":"b"}}`,
+    )
     expect(response.statusCode, response.body).toBe(201)
     expect(response.json().metadata).toEqual({ constructor: 'a', prototype: 'b' })
   })
@@ -207,7 +275,8 @@ describe('keys JavaScript takes for the prototype', () => {
 })
 
 describe('deeply nested JSON', () => {
-  const nested = (open: string, close: string, depth: number, inner = '1') => open.repeat(depth) + inner + close.repeat(depth)
+  const nested = (open: string, close: string, depth: number, inner = '1') =>
+    open.repeat(depth) + inner + close.repeat(depth)
   const chargeWith = (field: string) => `{"amount_cents":100,"currency":"usd","source":"pm_card_visa",${field}}`
   it.each([
     ['an array 30,000 deep as the body', '/v1/charges', nested('[', ']', 30_000)],
@@ -221,7 +290,10 @@ describe('deeply nested JSON', () => {
   })
 
   it('when brackets sit inside strings, then they do not count as nesting', async () => {
-    const response = await suite.account.post('/v1/charges', chargeBody({ description: '['.repeat(100) + '\\"{'.repeat(50) }))
+    const response = await suite.account.post(
+      '/v1/charges',
+      chargeBody({ description: '['.repeat(100) + '\\"{'.repeat(50) }),
+    )
     expect(response.statusCode).toBe(201)
   })
 })

@@ -11,7 +11,13 @@ let apiKey: string
 
 beforeAll(async () => {
   context = await setupTestApp({
-    config: { HTTP_HEADERS_TIMEOUT_MS: 1000, HTTP_BODY_TIMEOUT_MS: 3000, HTTP_KEEP_ALIVE_TIMEOUT_MS: 500, REQUEST_TIMEOUT_MS: 1500, HSTS_MAX_AGE_SECONDS: 31_536_000 },
+    config: {
+      HTTP_HEADERS_TIMEOUT_MS: 1000,
+      HTTP_BODY_TIMEOUT_MS: 3000,
+      HTTP_KEEP_ALIVE_TIMEOUT_MS: 500,
+      REQUEST_TIMEOUT_MS: 1500,
+      HSTS_MAX_AGE_SECONDS: 31_536_000,
+    },
   })
   apiKey = (await context.newAccount()).apiKey
   await context.app.listen({ port: 0, host: '127.0.0.1' })

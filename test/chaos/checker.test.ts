@@ -18,28 +18,78 @@ async function perform(account: TestAccount, kind: OperationKind, path: string, 
   const key = randomUUID()
   const sentAt = Date.now()
   const response = await account.post(path, body, { key })
-  const attempt: Attempt = { method: 'POST', path, key, body: JSON.stringify(body), sentAt, answeredAt: Date.now(), status: response.statusCode, text: response.body, retryAfter: null, replayed: false }
-  return { id: 0, stack: 'simulated', client: 0, kind, key, startedAt: sentAt, endedAt: Date.now(), end: 'final', status: response.statusCode, text: response.body, attempts: [attempt] }
+  const attempt: Attempt = {
+    method: 'POST',
+    path,
+    key,
+    body: JSON.stringify(body),
+    sentAt,
+    answeredAt: Date.now(),
+    status: response.statusCode,
+    text: response.body,
+    retryAfter: null,
+    replayed: false,
+  }
+  return {
+    id: 0,
+    stack: 'simulated',
+    client: 0,
+    kind,
+    key,
+    startedAt: sentAt,
+    endedAt: Date.now(),
+    end: 'final',
+    status: response.statusCode,
+    text: response.body,
+    attempts: [attempt],
+  }
 }
 
 /** A charge refunded in part, an authorization captured, one voided, and a decline: what the service did. */
 async function history(): Promise<{ account: TestAccount; operations: Operation[]; delivered: Set<string> }> {
   const account = await context.newAccount()
-  const charge = await perform(account, 'charge', '/v1/charges', { amount_cents: 5000, currency: 'usd', source: 'pm_card_visa' })
+  const charge = await perform(account, 'charge', '/v1/charges', {
+    amount_cents: 5000,
+    currency: 'usd',
+    source: 'pm_card_visa',
+  })
   const chargeId = JSON.parse(charge.text!).id as string
   const refund = await perform(account, 'refund', `/v1/charges/${chargeId}/refunds`, { amount_cents: 1200 })
-  const authorized = await perform(account, 'authorize', '/v1/charges', { amount_cents: 3000, currency: 'usd', source: 'pm_card_visa', capture: false })
-  const capture = await perform(account, 'capture', `/v1/charges/${JSON.parse(authorized.text!).id}/capture`, { amount_cents: 2000 })
-  const held = await perform(account, 'authorize', '/v1/charges', { amount_cents: 700, currency: 'usd', source: 'pm_card_visa', capture: false })
+  const authorized = await perform(account, 'authorize', '/v1/charges', {
+    amount_cents: 3000,
+    currency: 'usd',
+    source: 'pm_card_visa',
+    capture: false,
+  })
+  const capture = await perform(account, 'capture', `/v1/charges/${JSON.parse(authorized.text!).id}/capture`, {
+    amount_cents: 2000,
+  })
+  const held = await perform(account, 'authorize', '/v1/charges', {
+    amount_cents: 700,
+    currency: 'usd',
+    source: 'pm_card_visa',
+    capture: false,
+  })
   const voided = await perform(account, 'void', `/v1/charges/${JSON.parse(held.text!).id}/void`, {})
-  const declined = await perform(account, 'charge', '/v1/charges', { amount_cents: 900, currency: 'usd', source: 'pm_card_chargeDeclined' })
+  const declined = await perform(account, 'charge', '/v1/charges', {
+    amount_cents: 900,
+    currency: 'usd',
+    source: 'pm_card_chargeDeclined',
+  })
   const events = await context.sql<{ id: string }[]>`select id from events where account_id = ${account.id}`
-  return { account, operations: [charge, refund, authorized, capture, held, voided, declined], delivered: new Set(events.map((event) => event.id)) }
+  return {
+    account,
+    operations: [charge, refund, authorized, capture, held, voided, declined],
+    delivered: new Set(events.map((event) => event.id)),
+  }
 }
 
 async function judge(account: TestAccount, operations: Operation[], delivered: Set<string>): Promise<Violations> {
   const violations: Violations = new Map()
-  await check({ stack: 'simulated', sql: context.sql, accountId: account.id, operations, stripe: undefined, delivered }, violations)
+  await check(
+    { stack: 'simulated', sql: context.sql, accountId: account.id, operations, stripe: undefined, delivered },
+    violations,
+  )
   return violations
 }
 
@@ -55,9 +105,17 @@ describe('the checker of the fault run', () => {
     const [charge, refund, authorized] = operations as [Operation, Operation, Operation]
     charge.attempts.push({ ...charge.attempts[0]!, text: charge.text!.replace('{', '{ '), replayed: true })
     refund.attempts.unshift({ ...refund.attempts[0]!, status: 500, text: '{}' })
-    authorized.attempts.unshift({ ...authorized.attempts[0]!, status: 422, text: '{"type":"https://payments.example/problems/idempotency-key-reused"}' })
+    authorized.attempts.unshift({
+      ...authorized.attempts[0]!,
+      status: 422,
+      text: '{"type":"https://payments.example/problems/idempotency-key-reused"}',
+    })
     expect([...(await judge(account, operations, delivered)).keys()].sort()).toEqual(
-      ['no 5xx but 503 with Retry-After', 'no same-body retry refused', 'replays equal the first answer, byte for byte'].sort(),
+      [
+        'no 5xx but 503 with Retry-After',
+        'no same-body retry refused',
+        'replays equal the first answer, byte for byte',
+      ].sort(),
     )
   })
 
@@ -70,7 +128,11 @@ describe('the checker of the fault run', () => {
     delivered.delete([...delivered][0]!)
     const violations = await judge(account, operations, delivered)
     expect([...violations.keys()].sort()).toEqual(
-      ['every acknowledged outcome is in the books', 'every answer is the stored response of its key', 'every event reached its webhook endpoint'].sort(),
+      [
+        'every acknowledged outcome is in the books',
+        'every answer is the stored response of its key',
+        'every event reached its webhook endpoint',
+      ].sort(),
     )
   })
 
@@ -84,9 +146,17 @@ describe('the checker of the fault run', () => {
       select ${stray}, kind, parameters, jsonb_set(outcome, '{processorReference}', to_jsonb(${`sim_ch_${randomUUID()}`}::text))
       from simulated_processor.operations where kind = 'charge' and outcome->>'status' = 'succeeded' limit 1`
     // A stray movement is every account's concern: it goes once judged.
-    const violations = await judge(account, operations, delivered).finally(() => context.sql`delete from simulated_processor.operations where idempotency_key = ${stray}`)
-    expect([...violations.keys()].sort()).toEqual(['at most one money movement per key', 'the books equal the processor'].sort())
-    expect(violations.get('the books equal the processor')!.join('\n')).toMatch(new RegExp(`charge ${chargeId}: books captured 5000 refunded 0, processor 5000 and 1200[\\s\\S]*has no charge in the books`))
+    const violations = await judge(account, operations, delivered).finally(
+      () => context.sql`delete from simulated_processor.operations where idempotency_key = ${stray}`,
+    )
+    expect([...violations.keys()].sort()).toEqual(
+      ['at most one money movement per key', 'the books equal the processor'].sort(),
+    )
+    expect(violations.get('the books equal the processor')!.join('\n')).toMatch(
+      new RegExp(
+        `charge ${chargeId}: books captured 5000 refunded 0, processor 5000 and 1200[\\s\\S]*has no charge in the books`,
+      ),
+    )
   })
 
   it('when a key is still in flight, then it is named', async () => {
@@ -94,6 +164,8 @@ describe('the checker of the fault run', () => {
     await context.sql`
       insert into idempotency_keys (account_id, endpoint, key, fingerprint, operation_id, claim_token, locked_until, expires_at)
       values (${account.id}, 'POST /v1/charges', 'left-in-flight', ${Buffer.alloc(32)}, ${randomUUID()}, ${randomUUID()}, now(), now() + interval '1 day')`
-    expect([...(await judge(account, operations, delivered)).keys()]).toEqual(['every key whose operation may have gone out is settled'])
+    expect([...(await judge(account, operations, delivered)).keys()]).toEqual([
+      'every key whose operation may have gone out is settled',
+    ])
   })
 })

@@ -61,11 +61,29 @@ export function startClients(setup: ClientSetup, random: Random): ClientRun {
   let hardStopAt = Infinity
 
   const clientFor = (operation: Operation, attempts: number | undefined): PaymentsClient =>
-    createClient({ baseUrl: setup.baseUrl, apiKey: setup.apiKey, fetch: recording(operation), retry: attempts === undefined ? {} : { maxAttempts: attempts } })
+    createClient({
+      baseUrl: setup.baseUrl,
+      apiKey: setup.apiKey,
+      fetch: recording(operation),
+      retry: attempts === undefined ? {} : { maxAttempts: attempts },
+    })
 
   /** Runs one logical operation to its final answer, calling again with its key whenever the client gives up. */
-  const perform = async (client: number, kind: OperationKind, call: (api: PaymentsClient, key: string) => Promise<unknown>, giveUp = false): Promise<Operation> => {
-    const operation: Operation = { id: operations.length, stack: setup.stack, client, kind, key: randomUUID(), startedAt: Date.now(), attempts: [] }
+  const perform = async (
+    client: number,
+    kind: OperationKind,
+    call: (api: PaymentsClient, key: string) => Promise<unknown>,
+    giveUp = false,
+  ): Promise<Operation> => {
+    const operation: Operation = {
+      id: operations.length,
+      stack: setup.stack,
+      client,
+      kind,
+      key: randomUUID(),
+      startedAt: Date.now(),
+      attempts: [],
+    }
     operations.push(operation)
     for (;;) {
       try {
@@ -89,16 +107,27 @@ export function startClients(setup: ClientSetup, random: Random): ClientRun {
       if (flow < 0.15) {
         // Sends once and is gone, whatever came back.
         const source = choose.pick([...setup.sources.succeed, ...setup.sources.actUp, ...setup.sources.downForGood])
-        await perform(index, 'charge', (api, key) => api.charges.create({ amount_cents: amount, currency: 'usd', source }, { idempotencyKey: key }), true)
+        await perform(
+          index,
+          'charge',
+          (api, key) => api.charges.create({ amount_cents: amount, currency: 'usd', source }, { idempotencyKey: key }),
+          true,
+        )
         continue
       }
-      const source = choose.chance(0.25) ? choose.pick([...setup.sources.decline, ...setup.sources.actUp]) : choose.pick(setup.sources.succeed)
+      const source = choose.chance(0.25)
+        ? choose.pick([...setup.sources.decline, ...setup.sources.actUp])
+        : choose.pick(setup.sources.succeed)
       const capture = flow >= 0.6
-      const created = await perform(index, capture ? 'charge' : 'authorize', (api, key) => api.charges.create({ amount_cents: amount, currency: 'usd', source, capture }, { idempotencyKey: key }))
+      const created = await perform(index, capture ? 'charge' : 'authorize', (api, key) =>
+        api.charges.create({ amount_cents: amount, currency: 'usd', source, capture }, { idempotencyKey: key }),
+      )
       const charge = created.status === 201 ? (JSON.parse(created.text!) as { id: string; status: string }) : undefined
       if (charge?.status === 'succeeded' && choose.chance(0.4)) {
         const refund = choose.int(1, Math.max(1, Math.floor(amount / 2)))
-        await perform(index, 'refund', (api, key) => api.refunds.create(charge.id, { amount_cents: refund }, { idempotencyKey: key }))
+        await perform(index, 'refund', (api, key) =>
+          api.refunds.create(charge.id, { amount_cents: refund }, { idempotencyKey: key }),
+        )
       } else if (charge?.status === 'requires_capture') {
         if (choose.chance(0.6)) {
           const part = choose.chance(0.5) ? { amount_cents: choose.int(1, amount) } : {}
@@ -123,7 +152,13 @@ export function startClients(setup: ClientSetup, random: Random): ClientRun {
 
 /** Conflicts that another attempt under the same key resolves; the client's own policy retries them too. */
 function retryableProblem(error: ProblemError): boolean {
-  return error.status === 408 || error.status === 429 || error.status >= 500 || error.is('idempotency-request-in-flight') || error.is('charge-operation-in-progress')
+  return (
+    error.status === 408 ||
+    error.status === 429 ||
+    error.status >= 500 ||
+    error.is('idempotency-request-in-flight') ||
+    error.is('charge-operation-in-progress')
+  )
 }
 
 function finish(operation: Operation, end: NonNullable<Operation['end']>): Operation {

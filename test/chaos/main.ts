@@ -29,7 +29,12 @@ import { startStack, type Stack } from './stack.js'
 import { startDatabaseProxy, type DatabaseProxy } from './tcp-proxies.js'
 
 const { values: args } = parseArgs({
-  options: { seed: { type: 'string', multiple: true }, seconds: { type: 'string', default: '60' }, clients: { type: 'string', default: '12' }, 'settle-seconds': { type: 'string', default: '180' } },
+  options: {
+    seed: { type: 'string', multiple: true },
+    seconds: { type: 'string', default: '60' },
+    clients: { type: 'string', default: '12' },
+    'settle-seconds': { type: 'string', default: '180' },
+  },
 })
 const seeds = (args.seed ?? ['fresh']).map((seed) => (seed === 'fresh' ? randomBytes(4).readUInt32BE() : Number(seed)))
 const again = seeds.map((seed) => `--seed=${seed}`).join(' ')
@@ -84,7 +89,8 @@ async function main(): Promise<number> {
   await formation.shortenFailover()
   for (const node of formation.nodes) proxies.push(await startDatabaseProxy(node.port))
   const query = formation.uri.split('?')[1]
-  const urlOf = (database: string, role = 'payments') => `postgres://${role}@${proxies.map((proxy) => `127.0.0.1:${proxy.port}`).join(',')}/${database}?${query}`
+  const urlOf = (database: string, role = 'payments') =>
+    `postgres://${role}@${proxies.map((proxy) => `127.0.0.1:${proxy.port}`).join(',')}/${database}?${query}`
   // The services connect as a role of their own, as docs/high-availability.md does, not as a superuser: the slots
   // PostgreSQL keeps for superusers stay free for pg_autoctl and for the checker, however many the services take.
   const admin = connect(urlOf('payments', 'postgres'), { max: 1 })
@@ -100,38 +106,91 @@ async function main(): Promise<number> {
 
   const stripe = await startStripeServer({ searchLagMs: 60_000 })
   const simulatedEnv = { ...SHORT_BOUNDS, ...CONNECTION_BUDGET, DATABASE_URL: urlOf('payments') }
-  const stripeEnv = { ...SHORT_BOUNDS, ...CONNECTION_BUDGET, DATABASE_URL: urlOf('payments_stripe'), PROCESSOR: 'stripe', STRIPE_SECRET_KEY: stripe.secretKey, STRIPE_API_URL: stripe.url, STRIPE_WEBHOOK_SECRET }
-  services.push(await startService('simulated', [
-    { name: 'sim-api-1', role: 'api', env: simulatedEnv },
-    { name: 'sim-api-2', role: 'api', env: { ...simulatedEnv, DATABASE_URL: bouncers, DATABASE_TRANSACTION_POOLING: 'true' } },
-    { name: 'sim-worker-1', role: 'worker', env: simulatedEnv },
-    { name: 'sim-worker-2', role: 'worker', env: simulatedEnv },
-  ], urlOf('payments', 'postgres'), undefined))
-  services.push(await startService('stripe', [
-    { name: 'stripe-api-1', role: 'api', env: stripeEnv },
-    { name: 'stripe-worker-1', role: 'worker', env: stripeEnv },
-  ], urlOf('payments_stripe', 'postgres'), stripe))
+  const stripeEnv = {
+    ...SHORT_BOUNDS,
+    ...CONNECTION_BUDGET,
+    DATABASE_URL: urlOf('payments_stripe'),
+    PROCESSOR: 'stripe',
+    STRIPE_SECRET_KEY: stripe.secretKey,
+    STRIPE_API_URL: stripe.url,
+    STRIPE_WEBHOOK_SECRET,
+  }
+  services.push(
+    await startService(
+      'simulated',
+      [
+        { name: 'sim-api-1', role: 'api', env: simulatedEnv },
+        {
+          name: 'sim-api-2',
+          role: 'api',
+          env: { ...simulatedEnv, DATABASE_URL: bouncers, DATABASE_TRANSACTION_POOLING: 'true' },
+        },
+        { name: 'sim-worker-1', role: 'worker', env: simulatedEnv },
+        { name: 'sim-worker-2', role: 'worker', env: simulatedEnv },
+      ],
+      urlOf('payments', 'postgres'),
+      undefined,
+    ),
+  )
+  services.push(
+    await startService(
+      'stripe',
+      [
+        { name: 'stripe-api-1', role: 'api', env: stripeEnv },
+        { name: 'stripe-worker-1', role: 'worker', env: stripeEnv },
+      ],
+      urlOf('payments_stripe', 'postgres'),
+      stripe,
+    ),
+  )
   stripe.webhooks.endpoint(`${services[1]!.stack.front.url}/processor/webhooks`, STRIPE_WEBHOOK_SECRET)
 
   const processes = services.flatMap((service) => service.stack.members.map((member) => member.name))
   const schedule = seeds.flatMap((seed, index) =>
-    drawSchedule(seeded(seed), seconds * 1000, processes, true).map(({ atMs, fault }) => ({ atMs: atMs + index * seconds * 1000, fault })),
+    drawSchedule(seeded(seed), seconds * 1000, processes, true).map(({ atMs, fault }) => ({
+      atMs: atMs + index * seconds * 1000,
+      fault,
+    })),
   )
-  log(`schedule (${schedule.length} faults):\n${schedule.map(({ atMs, fault }) => `  +${(atMs / 1000).toFixed(1)}s ${describe(fault)}`).join('\n')}`)
+  log(
+    `schedule (${schedule.length} faults):\n${schedule.map(({ atMs, fault }) => `  +${(atMs / 1000).toFixed(1)}s ${describe(fault)}`).join('\n')}`,
+  )
 
   const clientRandom = random.fork()
   const SOURCES: Record<string, ClientSetup['sources']> = {
-    simulated: { succeed: ['pm_card_visa', 'pm_card_mastercard'], decline: ['pm_card_chargeDeclined'], actUp: ['pm_card_slow', 'pm_card_responseLost', 'pm_card_timeoutBeforeCharge'], downForGood: ['pm_card_processorDown'] },
-    stripe: { succeed: ['pm_card_visa', 'pm_card_mastercard'], decline: ['pm_card_chargeDeclined', 'pm_card_chargeDeclinedInsufficientFunds'], actUp: [], downForGood: [] },
+    simulated: {
+      succeed: ['pm_card_visa', 'pm_card_mastercard'],
+      decline: ['pm_card_chargeDeclined'],
+      actUp: ['pm_card_slow', 'pm_card_responseLost', 'pm_card_timeoutBeforeCharge'],
+      downForGood: ['pm_card_processorDown'],
+    },
+    stripe: {
+      succeed: ['pm_card_visa', 'pm_card_mastercard'],
+      decline: ['pm_card_chargeDeclined', 'pm_card_chargeDeclinedInsufficientFunds'],
+      actUp: [],
+      downForGood: [],
+    },
   }
   const clientCount = Number(args.clients)
   for (const service of services) {
     const share = service.stripe ? Math.ceil(clientCount / 3) : clientCount - Math.ceil(clientCount / 3)
-    service.clients = startClients({ stack: service.stack.name, baseUrl: service.stack.front.url, apiKey: service.apiKey, clients: share, sources: SOURCES[service.stack.name]! }, clientRandom.fork())
+    service.clients = startClients(
+      {
+        stack: service.stack.name,
+        baseUrl: service.stack.front.url,
+        apiKey: service.apiKey,
+        clients: share,
+        sources: SOURCES[service.stack.name]!,
+      },
+      clientRandom.fork(),
+    )
   }
   const target = { formation, proxies, stacks: services.map((service) => service.stack), stripe }
   // A failover's own blip (the old primary gone, the new one not yet promoted) is not a readiness failure.
-  const readiness = watchReadiness(services.map((service) => ({ stack: service.stack, apiKey: service.apiKey })), 15_000)
+  const readiness = watchReadiness(
+    services.map((service) => ({ stack: service.stack, apiKey: service.apiKey })),
+    15_000,
+  )
   const nemesis = runNemesis(schedule, target, log)
   await nemesis.done
   const lastFaultAt = nemesis.lastFaultAt
@@ -147,20 +206,39 @@ async function main(): Promise<number> {
   const settled = await Promise.all(services.map((service) => untilSettled(service, lastFaultAt + settleMs)))
   const settledAfterMs = Math.max(...settled) - lastFaultAt
   for (const [index, service] of services.entries()) {
-    if (settled[index]! >= lastFaultAt + settleMs) log(`${service.stack.name} did not settle: ${await unsettled(service).catch((error: unknown) => String(error))}\n${bouncersNow()}`)
+    if (settled[index]! >= lastFaultAt + settleMs)
+      log(
+        `${service.stack.name} did not settle: ${await unsettled(service).catch((error: unknown) => String(error))}\n${bouncersNow()}`,
+      )
   }
 
   const violations: Violations = new Map()
   for (const service of services) {
-    await check({ stack: service.stack.name, sql: service.sql, accountId: service.accountId, operations: service.clients!.operations, stripe: service.stripe, delivered: service.delivered }, violations)
+    await check(
+      {
+        stack: service.stack.name,
+        sql: service.sql,
+        accountId: service.accountId,
+        operations: service.clients!.operations,
+        stripe: service.stripe,
+        delivered: service.delivered,
+      },
+      violations,
+    )
   }
-  if (readiness.violations.length) violations.set('readiness said "not ready" whenever a process could not serve', readiness.violations)
+  if (readiness.violations.length)
+    violations.set('readiness said "not ready" whenever a process could not serve', readiness.violations)
   log(`readiness: ${readiness.probes} probes`)
   report(nemesis.injected, nemesis.skipped, settledAfterMs, violations)
   return violations.size === 0 ? 0 : 1
 }
 
-async function startService(name: string, members: Parameters<typeof startStack>[1], databaseUrl: string, stripe: StripeTestServer | undefined): Promise<Service> {
+async function startService(
+  name: string,
+  members: Parameters<typeof startStack>[1],
+  databaseUrl: string,
+  stripe: StripeTestServer | undefined,
+): Promise<Service> {
   const stack = await startStack(name, members, random.fork())
   const sql = connect(databaseUrl, { max: 2 })
   const { api_key: apiKey, account_id: accountId } = await createAccount(sql, `Chaos ${name}`)
@@ -171,7 +249,10 @@ async function startService(name: string, members: Parameters<typeof startStack>
   })
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
   const api = createClient({ baseUrl: stack.front.url, apiKey })
-  await api.webhookEndpoints.create({ url: `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hooks`, enabled_events: ['*'] })
+  await api.webhookEndpoints.create({
+    url: `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hooks`,
+    enabled_events: ['*'],
+  })
   return { stack, sql, accountId, apiKey, delivered, receiver, stripe }
 }
 
@@ -184,9 +265,19 @@ async function untilSettled(service: Service, deadline: number): Promise<number>
         select (select count(*) from idempotency_keys where account_id = ${accountId} and completed_at is null)::int as keys,
                (select count(*) from webhook_deliveries where account_id = ${accountId} and status <> 'delivered')::int as deliveries,
                (select count(*) from charges where account_id = ${accountId} and (pending_operation is not null or amount_refund_pending_cents > 0))::int as pending`
-      const [events] = await sql<{ count: number }[]>`select count(*)::int as count from events where account_id = ${accountId}`
-      const idle = service.stripe ? await Promise.race([service.stripe.webhooks.idle().then(() => true), sleep(100).then(() => false)]) : true
-      return row!.keys === 0 && row!.deliveries === 0 && row!.pending === 0 && service.delivered.size >= events!.count && idle
+      const [events] = await sql<
+        { count: number }[]
+      >`select count(*)::int as count from events where account_id = ${accountId}`
+      const idle = service.stripe
+        ? await Promise.race([service.stripe.webhooks.idle().then(() => true), sleep(100).then(() => false)])
+        : true
+      return (
+        row!.keys === 0 &&
+        row!.deliveries === 0 &&
+        row!.pending === 0 &&
+        service.delivered.size >= events!.count &&
+        idle
+      )
     } catch {
       return false
     }
@@ -195,7 +286,12 @@ async function untilSettled(service: Service, deadline: number): Promise<number>
   return Date.now()
 }
 
-function report(injected: Record<string, number>, skipped: Record<string, number>, settledAfterMs: number, violations: Violations): void {
+function report(
+  injected: Record<string, number>,
+  skipped: Record<string, number>,
+  settledAfterMs: number,
+  violations: Violations,
+): void {
   const operations = services.flatMap((service) => service.clients!.operations)
   const attempts = operations.flatMap((operation) => operation.attempts)
   const tally = (labels: string[]) => {
@@ -205,11 +301,17 @@ function report(injected: Record<string, number>, skipped: Record<string, number
   }
   const members = services.flatMap((service) => service.stack.members)
   log(`seeds: ${again}`)
-  log(`history: ${operations.length} operations, ${attempts.length} requests; answers ${tally(attempts.map((attempt) => String(attempt.status ?? 'none')))}`)
+  log(
+    `history: ${operations.length} operations, ${attempts.length} requests; answers ${tally(attempts.map((attempt) => String(attempt.status ?? 'none')))}`,
+  )
   log(`operations: ${tally(operations.map((operation) => `${operation.stack} ${operation.kind} ${operation.end}`))}`)
   log(`faults injected: ${JSON.stringify(injected)}; skipped (a topology change under way): ${JSON.stringify(skipped)}`)
-  log(`processes: start-ups that failed ${members.reduce((sum, member) => sum + member.failedStarts.length, 0)}, exits of their own ${members.reduce((sum, member) => sum + member.ownExits.length, 0)}`)
-  for (const member of members) for (const output of [...member.failedStarts, ...member.ownExits].slice(0, 2)) log(`${member.name}: ${output.split('\n').filter(Boolean).slice(-20).join(' | ')}`)
+  log(
+    `processes: start-ups that failed ${members.reduce((sum, member) => sum + member.failedStarts.length, 0)}, exits of their own ${members.reduce((sum, member) => sum + member.ownExits.length, 0)}`,
+  )
+  for (const member of members)
+    for (const output of [...member.failedStarts, ...member.ownExits].slice(0, 2))
+      log(`${member.name}: ${output.split('\n').filter(Boolean).slice(-20).join(' | ')}`)
   log(`settled ${(settledAfterMs / 1000).toFixed(1)} s after the last fault`)
   if (violations.size === 0) return log('violations: none')
   log(`VIOLATIONS: ${violations.size} properties`)
@@ -240,7 +342,8 @@ async function unsettled({ sql, accountId }: Service): Promise<string> {
     from graphile_worker.jobs order by run_at limit 10`
   const queues = await sql`
     select queue_name, locked_by, now() - locked_at as locked_for from graphile_worker._private_job_queues where locked_by is not null`
-  const pools = await sql`select pool_id, process, now() - seen_at as silent_for from worker_heartbeats order by seen_at desc`
+  const pools =
+    await sql`select pool_id, process, now() - seen_at as silent_for from worker_heartbeats order by seen_at desc`
   return JSON.stringify({ keys, jobs, queues, pools })
 }
 
@@ -251,7 +354,12 @@ function writeProcessLogs(): void {
   const directory = mkdtempSync(join(tmpdir(), `chaos-${seeds[0]}-`))
   if (formation) writeFileSync(join(directory, 'formation.log'), formation.logs())
   for (const member of members) {
-    writeFileSync(join(directory, `${member.name}.log`), [...member.endedOutputs, member.process?.output() ?? member.starting?.() ?? ''].join('\n---- (the process ended; the next one) ----\n'))
+    writeFileSync(
+      join(directory, `${member.name}.log`),
+      [...member.endedOutputs, member.process?.output() ?? member.starting?.() ?? ''].join(
+        '\n---- (the process ended; the next one) ----\n',
+      ),
+    )
   }
   log(`every process's output: ${directory}`)
 }
@@ -261,8 +369,17 @@ function bouncersNow(): string {
   return bouncerPorts
     .map((port) => {
       const show = (what: string) =>
-        spawnSync('psql', ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-AX', '-c', `show ${what}`, 'pgbouncer'], { encoding: 'utf8', timeout: 5000 })
-      return `pgbouncer :${port}\n${['pools', 'servers', 'clients'].map((what) => { const shown = show(what); return shown.stdout || shown.stderr }).join('')}`
+        spawnSync(
+          'psql',
+          ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-AX', '-c', `show ${what}`, 'pgbouncer'],
+          { encoding: 'utf8', timeout: 5000 },
+        )
+      return `pgbouncer :${port}\n${['pools', 'servers', 'clients']
+        .map((what) => {
+          const shown = show(what)
+          return shown.stdout || shown.stderr
+        })
+        .join('')}`
     })
     .join('\n')
 }
@@ -272,10 +389,14 @@ async function connectionsNow(formation: Formation): Promise<string> {
   const lines: string[] = []
   for (const node of formation.nodes) {
     const sql = connect(`postgres://postgres@127.0.0.1:${node.port}/payments?sslmode=require`, { max: 1 })
-    const rows = await sql<{ usename: string | null; datname: string | null; application_name: string; count: number }[]>`
+    const rows = await sql<
+      { usename: string | null; datname: string | null; application_name: string; count: number }[]
+    >`
       select usename, datname, application_name, count(*)::int as count from pg_stat_activity
       where backend_type = 'client backend' group by 1, 2, 3 order by 4 desc`.finally(() => sql.end({ timeout: 1 }))
-    lines.push(`${node.name}: ${rows.map((row) => `${row.count} ${row.usename}/${row.datname}/${row.application_name || '-'}`).join(', ')}`)
+    lines.push(
+      `${node.name}: ${rows.map((row) => `${row.count} ${row.usename}/${row.datname}/${row.application_name || '-'}`).join(', ')}`,
+    )
   }
   return lines.join('; ')
 }

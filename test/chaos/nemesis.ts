@@ -38,20 +38,37 @@ export interface Target {
 const TOPOLOGY = new Set(['switchover', 'kill-primary', 'crash-postgres'])
 
 /** Faults every 0.5-4 s for `durationMs`, on the processes named. */
-export function drawSchedule(random: Random, durationMs: number, processes: string[], withStripe: boolean): Scheduled[] {
+export function drawSchedule(
+  random: Random,
+  durationMs: number,
+  processes: string[],
+  withStripe: boolean,
+): Scheduled[] {
   const schedule: Scheduled[] = []
   for (let atMs = random.int(2000, 4000); atMs < durationMs; atMs += random.int(500, 4000)) {
     const roll = random.next()
     const fault: Fault =
-      roll < 0.2 ? { kind: 'kill', process: random.pick(processes), restartAfterMs: random.int(500, 4000) }
-      : roll < 0.38 ? { kind: 'pause', process: random.pick(processes), ms: random.int(1000, 9000) }
-      : roll < 0.5 ? { kind: 'cut-connections', node: random.int(0, 1) }
-      : roll < 0.62 ? { kind: 'stall-connections', node: random.int(0, 1), ms: random.int(500, 6000) }
-      : roll < 0.68 ? { kind: 'switchover' }
-      : roll < 0.74 ? { kind: 'kill-primary', rejoinAfterMs: random.int(3000, 10_000) }
-      : roll < 0.8 ? { kind: 'crash-postgres' }
-      : withStripe ? { kind: 'stripe', fault: random.pick(['drop-before', 'drop-after', 'slow', 'error'] as const), times: random.int(1, 4) }
-      : { kind: 'kill', process: random.pick(processes), restartAfterMs: random.int(500, 4000) }
+      roll < 0.2
+        ? { kind: 'kill', process: random.pick(processes), restartAfterMs: random.int(500, 4000) }
+        : roll < 0.38
+          ? { kind: 'pause', process: random.pick(processes), ms: random.int(1000, 9000) }
+          : roll < 0.5
+            ? { kind: 'cut-connections', node: random.int(0, 1) }
+            : roll < 0.62
+              ? { kind: 'stall-connections', node: random.int(0, 1), ms: random.int(500, 6000) }
+              : roll < 0.68
+                ? { kind: 'switchover' }
+                : roll < 0.74
+                  ? { kind: 'kill-primary', rejoinAfterMs: random.int(3000, 10_000) }
+                  : roll < 0.8
+                    ? { kind: 'crash-postgres' }
+                    : withStripe
+                      ? {
+                          kind: 'stripe',
+                          fault: random.pick(['drop-before', 'drop-after', 'slow', 'error'] as const),
+                          times: random.int(1, 4),
+                        }
+                      : { kind: 'kill', process: random.pick(processes), restartAfterMs: random.int(500, 4000) }
     schedule.push({ atMs, fault })
   }
   return schedule
@@ -71,7 +88,9 @@ export function runNemesis(schedule: Scheduled[], target: Target, log: (line: st
   const started = Date.now()
   let topology: Promise<void> | undefined
   const count = (into: Record<string, number>, kind: string) => (into[kind] = (into[kind] ?? 0) + 1)
-  const members = new Map(target.stacks.flatMap((stack) => stack.members.map((member) => [member.name, { stack, member }] as const)))
+  const members = new Map(
+    target.stacks.flatMap((stack) => stack.members.map((member) => [member.name, { stack, member }] as const)),
+  )
 
   const apply = (fault: Fault) => {
     switch (fault.kind) {
@@ -114,7 +133,9 @@ export function runNemesis(schedule: Scheduled[], target: Target, log: (line: st
 
 export function describe(fault: Fault): string {
   const { kind, ...details } = fault
-  return `${kind} ${Object.entries(details).map(([name, value]) => `${name}=${value}`).join(' ')}`.trim()
+  return `${kind} ${Object.entries(details)
+    .map(([name, value]) => `${name}=${value}`)
+    .join(' ')}`.trim()
 }
 
 async function changeTopology(formation: Formation, fault: Fault, log: (line: string) => void): Promise<void> {

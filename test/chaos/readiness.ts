@@ -31,11 +31,17 @@ export function watchReadiness(stacks: { stack: Stack; apiKey: string }[], toler
         readyButNotServing.delete(member.name)
         continue
       }
-      const window = readyButNotServing.get(member.name) ?? { since: Date.now(), answer: String(serving), reported: false }
+      const window = readyButNotServing.get(member.name) ?? {
+        since: Date.now(),
+        answer: String(serving),
+        reported: false,
+      }
       readyButNotServing.set(member.name, window)
       if (!window.reported && Date.now() - window.since > toleranceMs) {
         window.reported = true
-        watch.violations.push(`${stack.name} ${member.name}: /readyz said 200 for ${((Date.now() - window.since) / 1000).toFixed(1)} s while a GET was answered ${window.answer}`)
+        watch.violations.push(
+          `${stack.name} ${member.name}: /readyz said 200 for ${((Date.now() - window.since) / 1000).toFixed(1)} s while a GET was answered ${window.answer}`,
+        )
       }
     }
   }

@@ -35,8 +35,20 @@ export interface Stack {
   close(): Promise<void>
 }
 
-export async function startStack(name: string, specs: Omit<Member, 'process' | 'stopped' | 'failedStarts' | 'ownExits' | 'endedOutputs' | 'starting'>[], random: Random): Promise<Stack> {
-  const members: Member[] = specs.map((spec) => ({ ...spec, process: undefined, stopped: false, failedStarts: [], ownExits: [], endedOutputs: [], starting: undefined }))
+export async function startStack(
+  name: string,
+  specs: Omit<Member, 'process' | 'stopped' | 'failedStarts' | 'ownExits' | 'endedOutputs' | 'starting'>[],
+  random: Random,
+): Promise<Stack> {
+  const members: Member[] = specs.map((spec) => ({
+    ...spec,
+    process: undefined,
+    stopped: false,
+    failedStarts: [],
+    ownExits: [],
+    endedOutputs: [],
+    starting: undefined,
+  }))
   let closing = false
   const killedByUs = new WeakSet<ServerProcess>()
 
@@ -44,7 +56,10 @@ export async function startStack(name: string, specs: Omit<Member, 'process' | '
   const run = async (member: Member): Promise<void> => {
     while (!closing) {
       try {
-        const started = await startServer({ ...member.env, ROLE: member.role }, (output) => (member.starting = output)).finally(() => (member.starting = undefined))
+        const started = await startServer(
+          { ...member.env, ROLE: member.role },
+          (output) => (member.starting = output),
+        ).finally(() => (member.starting = undefined))
         member.process = started
         void started.exited.then(() => {
           member.endedOutputs.push(started.output())
@@ -52,7 +67,10 @@ export async function startStack(name: string, specs: Omit<Member, 'process' | '
           member.stopped = false
           if (closing) return
           if (!killedByUs.has(started)) member.ownExits.push(started.output().slice(-1500))
-          setTimeout(() => void run(member), killedByUs.has(started) ? restartDelays.get(started) ?? 1000 : 1000).unref()
+          setTimeout(
+            () => void run(member),
+            killedByUs.has(started) ? (restartDelays.get(started) ?? 1000) : 1000,
+          ).unref()
         })
         return
       } catch (error) {
@@ -69,7 +87,10 @@ export async function startStack(name: string, specs: Omit<Member, 'process' | '
 
   const portOf = (member: Member) => (member.process ? Number(new URL(member.process.url).port) : undefined)
   const apis = members.filter((member) => member.role === 'api')
-  const front = await startFront(() => apis.map(portOf).filter((port): port is number => port !== undefined), (count) => random.int(0, count - 1))
+  const front = await startFront(
+    () => apis.map(portOf).filter((port): port is number => port !== undefined),
+    (count) => random.int(0, count - 1),
+  )
 
   return {
     name,
@@ -97,13 +118,20 @@ export async function startStack(name: string, specs: Omit<Member, 'process' | '
       const deadline = Date.now() + timeoutMs
       for (;;) {
         for (const member of members) {
-          if (member.stopped && member.process) (member.process.child.kill('SIGCONT'), (member.stopped = false))
+          if (member.stopped && member.process) member.process.child.kill('SIGCONT'), (member.stopped = false)
         }
         const ready = await Promise.all(members.map((member) => isReady(member)))
         if (ready.every(Boolean)) return
         if (Date.now() > deadline) {
-          const notReady = members.filter((_, index) => !ready[index]).map((member) => `${member.name}:\n${member.process?.output().slice(-2000) ?? (member.starting ? `(starting, not ready yet; so far:\n${member.starting().slice(-2000)})` : `(not running; its last failed start-up: ${member.failedStarts.at(-1)?.slice(-2000) ?? 'none'})`)}`)
-          throw new Error(`${name}: not every process was ready ${timeoutMs} ms after the faults stopped:\n${notReady.join('\n')}`)
+          const notReady = members
+            .filter((_, index) => !ready[index])
+            .map(
+              (member) =>
+                `${member.name}:\n${member.process?.output().slice(-2000) ?? (member.starting ? `(starting, not ready yet; so far:\n${member.starting().slice(-2000)})` : `(not running; its last failed start-up: ${member.failedStarts.at(-1)?.slice(-2000) ?? 'none'})`)}`,
+            )
+          throw new Error(
+            `${name}: not every process was ready ${timeoutMs} ms after the faults stopped:\n${notReady.join('\n')}`,
+          )
         }
         await new Promise((resolve) => setTimeout(resolve, 250))
       }

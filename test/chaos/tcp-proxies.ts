@@ -24,7 +24,8 @@ export async function startDatabaseProxy(targetPort: number): Promise<DatabasePr
     client.pipe(upstream)
     upstream.pipe(client)
     if (Date.now() < stalledUntil) pausePair(pair, stalledUntil - Date.now())
-    for (const socket of pair) socket.on('error', () => {}).on('close', () => (pairs.delete(pair), client.destroy(), upstream.destroy()))
+    for (const socket of pair)
+      socket.on('error', () => {}).on('close', () => (pairs.delete(pair), client.destroy(), upstream.destroy()))
   })
   const pausePair = (pair: [Socket, Socket], ms: number) => {
     for (const socket of pair) socket.pause()
@@ -38,7 +39,8 @@ export async function startDatabaseProxy(targetPort: number): Promise<DatabasePr
       stalledUntil = Date.now() + ms
       pairs.forEach((pair) => pausePair(pair, ms))
     },
-    close: () => closeServer(server, () => pairs.forEach(([client, upstream]) => (client.destroy(), upstream.destroy()))),
+    close: () =>
+      closeServer(server, () => pairs.forEach(([client, upstream]) => (client.destroy(), upstream.destroy()))),
   }
 }
 
@@ -62,7 +64,10 @@ export async function startFront(ports: () => number[], pick: (count: number) =>
     }
   })
   const port = await listen(server)
-  return { url: `http://127.0.0.1:${port}`, close: () => closeServer(server, () => sockets.forEach((socket) => socket.destroy())) }
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => closeServer(server, () => sockets.forEach((socket) => socket.destroy())),
+  }
 }
 
 async function listen(server: Server): Promise<number> {

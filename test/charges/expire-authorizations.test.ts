@@ -13,12 +13,14 @@ const suite = useTestApp({ processor: processor.factory })
 const log = pino({ level: 'silent' })
 
 async function expiredAuthorization(amountCents = 1000): Promise<string> {
-  const id = (await suite.account.post('/v1/charges', chargeBody({ amount_cents: amountCents, capture: false }))).json().id
+  const id = (await suite.account.post('/v1/charges', chargeBody({ amount_cents: amountCents, capture: false }))).json()
+    .id
   await suite.context.sql`update charges set authorization_expires_at = now() - interval '1 second' where id = ${id}`
   return id
 }
 
-const expire = () => expireAuthorizations(suite.context.sql, suite.context.processor, { batchSize: 100, leaseSeconds: 60 }, log)
+const expire = () =>
+  expireAuthorizations(suite.context.sql, suite.context.processor, { batchSize: 100, leaseSeconds: 60 }, log)
 
 /** The voids the processor performed for this charge, by idempotency key. */
 async function voidsOf(chargeId: string): Promise<string[]> {
@@ -42,7 +44,11 @@ describe('expireAuthorizations', () => {
     expect(await expire()).toBe(1)
     expect(await expire()).toBe(0)
 
-    expect((await suite.account.get(`/v1/charges/${chargeId}`)).json()).toMatchObject({ status: 'expired', captured: false, amount_capturable_cents: 0 })
+    expect((await suite.account.get(`/v1/charges/${chargeId}`)).json()).toMatchObject({
+      status: 'expired',
+      captured: false,
+      amount_capturable_cents: 0,
+    })
     expect(await voidsOf(chargeId)).toEqual([`void:${chargeId}`])
     expect(await expiredEvents(chargeId)).toBe(1)
     expect((await suite.account.get(`/v1/charges/${live}`)).json().status).toBe('requires_capture')
@@ -58,7 +64,9 @@ describe('expireAuthorizations', () => {
     expect(await voidsOf(chargeId)).toEqual([`void:${chargeId}`])
     // Within the lease, another run leaves it alone, and so does a capture.
     expect(await expire()).toBe(0)
-    expect((await suite.account.post(`/v1/charges/${chargeId}/capture`, {})).json().type).toMatch(/\/charge-operation-in-progress$/)
+    expect((await suite.account.post(`/v1/charges/${chargeId}/capture`, {})).json().type).toMatch(
+      /\/charge-operation-in-progress$/,
+    )
 
     await suite.context.sql`update charges set pending_until = now() - interval '1 second' where id = ${chargeId}`
     expect(await expire()).toBe(1)
@@ -83,12 +91,18 @@ describe('expireAuthorizations', () => {
   it('when the worker gets the expiry job twice, then the authorization is voided once', async () => {
     const chargeId = await expiredAuthorization()
     const config = loadConfig({})
-    const worker = await startWorker(workerOptions(config, { url: suite.context.databaseUrl, sql: suite.context.sql }, suite.context.processor, log))
+    const worker = await startWorker(
+      workerOptions(config, { url: suite.context.databaseUrl, sql: suite.context.sql }, suite.context.processor, log),
+    )
     try {
       await worker.addJob(EXPIRE_TASK, {})
       await worker.addJob(EXPIRE_TASK, {})
       await until(async () => (await suite.account.get(`/v1/charges/${chargeId}`)).json().status === 'expired')
-      await until(async () => (await suite.context.sql`select 1 from graphile_worker.jobs where task_identifier = ${EXPIRE_TASK}`).length === 0)
+      await until(
+        async () =>
+          (await suite.context.sql`select 1 from graphile_worker.jobs where task_identifier = ${EXPIRE_TASK}`)
+            .length === 0,
+      )
     } finally {
       await worker.stop()
     }

@@ -5,7 +5,14 @@ import { readFileSync } from 'node:fs'
 import { Webhook } from 'standardwebhooks'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
-import { createClient, idempotencyKey, ProblemError, verifyWebhook, WebhookVerificationError, type PaymentsClient } from 'payments-api/client'
+import {
+  createClient,
+  idempotencyKey,
+  ProblemError,
+  verifyWebhook,
+  WebhookVerificationError,
+  type PaymentsClient,
+} from 'payments-api/client'
 import { chargeBody, countCharges, useTestApp } from '../helpers/app.js'
 import type { ClientExercise } from './exercises/exercise.js'
 
@@ -45,12 +52,20 @@ describe('the client', () => {
     expect(endpoint.data.secret).toMatch(/^whsec_/)
     expect((await client.webhookEndpoints.retrieve(endpoint.data.id)).data.id).toBe(endpoint.data.id)
     expect((await client.webhookEndpoints.list()).data.data.map((item) => item.id)).toEqual([endpoint.data.id])
-    expect((await client.webhookEndpoints.update(endpoint.data.id, { description: 'orders' })).data.description).toBe('orders')
+    expect((await client.webhookEndpoints.update(endpoint.data.id, { description: 'orders' })).data.description).toBe(
+      'orders',
+    )
     const rotated = await client.webhookEndpoints.rotateSecret(endpoint.data.id)
     expect(rotated.data.secret).not.toBe(endpoint.data.secret)
 
     const charge = await client.charges.create(chargeBody({ amount_cents: 3000 }), { idempotencyKey: 'order-77' })
-    expect(charge).toMatchObject({ status: 201, replayed: false, attempts: 1, idempotencyKey: 'order-77', data: { status: 'succeeded', amount_cents: 3000 } })
+    expect(charge).toMatchObject({
+      status: 201,
+      replayed: false,
+      attempts: 1,
+      idempotencyKey: 'order-77',
+      data: { status: 'succeeded', amount_cents: 3000 },
+    })
     expect(charge.requestId).toEqual(expect.any(String))
     expect((await client.charges.retrieve(charge.data.id)).data).toEqual(charge.data)
     expect((await client.charges.findByIdempotencyKey('order-77'))?.id).toBe(charge.data.id)
@@ -60,14 +75,19 @@ describe('the client', () => {
     expect(refund.data).toMatchObject({ object: 'refund', charge: charge.data.id, amount_cents: 1000 })
     expect((await client.refunds.retrieve(refund.data.id)).data).toEqual(refund.data)
     expect((await client.refunds.list()).data.data.map((item) => item.id)).toEqual([refund.data.id])
-    expect((await client.charges.listRefunds(charge.data.id)).data.data.map((item) => item.id)).toEqual([refund.data.id])
+    expect((await client.charges.listRefunds(charge.data.id)).data.data.map((item) => item.id)).toEqual([
+      refund.data.id,
+    ])
 
     const authorized = await client.charges.create(chargeBody({ amount_cents: 5000, capture: false }))
     const captured = await client.charges.capture(authorized.data.id, { amount_cents: 4000 })
     expect(captured.data).toMatchObject({ status: 'succeeded', captured: true, amount_captured_cents: 4000 })
     const toVoid = await client.charges.create(chargeBody({ capture: false }))
     expect((await client.charges.void(toVoid.data.id)).data.status).toBe('voided')
-    expect((await client.charges.list({ limit: 2 })).data).toMatchObject({ has_more: true, data: [{ id: toVoid.data.id }, { id: authorized.data.id }] })
+    expect((await client.charges.list({ limit: 2 })).data).toMatchObject({
+      has_more: true,
+      data: [{ id: toVoid.data.id }, { id: authorized.data.id }],
+    })
 
     const events = await client.events.list({ type: 'charge.refunded' })
     expect(events.data.data).toHaveLength(1)
@@ -78,18 +98,30 @@ describe('the client', () => {
     expect(redelivered.status).toBe(202)
     const deliveries = await client.webhookEndpoints.deliveries(endpoint.data.id, { limit: 100 })
     expect(deliveries.data.data.length).toBeGreaterThan(0)
-    expect((await client.webhookEndpoints.delete(endpoint.data.id)).data).toEqual({ id: endpoint.data.id, object: 'webhook_endpoint', deleted: true })
+    expect((await client.webhookEndpoints.delete(endpoint.data.id)).data).toEqual({
+      id: endpoint.data.id,
+      object: 'webhook_endpoint',
+      deleted: true,
+    })
 
     // A fork's resources, through their own exercises (test/client/exercises/).
-    for (const module of Object.values(import.meta.glob<{ exercise?: ClientExercise }>('./exercises/*.ts', { eager: true }))) {
+    for (const module of Object.values(
+      import.meta.glob<{ exercise?: ClientExercise }>('./exercises/*.ts', { eager: true }),
+    )) {
       await module.exercise?.(client, { sql: suite.context.sql, accountId })
     }
 
-    const spec = parse(readFileSync(new URL('../../openapi.yaml', import.meta.url), 'utf8')) as { paths: Record<string, Record<string, unknown>> }
+    const spec = parse(readFileSync(new URL('../../openapi.yaml', import.meta.url), 'utf8')) as {
+      paths: Record<string, Record<string, unknown>>
+    }
     const operations = Object.entries(spec.paths)
       // The document itself, and the processor's webhook: not the API a client calls.
       .filter(([path]) => !['/openapi.yaml', '/openapi.json', '/docs', '/processor/webhooks'].includes(path))
-      .flatMap(([path, methods]) => Object.keys(methods).filter((method) => method !== 'parameters').map((method) => ({ method: method.toUpperCase(), path })))
+      .flatMap(([path, methods]) =>
+        Object.keys(methods)
+          .filter((method) => method !== 'parameters')
+          .map((method) => ({ method: method.toUpperCase(), path })),
+      )
     const notReached = operations.filter(({ method, path }) => {
       const pattern = new RegExp(`^${path.replace(/\{\w+\}/g, '[^/]+')}$`)
       return !reached.some((request) => request.method === method && pattern.test(request.path))
@@ -100,7 +132,8 @@ describe('the client', () => {
   it('when all pages are iterated, then every item comes once, newest first, a page at a time', async () => {
     const { client, accountId } = await newClient()
     const created: string[] = []
-    for (let n = 0; n < 5; n++) created.unshift((await client.charges.create(chargeBody({ amount_cents: 100 + n }))).data.id)
+    for (let n = 0; n < 5; n++)
+      created.unshift((await client.charges.create(chargeBody({ amount_cents: 100 + n }))).data.id)
     reached.length = 0
     const seen: string[] = []
     for await (const charge of client.charges.all({ limit: 2 })) seen.push(charge.id)
@@ -113,12 +146,24 @@ describe('the client', () => {
     const { client, accountId } = await newClient()
     const declined = await rejection(client.charges.create(chargeBody({ source: 'pm_card_chargeDeclined' })))
     expect(declined.is('card-declined')).toBe(true)
-    expect(declined).toMatchObject({ status: 402, type: 'card-declined', attempts: 1, problem: { status: 402, detail: expect.any(String) } })
+    expect(declined).toMatchObject({
+      status: 402,
+      type: 'card-declined',
+      attempts: 1,
+      problem: { status: 402, detail: expect.any(String) },
+    })
     expect(declined.requestId).toEqual(expect.any(String))
 
     await client.charges.create(chargeBody(), { idempotencyKey: 'order-9' })
-    const reused = await rejection(client.charges.create(chargeBody({ amount_cents: 1 }), { idempotencyKey: 'order-9' }))
-    expect(reused).toMatchObject({ status: 422, type: 'idempotency-key-reused', attempts: 1, idempotencyKey: 'order-9' })
+    const reused = await rejection(
+      client.charges.create(chargeBody({ amount_cents: 1 }), { idempotencyKey: 'order-9' }),
+    )
+    expect(reused).toMatchObject({
+      status: 422,
+      type: 'idempotency-key-reused',
+      attempts: 1,
+      idempotencyKey: 'order-9',
+    })
 
     const missing = await rejection(client.charges.retrieve(`ch_${'0'.repeat(24)}`))
     expect(missing).toMatchObject({ status: 404, type: 'resource-not-found', attempts: 1 })
@@ -143,7 +188,9 @@ describe('the client', () => {
     const { client } = await newClient()
     reached.length = 0
     await expect(client.charges.create(chargeBody(), { idempotencyKey: 'caf\u00e9' })).rejects.toThrow(TypeError)
-    await expect(client.charges.create(chargeBody(), { idempotencyKey: 'x'.repeat(256) })).rejects.toThrow(/at most 255/)
+    await expect(client.charges.create(chargeBody(), { idempotencyKey: 'x'.repeat(256) })).rejects.toThrow(
+      /at most 255/,
+    )
     expect(() => idempotencyKey.derive('invoice', 'x'.repeat(250))).toThrow(/at most 255/)
     expect(reached).toEqual([])
   })
@@ -160,9 +207,23 @@ describe('verifyWebhook', () => {
     const signature = new Webhook(endpoint.data.secret!).sign(event!.id, new Date(), body)
 
     expect(verifyWebhook(body, { ...headers, 'webhook-signature': signature }, endpoint.data.secret!)).toEqual(event)
-    expect(verifyWebhook(Buffer.from(body), new Headers({ ...headers, 'webhook-signature': `v1,bm9wZQ== ${signature}` }), endpoint.data.secret!)).toEqual(event)
-    expect(() => verifyWebhook(body.replace('"succeeded"', '"failed"'), { ...headers, 'webhook-signature': signature }, endpoint.data.secret!)).toThrow(WebhookVerificationError)
+    expect(
+      verifyWebhook(
+        Buffer.from(body),
+        new Headers({ ...headers, 'webhook-signature': `v1,bm9wZQ== ${signature}` }),
+        endpoint.data.secret!,
+      ),
+    ).toEqual(event)
+    expect(() =>
+      verifyWebhook(
+        body.replace('"succeeded"', '"failed"'),
+        { ...headers, 'webhook-signature': signature },
+        endpoint.data.secret!,
+      ),
+    ).toThrow(WebhookVerificationError)
     const rotated = await client.webhookEndpoints.rotateSecret(endpoint.data.id)
-    expect(() => verifyWebhook(body, { ...headers, 'webhook-signature': signature }, rotated.data.secret!)).toThrow(WebhookVerificationError)
+    expect(() => verifyWebhook(body, { ...headers, 'webhook-signature': signature }, rotated.data.secret!)).toThrow(
+      WebhookVerificationError,
+    )
   })
 })

@@ -45,7 +45,20 @@ beforeAll(async () => {
   dir = await scratchDir('generated-client-')
   await symlink(join(ROOT, 'node_modules'), join(dir, 'node_modules'))
   await writeFile(join(dir, 'package.json'), JSON.stringify({ type: 'module' }))
-  await writeFile(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, noEmit: true, target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', lib: ['es2022', 'dom'], skipLibCheck: true } }))
+  await writeFile(
+    join(dir, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        noEmit: true,
+        target: 'es2022',
+        module: 'nodenext',
+        moduleResolution: 'nodenext',
+        lib: ['es2022', 'dom'],
+        skipLibCheck: true,
+      },
+    }),
+  )
   await run(bin('openapi-typescript'), [join(ROOT, 'openapi.yaml'), '-o', join(dir, 'api.d.ts')])
   database = await createTestDatabase()
   server = await startServer({ DATABASE_URL: database.url })
@@ -66,7 +79,10 @@ describe('a client generated from openapi.yaml (openapi-typescript + openapi-fet
     await writeFile(join(dir, 'charge.ts'), program)
     expect(await typeCheck('charge.ts')).toBe('')
     const { api_key: apiKey } = await createAccount(database.sql, 'Generated client')
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', join(dir, 'charge.ts')], { cwd: dir, env: { ...process.env, PAYMENTS_URL: server.url, PAYMENTS_API_KEY: apiKey } })
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', join(dir, 'charge.ts')], {
+      cwd: dir,
+      env: { ...process.env, PAYMENTS_URL: server.url, PAYMENTS_API_KEY: apiKey },
+    })
     expect(JSON.parse(stdout)).toEqual({
       created: 201,
       status: 'succeeded',

@@ -28,13 +28,19 @@ afterAll(async () => {
 })
 
 async function startCollector(): Promise<ServerProcess> {
-  const env = { COLLECTOR_DATABASE_URL: collectorDb.url, PAYMENTS_URL: api, PAYMENTS_API_KEY: shop.apiKey, COLLECTOR_LEASE_SECONDS: '2' }
+  const env = {
+    COLLECTOR_DATABASE_URL: collectorDb.url,
+    PAYMENTS_URL: api,
+    PAYMENTS_API_KEY: shop.apiKey,
+    COLLECTOR_LEASE_SECONDS: '2',
+  }
   const collector = await startScript('scripts/invoice-collector/main.ts', ['run'], env, /invoice collector ready/)
   collectors.push(collector)
   return collector
 }
 
-const invoice = async (id: string) => (await collectorDb.sql<Invoice[]>`select * from invoice_collector.invoices where id = ${id}`)[0]!
+const invoice = async (id: string) =>
+  (await collectorDb.sql<Invoice[]>`select * from invoice_collector.invoices where id = ${id}`)[0]!
 const chargesOf = (invoiceId: string) =>
   suite.context.sql<{ id: string; status: string; key: string }[]>`
     select c.id, c.status, k.key from charges c
@@ -52,23 +58,34 @@ describe('the invoice collector', () => {
     first.child.kill('SIGKILL')
     await first.exited
     release() // the API finishes the charge; its answer goes nowhere
-    await until(async () => (await suite.context.sql`select 1 from charges where metadata->>'invoice' = ${added.id}`).length === 1)
+    await until(
+      async () =>
+        (await suite.context.sql`select 1 from charges where metadata->>'invoice' = ${added.id}`).length === 1,
+    )
 
     const second = await startCollector()
     await until(async () => (await invoice(added.id)).status === 'paid', 15_000)
 
     const charges = await chargesOf(added.id)
-    expect(charges).toEqual([{ id: (await invoice(added.id)).charge_id, status: 'succeeded', key: `charge:${added.id}:attempt:1` }])
+    expect(charges).toEqual([
+      { id: (await invoice(added.id)).charge_id, status: 'succeeded', key: `charge:${added.id}:attempt:1` },
+    ])
     expect(processor.calls.slice(callsBefore)).toHaveLength(1)
     expect(second.output()).toMatch(/unlocked the jobs of dead worker pools: pool-/)
-    expect(second.output()).toContain(`${added.id} paid by ${charges[0]!.id} (key charge:${added.id}:attempt:1, replayed)`)
+    expect(second.output()).toContain(
+      `${added.id} paid by ${charges[0]!.id} (key charge:${added.id}:attempt:1, replayed)`,
+    )
     second.child.kill('SIGTERM')
     await second.exited
   }, 60_000)
 
   it('when a charge is declined, then the invoice waits, and a deliberate new attempt charges again under attempt 2', async () => {
     const collector = await startCollector()
-    const added = await addInvoice(collectorDb.sql, { amount_cents: 1500, currency: 'usd', source: 'pm_card_chargeDeclined' })
+    const added = await addInvoice(collectorDb.sql, {
+      amount_cents: 1500,
+      currency: 'usd',
+      source: 'pm_card_chargeDeclined',
+    })
     await until(async () => (await invoice(added.id)).status === 'declined', 15_000)
     expect(await invoice(added.id)).toMatchObject({ attempt: 1, failure: expect.any(String) })
 

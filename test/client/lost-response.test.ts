@@ -38,7 +38,9 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
 
       expect(result).toMatchObject({ status: 201, replayed: true, attempts: 2 })
       const body = JSON.stringify(chargeBody({ description: 'order 1001' }))
-      expect(proxy.log.map(({ status, dropped, idempotencyKey, body }) => ({ status, dropped, idempotencyKey, body }))).toEqual([
+      expect(
+        proxy.log.map(({ status, dropped, idempotencyKey, body }) => ({ status, dropped, idempotencyKey, body })),
+      ).toEqual([
         { status: 201, dropped: true, idempotencyKey: result.idempotencyKey, body },
         { status: 201, dropped: false, idempotencyKey: result.idempotencyKey, body },
       ])
@@ -54,9 +56,17 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
         proxy.dropNext(1)
         const { attempts } =
           which === 'shipped client'
-            ? await createClient({ baseUrl: proxy.url, apiKey: user.apiKey, retry: { baseDelayMs: 10 } }).charges.create(chargeBody())
+            ? await createClient({
+                baseUrl: proxy.url,
+                apiKey: user.apiKey,
+                retry: { baseDelayMs: 10 },
+              }).charges.create(chargeBody())
             : await naiveCreateCharge(proxy.url, user.apiKey, chargeBody())
-        charged[which] = { charges: await countCharges(suite.context.sql, user.id), processorCharges: await ledgerCharges(user.id), attempts }
+        charged[which] = {
+          charges: await countCharges(suite.context.sql, user.id),
+          processorCharges: await ledgerCharges(user.id),
+          attempts,
+        }
       }
       expect(charged).toEqual({
         'shipped client': { charges: 1, processorCharges: 1, attempts: 2 },
@@ -89,11 +99,16 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
 
     it('when npm run demo:lost-response plays the story against a server on the PORT it was started with, then it shows one charge for the shipped client and two for the other', async () => {
       const user = await suite.context.newAccount()
-      const { code, stdout, stderr } = await runNpmScript(['demo:lost-response'], { PORT: new URL(api).port, PAYMENTS_API_KEY: user.apiKey })
+      const { code, stdout, stderr } = await runNpmScript(['demo:lost-response'], {
+        PORT: new URL(api).port,
+        PAYMENTS_API_KEY: user.apiKey,
+      })
       expect({ code, stderr }).toEqual({ code: 0, stderr: '' })
       expect(stdout).toContain('charges for order 1: 1')
       expect(stdout).toContain('charges for order 2: 2')
-      expect(stdout).toMatch(/attempt 1: POST \/v1\/charges {2}Idempotency-Key: (\S+) {2}-> 201, answer lost on the way back\n {3}attempt 2: POST \/v1\/charges {2}Idempotency-Key: \1 {2}-> 201\n/)
+      expect(stdout).toMatch(
+        /attempt 1: POST \/v1\/charges {2}Idempotency-Key: (\S+) {2}-> 201, answer lost on the way back\n {3}attempt 2: POST \/v1\/charges {2}Idempotency-Key: \1 {2}-> 201\n/,
+      )
       expect(await countCharges(suite.context.sql, user.id)).toBe(3)
     }, 30_000)
   })

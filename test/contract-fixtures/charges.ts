@@ -3,8 +3,12 @@
 import { chargeBody, type TestAccount } from '../helpers/app.js'
 import type { ContractFixture } from './fixture.js'
 
-export const newCharge = async (user: TestAccount, extra = {}) => (await user.post('/v1/charges', chargeBody(extra))).json().id as string
+export const newCharge = async (user: TestAccount, extra = {}) =>
+  (await user.post('/v1/charges', chargeBody(extra))).json().id as string
 
 export const fixture: ContractFixture = {
-  ids: { ChargeId: (user, operationId) => newCharge(user, ['captureCharge', 'voidCharge'].includes(operationId) ? { capture: false } : {}) },
+  ids: {
+    ChargeId: (user, operationId) =>
+      newCharge(user, ['captureCharge', 'voidCharge'].includes(operationId) ? { capture: false } : {}),
+  },
 }

@@ -5,7 +5,8 @@ import { newCharge } from './charges.js'
 import type { ContractFixture } from './fixture.js'
 
 const URL = 'http://127.0.0.1:9/hooks'
-const newEndpoint = async (user: TestAccount) => (await user.post('/v1/webhook_endpoints', { url: URL, enabled_events: ['*'] })).json().id as string
+const newEndpoint = async (user: TestAccount) =>
+  (await user.post('/v1/webhook_endpoints', { url: URL, enabled_events: ['*'] })).json().id as string
 
 export const fixture: ContractFixture = {
   ids: {
@@ -13,7 +14,9 @@ export const fixture: ContractFixture = {
     EventId: async (user) => {
       await newEndpoint(user)
       const charge = await newCharge(user)
-      return (await user.get(`/v1/events?type=charge.succeeded&limit=1`)).json().data.find((event: { data: { object: { id: string } } }) => event.data.object.id === charge).id as string
+      return (await user.get(`/v1/events?type=charge.succeeded&limit=1`))
+        .json()
+        .data.find((event: { data: { object: { id: string } } }) => event.data.object.id === charge).id as string
     },
   },
   bodies: { createWebhookEndpoint: { url: URL, enabled_events: ['charge.succeeded'], description: 'd' } },

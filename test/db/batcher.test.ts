@@ -85,7 +85,11 @@ describe('Batcher', () => {
     try {
       const statement = heldStatement()
       const stalls: number[] = []
-      const batcher = new Batcher(statement.run, { maxSize: 10, stallAfterMs: 3000, onStall: (size) => stalls.push(size) })
+      const batcher = new Batcher(statement.run, {
+        maxSize: 10,
+        stallAfterMs: 3000,
+        onStall: (size) => stalls.push(size),
+      })
       const stalled = batcher.submit(1)
       await endOfTurn()
       const behind = [2, 3].map((item) => batcher.submit(item))
@@ -111,11 +115,18 @@ describe('Batcher', () => {
   })
 
   it('when one item’s data fails the statement, then each item is sent again alone and only that one fails', async () => {
-    const { batches, run } = failingStatement('new row violates check constraint', '23514', (items) => items.includes(13))
+    const { batches, run } = failingStatement('new row violates check constraint', '23514', (items) =>
+      items.includes(13),
+    )
     const batcher = new Batcher(run, { maxSize: 10 })
     const lone = batcher.submit(1)
     await endOfTurn()
-    const queued = [12, 13, 14].map((item) => batcher.submit(item).then((value) => ({ value }), (error: { code: string }) => ({ error: error.code })))
+    const queued = [12, 13, 14].map((item) =>
+      batcher.submit(item).then(
+        (value) => ({ value }),
+        (error: { code: string }) => ({ error: error.code }),
+      ),
+    )
     await lone
     expect(await Promise.all(queued)).toEqual([{ value: 12 }, { error: '23514' }, { value: 14 }])
     expect(batches).toEqual([[1], [12, 13, 14], [12], [13], [14]])
@@ -123,7 +134,11 @@ describe('Batcher', () => {
   })
 
   it('when the database is unreachable, then every item of the batch fails with it and none is sent again', async () => {
-    const { batches, run } = failingStatement('write CONNECTION_CLOSED', 'CONNECTION_CLOSED', (items) => items.length > 1)
+    const { batches, run } = failingStatement(
+      'write CONNECTION_CLOSED',
+      'CONNECTION_CLOSED',
+      (items) => items.length > 1,
+    )
     const batcher = new Batcher(run, { maxSize: 10 })
     const lone = batcher.submit(1)
     await endOfTurn()

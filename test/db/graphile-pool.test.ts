@@ -20,7 +20,11 @@ afterAll(async () => {
 
 it('when PostgreSQL terminates its idle connections, then each error is reported and the pool goes on serving', async () => {
   const errors: Error[] = []
-  const pool = graphilePool(database.url, { applicationName: 'graphile-pool-test', max: 2, onError: (error) => errors.push(error) })
+  const pool = graphilePool(database.url, {
+    applicationName: 'graphile-pool-test',
+    max: 2,
+    onError: (error) => errors.push(error),
+  })
   try {
     const clients = await Promise.all([pool.connect(), pool.connect()])
     for (const client of clients) client.release()
@@ -57,7 +61,9 @@ describe('when the first host of a multi-host URL is read-only (a standby after 
   it('then a new pool connects to the writable one the first time', async () => {
     const pool = graphilePool(url, { applicationName: 'graphile-pool-test' })
     try {
-      const { rows } = await pool.query<{ port: number; read_only: string }>(`select inet_server_port() as port, current_setting('transaction_read_only') as read_only`)
+      const { rows } = await pool.query<{ port: number; read_only: string }>(
+        `select inet_server_port() as port, current_setting('transaction_read_only') as read_only`,
+      )
       expect(rows).toEqual([{ port: Number(new URL(primary.url).port), read_only: 'off' }])
     } finally {
       await pool.end()
@@ -68,8 +74,16 @@ describe('when the first host of a multi-host URL is read-only (a standby after 
     // The first `show transaction_read_only` is the probe that finds the primary; the second is the new
     // connection's own check, which the proxy answers with a reset.
     let checks = 0
-    const proxy = await startCuttingProxy(primary.url, (chunk) => chunk.includes('show transaction_read_only') && ++checks === 2, 1, 'reset')
-    const pool = graphilePool(`postgres://postgres:postgres@${hostOf(standby.url)},${hostOf(proxy.url)}/payments?target_session_attrs=read-write`, { applicationName: 'graphile-pool-test' })
+    const proxy = await startCuttingProxy(
+      primary.url,
+      (chunk) => chunk.includes('show transaction_read_only') && ++checks === 2,
+      1,
+      'reset',
+    )
+    const pool = graphilePool(
+      `postgres://postgres:postgres@${hostOf(standby.url)},${hostOf(proxy.url)}/payments?target_session_attrs=read-write`,
+      { applicationName: 'graphile-pool-test' },
+    )
     try {
       await expect(pool.query('select 1')).rejects.toMatchObject({ code: 'ECONNRESET' })
       expect(proxy.cuts()).toBe(1)

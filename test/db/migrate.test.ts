@@ -17,7 +17,9 @@ describe('migrate', () => {
     const reader = connect(url, { max: 1 })
     try {
       const results = await Promise.all(Array.from({ length: 10 }, () => migrate(url)))
-      const files = (await readdir(new URL('../../db/migrations/', import.meta.url))).filter((file) => file.endsWith('.sql')).sort()
+      const files = (await readdir(new URL('../../db/migrations/', import.meta.url)))
+        .filter((file) => file.endsWith('.sql'))
+        .sort()
       // One instance applied them all; the other nine found nothing left to do.
       expect(results.filter((applied) => applied.length > 0)).toEqual([files])
       const recorded = await reader<{ name: string }[]>`select name from schema_migrations order by name`

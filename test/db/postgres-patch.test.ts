@@ -13,7 +13,9 @@ import { createTestDatabase } from '../helpers/database.js'
 
 // The package's main entry is cjs/src/index.js; its root is two levels up.
 const postgresDir = join(dirname(createRequire(import.meta.url).resolve('postgres')), '..', '..')
-const { default: Queue } = (await import(join(postgresDir, 'src', 'queue.js'))) as { default: (initial?: unknown[]) => Queue }
+const { default: Queue } = (await import(join(postgresDir, 'src', 'queue.js'))) as {
+  default: (initial?: unknown[]) => Queue
+}
 
 interface Queue {
   length: number
@@ -26,7 +28,9 @@ describe('the postgres.js patch', () => {
   it('when installed, then both the ESM and CommonJS builds carry it', async () => {
     for (const build of ['src', 'cjs/src']) {
       for (const file of ['connection.js', 'queue.js', 'query.js', 'result.js']) {
-        expect(await readFile(join(postgresDir, build, file), 'utf8'), `${build}/${file}`).toContain('patched (payments-api)')
+        expect(await readFile(join(postgresDir, build, file), 'utf8'), `${build}/${file}`).toContain(
+          'patched (payments-api)',
+        )
       }
     }
   })
@@ -101,8 +105,14 @@ describe('the postgres.js patch', () => {
       await Promise.all(Array.from({ length: 20 }, async () => { while (Date.now() < until) await sql\`select \${n++}::int as n, 'x' as s\` }))
       await sql.end()`
     try {
-      const { stdout } = await promisify(execFile)(process.execPath, ['--trace-opt', '--input-type=module', '-e', script], { maxBuffer: 64 * 1024 * 1024 })
-      const aborted = stdout.split('\n').filter((line) => /aborted optimizing .*<JSFunction (Query|Result|ReadyForQuery) /.test(line))
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        ['--trace-opt', '--input-type=module', '-e', script],
+        { maxBuffer: 64 * 1024 * 1024 },
+      )
+      const aborted = stdout
+        .split('\n')
+        .filter((line) => /aborted optimizing .*<JSFunction (Query|Result|ReadyForQuery) /.test(line))
       expect(aborted.length, aborted.slice(0, 3).join('\n')).toBeLessThan(5)
     } finally {
       await database.drop()
@@ -117,7 +127,11 @@ describe('the postgres.js patch', () => {
     try {
       // Unpatched, this query failed with the dead connection's 57P01, and the array-types query's own failure
       // was an unhandled rejection (Vitest fails the run on one).
-      const [row] = await withTimeout(pool<{ one: number }[]>`select 1 as one`.execute(), 5000, 'the query after a terminated start-up')
+      const [row] = await withTimeout(
+        pool<{ one: number }[]>`select 1 as one`.execute(),
+        5000,
+        'the query after a terminated start-up',
+      )
       expect(row!.one).toBe(1)
       expect(proxy.cuts()).toBe(1)
       // And array types were fetched on the new connection: an array parameter round-trips.
@@ -143,7 +157,11 @@ describe('the postgres.js patch', () => {
       })
       await expect(transaction).rejects.toThrow()
       // With one connection, a connection parked in the pool's "full" queue would leave this waiting for ever.
-      const [row] = await withTimeout(pool<{ one: number }[]>`select 1 as one`.execute(), 5000, 'the pool after a lost connection')
+      const [row] = await withTimeout(
+        pool<{ one: number }[]>`select 1 as one`.execute(),
+        5000,
+        'the pool after a lost connection',
+      )
       expect(row!.one).toBe(1)
       await withTimeout(pool.end(), 5000, 'closing the pool')
     } finally {
@@ -163,12 +181,19 @@ describe('the postgres.js patch', () => {
       const lost = pool`select 'lost-answer' as marker`.execute()
       // Sent on the same connection behind it (the pool's only one), so owed by it too.
       const behind = pool`select 2 as two`.execute()
-      const [lostError, behindError] = await Promise.all([lost.catch((error: unknown) => error), behind.catch((error: unknown) => error)])
+      const [lostError, behindError] = await Promise.all([
+        lost.catch((error: unknown) => error),
+        behind.catch((error: unknown) => error),
+      ])
       expect(lostError).toMatchObject({ code: 'ANSWER_TIMEOUT' })
       expect(behindError).toMatchObject({ code: 'ANSWER_TIMEOUT' })
       expect(isDatabaseUnavailable(lostError)).toBe(true)
       // Unpatched, both waited for ever, and so did every later query of the pool.
-      const [row] = await withTimeout(pool<{ one: number }[]>`select 1 as one`.execute(), 5000, 'the pool after a silent connection')
+      const [row] = await withTimeout(
+        pool<{ one: number }[]>`select 1 as one`.execute(),
+        5000,
+        'the pool after a silent connection',
+      )
       expect(row!.one).toBe(1)
       expect(quiet.cuts()).toBe(1)
     } finally {
@@ -194,9 +219,11 @@ describe('a reserved connection', () => {
       // the next one is served by a new connection.
       let failures = 0
       for (;;) {
-        const answer = await withTimeout(pool<{ one: number }[]>`select 1 as one`.execute(), 5000, 'the pool after a lost reserved connection').catch(
-          (error: { code?: string }) => error,
-        )
+        const answer = await withTimeout(
+          pool<{ one: number }[]>`select 1 as one`.execute(),
+          5000,
+          'the pool after a lost reserved connection',
+        ).catch((error: { code?: string }) => error)
         if (Array.isArray(answer)) break
         expect(answer.code).toBe('CONNECTION_CLOSED')
         expect(++failures).toBeLessThanOrEqual(1)
@@ -211,4 +238,3 @@ describe('a reserved connection', () => {
     }
   })
 })
-

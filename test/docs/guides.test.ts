@@ -11,7 +11,8 @@ import { startServer, type ServerProcess } from '../helpers/processes.js'
 import { freePort } from '../helpers/system.js'
 
 const ROOT = new URL('../../', import.meta.url).pathname
-const blocksOf = async (page: string) => [...(await readFile(`${ROOT}${page}`, 'utf8')).matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!)
+const blocksOf = async (page: string) =>
+  [...(await readFile(`${ROOT}${page}`, 'utf8')).matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!)
 
 let database: TestDatabase
 let server: ServerProcess
@@ -30,7 +31,11 @@ afterAll(async () => {
 
 /** Runs a script in bash, strict, as the reader's shell with their exports; its output once it ends, or at `until`. */
 async function shell(script: string, until?: RegExp): Promise<{ code: number | null; output: string }> {
-  const child = spawn('bash', ['-euo', 'pipefail', '-c', script], { cwd: ROOT, env: { ...process.env, ...reader }, detached: true })
+  const child = spawn('bash', ['-euo', 'pipefail', '-c', script], {
+    cwd: ROOT,
+    env: { ...process.env, ...reader },
+    detached: true,
+  })
   let output = ''
   const seen = new Promise<void>((resolve) => {
     const onData = (chunk: Buffer) => {
@@ -55,17 +60,30 @@ describe('docs/later-outcomes.md', () => {
     const block = (await blocksOf('docs/later-outcomes.md')).find((each) => each.includes('pm_usBankAccount_success'))!
     const { code, output } = await shell(block)
     expect(code, output).toBe(0)
-    expect(output.trim().split('\n')).toEqual(['processing', 'applied', 'succeeded', 'requires_action', 'Complete authentication', '303 https://shop.example/orders/1042', 'succeeded'])
+    expect(output.trim().split('\n')).toEqual([
+      'processing',
+      'applied',
+      'succeeded',
+      'requires_action',
+      'Complete authentication',
+      '303 https://shop.example/orders/1042',
+      'succeeded',
+    ])
   }, 60_000)
 })
 
 describe('docs/webhooks.md', () => {
   it('when its endpoint is made and its receiver started as written, then an event reaches the receiver, verified', async () => {
-    const [endpoint, receiver] = (await blocksOf('docs/webhooks.md')).filter((each) => each.includes('$API') || each.includes('webhook:receiver'))
+    const [endpoint, receiver] = (await blocksOf('docs/webhooks.md')).filter(
+      (each) => each.includes('$API') || each.includes('webhook:receiver'),
+    )
     // The receiver in the background of the same shell (the reader's second terminal), then a charge for it to hear.
     const charge = `curl -s "$API/v1/charges" -H "Authorization: Bearer $API_KEY" -H "Idempotency-Key: $(node -p 'crypto.randomUUID()')" -H 'Content-Type: application/json' -d '{"amount_cents":100,"currency":"usd","source":"pm_card_visa"}' > /dev/null`
     const listening = `until curl -s -o /dev/null "http://127.0.0.1:$HOOK_PORT/"; do sleep 0.2; done`
-    const { output } = await shell(`${endpoint}\n(\n${receiver}\n) &\n${listening}\n${charge}\nwait`, /verified and applied: evt_\w+ \(charge\.succeeded\)/)
+    const { output } = await shell(
+      `${endpoint}\n(\n${receiver}\n) &\n${listening}\n${charge}\nwait`,
+      /verified and applied: evt_\w+ \(charge\.succeeded\)/,
+    )
     expect(output).toContain('"object":"webhook_endpoint"')
     expect(output).toMatch(/verified and applied: evt_\w+ \(charge\.succeeded\)/)
   }, 60_000)

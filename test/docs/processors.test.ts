@@ -45,7 +45,7 @@ async function run(line: string, env: Record<string, string>, ready: RegExp): Pr
 }
 
 describe('docs/processors.md', () => {
-  it('when its offline walkthrough runs as written at the reader\'s PORT, then the charge is a PaymentIntent of the Stripe test server', async () => {
+  it("when its offline walkthrough runs as written at the reader's PORT, then the charge is a PaymentIntent of the Stripe test server", async () => {
     database = await createTestDatabase()
     const [stripePort, servicePort] = [String(await freePort()), String(await freePort())]
     // The reader's exports: the PORT they chose, and their database (here a test database).
@@ -61,13 +61,28 @@ describe('docs/processors.md', () => {
     shell.stderr.on('data', (chunk) => (output += chunk))
     const [code] = await once(shell, 'exit')
     expect(code, output).toBe(0)
-    expect(JSON.parse(output)).toMatchObject({ object: 'charge', status: 'succeeded', processor_reference: expect.stringMatching(/^pi_/) })
+    expect(JSON.parse(output)).toMatchObject({
+      object: 'charge',
+      status: 'succeeded',
+      processor_reference: expect.stringMatching(/^pi_/),
+    })
 
     const { api_key: apiKey } = await createAccount(database.sql, 'Docs')
     const api = `http://127.0.0.1:${servicePort}/v1/charges`
     const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }
-    const debit = { amount_cents: 4000, currency: 'usd', source: 'pm_usBankAccount_success', mandate: { ip_address: '203.0.113.7', user_agent: 'docs' } }
-    const processing = (await (await fetch(api, { method: 'POST', headers: { ...headers, 'idempotency-key': crypto.randomUUID() }, body: JSON.stringify(debit) })).json()) as { id: string; status: string }
+    const debit = {
+      amount_cents: 4000,
+      currency: 'usd',
+      source: 'pm_usBankAccount_success',
+      mandate: { ip_address: '203.0.113.7', user_agent: 'docs' },
+    }
+    const processing = (await (
+      await fetch(api, {
+        method: 'POST',
+        headers: { ...headers, 'idempotency-key': crypto.randomUUID() },
+        body: JSON.stringify(debit),
+      })
+    ).json()) as { id: string; status: string }
     expect(processing).toMatchObject({ status: 'processing' })
     // The test server settles it after --settle-after seconds and sends payment_intent.succeeded, signed.
     let status = processing.status
@@ -80,7 +95,10 @@ describe('docs/processors.md', () => {
 
   it('when the test server started in the background is killed as the page says, then nothing listens on its port', async () => {
     const port = String(await freePort())
-    const [start, remember] = shellBlocks.find((block) => block.includes('stripe:test-server'))!.replaceAll('12111', port).split('\n')
+    const [start, remember] = shellBlocks
+      .find((block) => block.includes('stripe:test-server'))!
+      .replaceAll('12111', port)
+      .split('\n')
     const script = `${start}\n${remember}\nuntil curl -s -o /dev/null http://127.0.0.1:${port}/; do sleep 0.2; done\nkill $STRIPE_SERVER\nwait $STRIPE_SERVER || true\ncurl -s -o /dev/null http://127.0.0.1:${port}/ && echo still listening || echo stopped`
     const shell = spawn('bash', ['-c', script], { cwd: ROOT, env: { ...process.env, PORT: '3999' }, detached: true })
     started.push(shell)

@@ -15,7 +15,8 @@ import { freePort } from '../helpers/system.js'
 const ROOT = new URL('../../', import.meta.url).pathname
 const readme = await readFile(new URL('README.md', `file://${ROOT}`), 'utf8')
 const shellBlocks = (text: string) => [...text.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!)
-const section = (title: string) => readme.slice(readme.indexOf(`## ${title}\n`), readme.indexOf('\n## ', readme.indexOf(`## ${title}\n`) + 1))
+const section = (title: string) =>
+  readme.slice(readme.indexOf(`## ${title}\n`), readme.indexOf('\n## ', readme.indexOf(`## ${title}\n`) + 1))
 
 // As a newcomer runs it: `npm start` on the embedded PostgreSQL (its own data directory, as a fresh clone's .data),
 // on ports of their choosing, exported so that every command finds the same server and database.
@@ -73,8 +74,11 @@ describe('README.md', () => {
 
   it('when it names an npm script anywhere, then package.json has it', async () => {
     const scripts = Object.keys(JSON.parse(await readFile(`${ROOT}/package.json`, 'utf8')).scripts)
-    const named = [...readme.matchAll(/npm (?:run (?:--silent )?)?([a-z][\w:-]*)/g)].map((match) => match[1]!.replace(/:$/, '')).filter((name) => !['ci', 'install', 'pack', 'run'].includes(name))
+    const named = [...readme.matchAll(/npm (?:run (?:--silent )?)?([a-z][\w:-]*)/g)]
+      .map((match) => match[1]!.replace(/:$/, ''))
+      .filter((name) => !['ci', 'install', 'pack', 'run'].includes(name))
     expect(named.length).toBeGreaterThan(10)
-    for (const name of new Set(named)) expect(scripts.includes(name) || ['start', 'test'].includes(name), name).toBe(true)
+    for (const name of new Set(named))
+      expect(scripts.includes(name) || ['start', 'test'].includes(name), name).toBe(true)
   })
 })

@@ -11,7 +11,10 @@ import { failOnContractViolations, setupTestApp, type TestContext } from '../hel
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const available = existsSync(CHROMIUM)
-if (!available) console.warn(`\n*** SKIPPING the browser test of /docs: no chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH) ***\n`)
+if (!available)
+  console.warn(
+    `\n*** SKIPPING the browser test of /docs: no chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH) ***\n`,
+  )
 
 const spec = parse(await readFile(new URL('../../openapi.yaml', import.meta.url), 'utf8')) as {
   info: { title: string }
@@ -29,7 +32,15 @@ beforeAll(async () => {
   baseUrl = await context.app.listen({ port: 0, host: '127.0.0.1' })
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+      '--disable-sync',
+    ],
   })
 }, 60_000)
 afterAll(async () => {
@@ -43,17 +54,29 @@ describe.runIf(available)('GET /docs in chromium', () => {
     const problems: string[] = []
     page.on('console', (message) => message.type() === 'error' && problems.push(`console: ${message.text()}`))
     page.on('pageerror', (error) => problems.push(`page: ${error.message}`))
-    page.on('request', (request) => !request.url().startsWith(baseUrl) && !request.url().startsWith('data:') && problems.push(`external: ${request.url()}`))
-    page.on('response', (response) => response.status() >= 400 && problems.push(`${response.status()}: ${response.url()}`))
+    page.on(
+      'request',
+      (request) =>
+        !request.url().startsWith(baseUrl) &&
+        !request.url().startsWith('data:') &&
+        problems.push(`external: ${request.url()}`),
+    )
+    page.on(
+      'response',
+      (response) => response.status() >= 400 && problems.push(`${response.status()}: ${response.url()}`),
+    )
 
     await page.goto(`${baseUrl}/docs`)
     await page.waitForSelector('.opblock-summary', { timeout: 20_000 })
     const rendered = await page.$$eval('.opblock-summary', (blocks) =>
-      blocks.map((block) => `${block.querySelector('.opblock-summary-method')?.textContent?.trim()} ${block.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`),
+      blocks.map(
+        (block) =>
+          `${block.querySelector('.opblock-summary-method')?.textContent?.trim()} ${block.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`,
+      ),
     )
     // Paths, and the webhooks the service sends (Swagger UI shows those under their name).
-    const documented = [...Object.entries(spec.paths), ...Object.entries(spec.webhooks ?? {})].flatMap(([path, operations]) =>
-      Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`),
+    const documented = [...Object.entries(spec.paths), ...Object.entries(spec.webhooks ?? {})].flatMap(
+      ([path, operations]) => Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`),
     )
     expect(rendered.sort()).toEqual(documented.sort())
     await mkdir(new URL('../../artifacts/', import.meta.url), { recursive: true })
@@ -68,9 +91,13 @@ describe.runIf(available)('GET /docs in chromium', () => {
     await page.waitForSelector('.opblock-summary', { timeout: 20_000 })
     expect(await page.title()).toBe(`${spec.info.title} reference`)
     expect(await page.$$eval('.topbar', (bars) => bars.length)).toBe(0)
-    expect(await page.$$eval('link[rel=icon]', (links) => links.map((link) => link.getAttribute('href')))).toEqual(['/docs/static/theme/favicon.svg'])
+    expect(await page.$$eval('link[rel=icon]', (links) => links.map((link) => link.getAttribute('href')))).toEqual([
+      '/docs/static/theme/favicon.svg',
+    ])
     await page.click('#operations-Charges-createCharge .opblock-summary')
-    const shown = await page.waitForSelector('#operations-Charges-createCharge tr.response[data-code="201"] pre.example')
+    const shown = await page.waitForSelector(
+      '#operations-Charges-createCharge tr.response[data-code="201"] pre.example',
+    )
     expect(JSON.parse((await shown.textContent()) ?? '')).toEqual(spec.components.schemas.Charge?.examples[0])
   }, 60_000)
 

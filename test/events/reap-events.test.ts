@@ -9,7 +9,9 @@ describe('reapOldEvents', () => {
     await suite.account.post('/v1/webhook_endpoints', { url: 'http://127.0.0.1:9/hooks', enabled_events: ['*'] })
     await suite.account.post('/v1/charges', chargeBody())
     await suite.account.post('/v1/charges', chargeBody())
-    const [old] = await suite.context.sql<{ id: string }[]>`select id from events where account_id = ${suite.account.id} order by seq limit 1`
+    const [old] = await suite.context.sql<
+      { id: string }[]
+    >`select id from events where account_id = ${suite.account.id} order by seq limit 1`
     await suite.context.sql`update events set created_at = now() - interval '31 days' where id = ${old!.id}`
 
     expect(await reapOldEvents(suite.context.sql, { retentionDays: 30, batchSize: 10 })).toBe(1)

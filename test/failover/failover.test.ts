@@ -30,8 +30,17 @@ const webhookIds = new Set<string>()
 /** An API process and a worker process, as deployed, on `url`. */
 async function startService(url: string, env: Record<string, string> = {}) {
   for (const process of [api, worker]) process?.child.kill('SIGKILL')
-  const common = { DATABASE_URL: url, RECOVERY_GRACE_SECONDS: '3', PROCESSOR_TIMEOUT_MS: '2500', WEBHOOK_ALLOW_PRIVATE_URLS: 'true', ...env }
-  ;[api, worker] = await Promise.all([startServer({ ...common, ROLE: 'api' }), startServer({ ...common, ROLE: 'worker' })])
+  const common = {
+    DATABASE_URL: url,
+    RECOVERY_GRACE_SECONDS: '3',
+    PROCESSOR_TIMEOUT_MS: '2500',
+    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+    ...env,
+  }
+  ;[api, worker] = await Promise.all([
+    startServer({ ...common, ROLE: 'api' }),
+    startServer({ ...common, ROLE: 'worker' }),
+  ])
 }
 
 beforeAll(async () => {
@@ -69,14 +78,21 @@ async function acrossFault(fault: () => Promise<void>, after = 20): Promise<{ lo
   await until(async () => load.acknowledged.length >= 20, 60_000)
   const faultAt = Date.now()
   await fault()
-  await until(async () => load.acknowledged.filter((outcome) => outcome.at > faultAt).length >= after, 120_000).catch((error: Error) => {
-    throw new Error(`${error.message}: ${summary(load)}\napi:\n${api.output().slice(-4000)}\nworker:\n${worker.output().slice(-2000)}`)
-  })
+  await until(async () => load.acknowledged.filter((outcome) => outcome.at > faultAt).length >= after, 120_000).catch(
+    (error: Error) => {
+      throw new Error(
+        `${error.message}: ${summary(load)}\napi:\n${api.output().slice(-4000)}\nworker:\n${worker.output().slice(-2000)}`,
+      )
+    },
+  )
   await load.stop()
   // Every answer, the 503s of the outage included, is one the document describes.
   expect(violations.splice(0)).toEqual([])
   // Followed the new primary by themselves: neither process exited (and so was never restarted).
-  expect([api.child.exitCode, worker.child.exitCode], `api:\n${api.output().slice(-2000)}\nworker:\n${worker.output().slice(-2000)}`).toEqual([null, null])
+  expect(
+    [api.child.exitCode, worker.child.exitCode],
+    `api:\n${api.output().slice(-2000)}\nworker:\n${worker.output().slice(-2000)}`,
+  ).toEqual([null, null])
   return { load, faultAt }
 }
 
@@ -98,20 +114,36 @@ function expectNoErrorButRetryable(load: PaymentLoad) {
  */
 async function expectBooksHold(load: PaymentLoad) {
   // Settled lost answers included: nothing of this account is left claimed and unsettled.
-  await until(async () => (await sql`select 1 from idempotency_keys where account_id = ${accountId} and completed_at is null`).length === 0, 60_000)
-  const charges = await sql<{ id: string; status: string; key: string }[]>`select id, status, metadata->>'key' as key from charges where account_id = ${accountId}`
-  const refunds = await sql<{ id: string }[]>`select r.id from refunds r join charges c on c.id = r.charge_id where c.account_id = ${accountId}`
+  await until(
+    async () =>
+      (await sql`select 1 from idempotency_keys where account_id = ${accountId} and completed_at is null`).length === 0,
+    60_000,
+  )
+  const charges = await sql<
+    { id: string; status: string; key: string }[]
+  >`select id, status, metadata->>'key' as key from charges where account_id = ${accountId}`
+  const refunds = await sql<
+    { id: string }[]
+  >`select r.id from refunds r join charges c on c.id = r.charge_id where c.account_id = ${accountId}`
   const chargeStatus = new Map(charges.map((row) => [row.id, row.status]))
   const refundIds = new Set(refunds.map((row) => row.id))
   for (const outcome of load.acknowledged) {
-    if (outcome.kind === 'refund') expect(refundIds.has(outcome.id), `refund ${outcome.id} acknowledged, then lost`).toBe(true)
-    else expect(chargeStatus.get(outcome.id), `charge ${outcome.id} acknowledged ${outcome.status}, then lost`).toBe(outcome.status === 201 ? 'succeeded' : 'failed')
+    if (outcome.kind === 'refund')
+      expect(refundIds.has(outcome.id), `refund ${outcome.id} acknowledged, then lost`).toBe(true)
+    else
+      expect(chargeStatus.get(outcome.id), `charge ${outcome.id} acknowledged ${outcome.status}, then lost`).toBe(
+        outcome.status === 201 ? 'succeeded' : 'failed',
+      )
   }
   // One charge per key. An abandoned key the service kept (its 503 was a lost answer, not a refusal before any
   // work) was settled by the recovery worker, on the new primary, into one charge.
   expect(new Set(charges.map((row) => row.key)).size).toBe(charges.length)
   const keys = new Set(charges.map((row) => row.key))
-  const kept = load.abandoned.length ? await sql<{ key: string }[]>`select key from idempotency_keys where account_id = ${accountId} and key in ${sql(load.abandoned)}` : []
+  const kept = load.abandoned.length
+    ? await sql<
+        { key: string }[]
+      >`select key from idempotency_keys where account_id = ${accountId} and key in ${sql(load.abandoned)}`
+    : []
   expect(kept.filter((row) => !keys.has(row.key))).toEqual([])
   // One processor operation per charge and per refund in the books: a key that went out twice would show here.
   const [ledger] = await sql<{ charges: number; refunds: number }[]>`
@@ -123,7 +155,12 @@ async function expectBooksHold(load: PaymentLoad) {
     where idempotency_key not in (select operation_id::text from idempotency_keys)`
   expect(unknown!.count).toBe(0)
   expect(ledger).toEqual({ charges: charges.length, refunds: refunds.length })
-  await until(async () => (await sql`select 1 from webhook_deliveries where account_id = ${accountId} and status <> 'delivered'`).length === 0, 60_000)
+  await until(
+    async () =>
+      (await sql`select 1 from webhook_deliveries where account_id = ${accountId} and status <> 'delivered'`).length ===
+      0,
+    60_000,
+  )
 }
 
 /** The primary switched over under load: nothing acknowledged lost, every key settled once. */
@@ -147,14 +184,19 @@ async function killPrimary(label: string) {
   })
   // Sent after the kill, so served by the new primary (an answer arriving just after the kill was committed before it).
   const firstCharge = load.acknowledged.find((outcome) => outcome.kind === 'charge' && outcome.sentAt > killedAt)!
-  console.log(`${label}: primary killed; first charge acknowledged on the new primary after ${((firstCharge.at - killedAt) / 1000).toFixed(1)} s; ${summary(load)}`)
+  console.log(
+    `${label}: primary killed; first charge acknowledged on the new primary after ${((firstCharge.at - killedAt) / 1000).toFixed(1)} s; ${summary(load)}`,
+  )
   expectNoErrorButRetryable(load)
   await expectBooksHold(load)
 }
 
 async function expectReadyAndDelivered() {
-  for (const process of [api, worker]) await until(async () => (await fetch(`${process.url}/readyz`)).status === 200, 30_000)
-  const [events] = await sql<{ count: number }[]>`select count(*)::int as count from events where account_id = ${accountId}`
+  for (const process of [api, worker])
+    await until(async () => (await fetch(`${process.url}/readyz`)).status === 200, 30_000)
+  const [events] = await sql<
+    { count: number }[]
+  >`select count(*)::int as count from events where account_id = ${accountId}`
   expect(webhookIds.size).toBe(events!.count)
 }
 
@@ -164,7 +206,10 @@ describe('a pg_auto_failover formation under load, the service on its multi-host
   it('when the primary is killed, then the standby takes over, nothing acknowledged is lost, and the time to the first charge is printed', () =>
     killPrimary('direct'))
 
-  it('when it is over, then both processes are ready on the new primary, and each event went to the receiver', expectReadyAndDelivered)
+  it(
+    'when it is over, then both processes are ready on the new primary, and each event went to the receiver',
+    expectReadyAndDelivered,
+  )
 })
 
 describe('the same through PgBouncer in transaction mode, one in front of each node, with shorter failover timeouts', () => {
@@ -177,7 +222,9 @@ describe('the same through PgBouncer in transaction mode, one in front of each n
     await sql`alter role postgres in database payments set statement_timeout = '3s'`
     await sql`alter role postgres in database payments set idle_in_transaction_session_timeout = '60s'`
     const bouncers = await formation.startPgBouncers()
-    await startService(bouncers.replace('postgres://', 'postgres://postgres@'), { DATABASE_TRANSACTION_POOLING: 'true' })
+    await startService(bouncers.replace('postgres://', 'postgres://postgres@'), {
+      DATABASE_TRANSACTION_POOLING: 'true',
+    })
   }, 180_000)
 
   it('when the primary is switched over, then nothing acknowledged is lost and every key settles once', switchOver)

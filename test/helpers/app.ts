@@ -29,11 +29,17 @@ export interface TestAccount {
   id: string
   apiKey: string
   /** POSTs JSON as this account. Pass `key: null` to send no Idempotency-Key; by default a fresh one is sent. */
-  post(url: string, body: unknown, options?: { key?: string | null; headers?: Record<string, string> }): Promise<LightMyRequestResponse>
+  post(
+    url: string,
+    body: unknown,
+    options?: { key?: string | null; headers?: Record<string, string> },
+  ): Promise<LightMyRequestResponse>
   get(url: string): Promise<LightMyRequestResponse>
 }
 
-export async function setupTestApp(options: { processor?: ProcessorFactory; config?: Partial<Config>; log?: FastifyBaseLogger } = {}): Promise<TestContext> {
+export async function setupTestApp(
+  options: { processor?: ProcessorFactory; config?: Partial<Config>; log?: FastifyBaseLogger } = {},
+): Promise<TestContext> {
   const database = await createTestDatabase()
   const processor = (options.processor ?? simulatedProcessor)(database.sql)
   const app = await buildApp({
@@ -60,7 +66,12 @@ export async function setupTestApp(options: { processor?: ProcessorFactory; conf
           app.inject({
             method: 'POST',
             url,
-            headers: { authorization, 'content-type': 'application/json', ...(key !== null && { 'idempotency-key': key }), ...headers },
+            headers: {
+              authorization,
+              'content-type': 'application/json',
+              ...(key !== null && { 'idempotency-key': key }),
+              ...headers,
+            },
             payload: typeof body === 'string' ? body : JSON.stringify(body),
           }),
         get: (url) => app.inject({ method: 'GET', url, headers: { authorization } }),
@@ -77,7 +88,10 @@ export async function setupTestApp(options: { processor?: ProcessorFactory; conf
  * For a test file: one app and database, built before its tests and closed after them, with one account.
  * Read `suite.context` and `suite.account` inside tests (they are set once beforeAll has run).
  */
-export function useTestApp(options: Parameters<typeof setupTestApp>[0] = {}): { context: TestContext; account: TestAccount } {
+export function useTestApp(options: Parameters<typeof setupTestApp>[0] = {}): {
+  context: TestContext
+  account: TestAccount
+} {
   const suite = {} as { context: TestContext; account: TestAccount }
   beforeAll(async () => {
     suite.context = await setupTestApp(options)
@@ -100,7 +114,9 @@ export function chargeBody(overrides: Record<string, unknown> = {}) {
 }
 
 export async function countCharges(sql: Sql, accountId: string): Promise<number> {
-  const [row] = await sql<{ count: number }[]>`select count(*)::int as count from charges where account_id = ${accountId}`
+  const [row] = await sql<
+    { count: number }[]
+  >`select count(*)::int as count from charges where account_id = ${accountId}`
   return row!.count
 }
 
@@ -138,7 +154,10 @@ export function controllableProcessor(inner: ProcessorFactory = simulatedProcess
       // Every money-moving method alike (PROCESSOR_METHODS): a new operation of the boundary needs nothing here.
       const moving = PROCESSOR_METHODS.filter((method): method is Operation => method !== 'lookup').map((method) => [
         method,
-        (request: { idempotencyKey: string }) => around(method, request.idempotencyKey, () => (processor[method] as (request: unknown) => Promise<unknown>)(request)),
+        (request: { idempotencyKey: string }) =>
+          around(method, request.idempotencyKey, () =>
+            (processor[method] as (request: unknown) => Promise<unknown>)(request),
+          ),
       ])
       return {
         ...(processor.keyRetentionSeconds !== undefined && { keyRetentionSeconds: processor.keyRetentionSeconds }),

@@ -65,23 +65,41 @@ export interface Formation {
 }
 
 function pgBinDir(): string | undefined {
-  return ['15', '16', '17', '14'].map((version) => `/usr/lib/postgresql/${version}/bin`).find((dir) => existsSync(join(dir, 'pg_ctl')))
+  return ['15', '16', '17', '14']
+    .map((version) => `/usr/lib/postgresql/${version}/bin`)
+    .find((dir) => existsSync(join(dir, 'pg_ctl')))
 }
 
 export async function startFormation(database = 'payments'): Promise<Formation> {
   const bin = pgBinDir()
-  if (!existsSync(PG_AUTOCTL) || !bin) throw new Error('pg_auto_failover is not installed here: apt-get install postgresql-15-auto-failover (.ci/run does)')
+  if (!existsSync(PG_AUTOCTL) || !bin)
+    throw new Error(
+      'pg_auto_failover is not installed here: apt-get install postgresql-15-auto-failover (.ci/run does)',
+    )
   const dir = await scratchDir('payments-failover-')
   const asRoot = process.getuid?.() === 0
-  const xdg = { XDG_CONFIG_HOME: join(dir, 'config'), XDG_DATA_HOME: join(dir, 'data'), XDG_RUNTIME_DIR: join(dir, 'run') }
+  const xdg = {
+    XDG_CONFIG_HOME: join(dir, 'config'),
+    XDG_DATA_HOME: join(dir, 'data'),
+    XDG_RUNTIME_DIR: join(dir, 'run'),
+  }
   // pg_autoctl keeps its files under <XDG dir>/pg_autoctl/<pgdata>; two commands creating the same missing
   // directory at once fail with "File exists", so the shared ones are made here, and the monitor's state is
   // only asked for once the monitor listens.
-  for (const xdgDir of Object.values(xdg)) await mkdir(join(xdgDir, 'pg_autoctl', dir), { recursive: true, mode: 0o700 })
+  for (const xdgDir of Object.values(xdg))
+    await mkdir(join(xdgDir, 'pg_autoctl', dir), { recursive: true, mode: 0o700 })
   if (asRoot) await run('chown', ['-R', 'postgres', dir])
   const env = { ...process.env, PATH: `${bin}:/usr/bin:/bin:/usr/sbin:/sbin`, ...xdg }
   const pgautoctl = async (...args: string[]) =>
-    (await run(...((asRoot ? ['runuser', ['-u', 'postgres', '--', PG_AUTOCTL, ...args]] : [PG_AUTOCTL, args]) as [string, string[]]), { env, cwd: dir })).stdout
+    (
+      await run(
+        ...((asRoot ? ['runuser', ['-u', 'postgres', '--', PG_AUTOCTL, ...args]] : [PG_AUTOCTL, args]) as [
+          string,
+          string[],
+        ]),
+        { env, cwd: dir },
+      )
+    ).stdout
   const outputs: string[] = []
   const services = new Map<string, ChildProcess>()
   // Each keeper in a process group of its own, with its PostgreSQL and backends: one kill takes the node down.
@@ -99,18 +117,54 @@ export async function startFormation(database = 'payments'): Promise<Formation> 
 
   const monitorPort = await freePort()
   const monitorData = join(dir, 'monitor')
-  service('monitor', ['create', 'monitor', '--pgdata', monitorData, '--pgport', String(monitorPort), ...common, '--run'])
+  service('monitor', [
+    'create',
+    'monitor',
+    '--pgdata',
+    monitorData,
+    '--pgport',
+    String(monitorPort),
+    ...common,
+    '--run',
+  ])
   const monitorUri = `postgres://autoctl_node@127.0.0.1:${monitorPort}/pg_auto_failover?sslmode=require`
-  const state = async () => JSON.parse(await pgautoctl('show', 'state', '--pgdata', monitorData, '--json')) as NodeState[]
+  const state = async () =>
+    JSON.parse(await pgautoctl('show', 'state', '--pgdata', monitorData, '--json')) as NodeState[]
   const nodes: FormationNode[] = []
   const createNodes = async () => {
     await until(() => canConnect(monitorPort), 60_000)
-    await until(async () => state().then(() => true, () => false), 60_000)
+    await until(
+      async () =>
+        state().then(
+          () => true,
+          () => false,
+        ),
+      60_000,
+    )
     for (const name of ['node1', 'node2']) {
       const node = { name, port: await freePort(), pgdata: join(dir, name) }
       nodes.push(node)
-      service(name, ['create', 'postgres', '--pgdata', node.pgdata, '--pgport', String(node.port), ...common, '--monitor', monitorUri, '--dbname', database, '--name', name, '--run'])
-      if (name === 'node1') await until(async () => (await state()).some((row) => row.nodename === name && row.current_group_state === 'single'), 60_000)
+      service(name, [
+        'create',
+        'postgres',
+        '--pgdata',
+        node.pgdata,
+        '--pgport',
+        String(node.port),
+        ...common,
+        '--monitor',
+        monitorUri,
+        '--dbname',
+        database,
+        '--name',
+        name,
+        '--run',
+      ])
+      if (name === 'node1')
+        await until(
+          async () => (await state()).some((row) => row.nodename === name && row.current_group_state === 'single'),
+          60_000,
+        )
     }
   }
   const byName = (name: string) => nodes.find((node) => node.name === name)!
@@ -120,13 +174,17 @@ export async function startFormation(database = 'payments'): Promise<Formation> 
     uri: '',
     nodes,
     primary: async () => {
-      const row = (await state()).find((node) => WRITABLE.includes(node.current_group_state) && WRITABLE.includes(node.assigned_group_state))
+      const row = (await state()).find(
+        (node) => WRITABLE.includes(node.current_group_state) && WRITABLE.includes(node.assigned_group_state),
+      )
       return row && byName(row.nodename)
     },
     settled: async (timeoutMs = 60_000) => {
       await until(async () => {
         const rows = await state()
-        const ready = rows.length === 2 && rows.some((row) => row.current_group_state === 'primary' && row.assigned_group_state === 'primary') &&
+        const ready =
+          rows.length === 2 &&
+          rows.some((row) => row.current_group_state === 'primary' && row.assigned_group_state === 'primary') &&
           rows.some((row) => row.current_group_state === 'secondary' && row.assigned_group_state === 'secondary')
         // A new standby's base backup waits for a checkpoint, spread over minutes by default: ask for it now.
         if (!ready) await checkpoint(rows)
@@ -146,15 +204,25 @@ export async function startFormation(database = 'payments'): Promise<Formation> 
       service(node.name, ['run', '--pgdata', node.pgdata])
     },
     shortenFailover: async () => {
-      const monitor = connect(`postgres://postgres@127.0.0.1:${monitorPort}/pg_auto_failover?sslmode=require`, { max: 1 })
+      const monitor = connect(`postgres://postgres@127.0.0.1:${monitorPort}/pg_auto_failover?sslmode=require`, {
+        max: 1,
+      })
       try {
-        for (const [name, value] of Object.entries(SHORTER_FAILOVER.monitor)) await monitor.unsafe(`alter system set pgautofailover.${name} = ${value}`)
+        for (const [name, value] of Object.entries(SHORTER_FAILOVER.monitor))
+          await monitor.unsafe(`alter system set pgautofailover.${name} = ${value}`)
         await monitor`select pg_reload_conf()`
       } finally {
         await monitor.end({ timeout: 1 })
       }
       for (const node of nodes) {
-        await pgautoctl('config', 'set', '--pgdata', node.pgdata, 'timeout.network_partition_timeout', String(SHORTER_FAILOVER.networkPartitionTimeoutSeconds))
+        await pgautoctl(
+          'config',
+          'set',
+          '--pgdata',
+          node.pgdata,
+          'timeout.network_partition_timeout',
+          String(SHORTER_FAILOVER.networkPartitionTimeoutSeconds),
+        )
         await pgautoctl('reload', '--pgdata', node.pgdata).catch(() => '')
       }
     },
@@ -165,23 +233,26 @@ export async function startFormation(database = 'payments'): Promise<Formation> 
         ports.push(port)
         const ini = join(dir, `pgbouncer-${node.name}.ini`)
         await writeFile(join(dir, 'userlist.txt'), '"postgres" ""\n"payments" ""\n')
-        await writeFile(ini, [
-          '[databases]',
-          `* = host=127.0.0.1 port=${node.port}`,
-          '[pgbouncer]',
-          'listen_addr = 127.0.0.1',
-          `listen_port = ${port}`,
-          'unix_socket_dir =',
-          'auth_type = trust',
-          `auth_file = ${join(dir, 'userlist.txt')}`,
-          'pool_mode = transaction',
-          'max_client_conn = 500',
-          'default_pool_size = 40',
-          'server_tls_sslmode = require',
-          'ignore_startup_parameters = extra_float_digits',
-          // Its console (SHOW POOLS, SHOW SERVERS), for a run that needs to say where connections wait.
-          'admin_users = postgres',
-        ].join('\n'))
+        await writeFile(
+          ini,
+          [
+            '[databases]',
+            `* = host=127.0.0.1 port=${node.port}`,
+            '[pgbouncer]',
+            'listen_addr = 127.0.0.1',
+            `listen_port = ${port}`,
+            'unix_socket_dir =',
+            'auth_type = trust',
+            `auth_file = ${join(dir, 'userlist.txt')}`,
+            'pool_mode = transaction',
+            'max_client_conn = 500',
+            'default_pool_size = 40',
+            'server_tls_sslmode = require',
+            'ignore_startup_parameters = extra_float_digits',
+            // Its console (SHOW POOLS, SHOW SERVERS), for a run that needs to say where connections wait.
+            'admin_users = postgres',
+          ].join('\n'),
+        )
         if (asRoot) await run('chown', ['postgres', ini, join(dir, 'userlist.txt')])
         service(`pgbouncer-${node.name}`, [ini], PGBOUNCER)
       }
@@ -203,9 +274,17 @@ export async function startFormation(database = 'payments'): Promise<Formation> 
     },
   }
   const checkpoint = async (rows: NodeState[]) => {
-    const primary = rows.find((row) => row.assigned_group_state === 'primary' || row.assigned_group_state === 'wait_primary' || row.current_group_state === 'single')
+    const primary = rows.find(
+      (row) =>
+        row.assigned_group_state === 'primary' ||
+        row.assigned_group_state === 'wait_primary' ||
+        row.current_group_state === 'single',
+    )
     if (!primary) return
-    const sql = connect(`postgres://postgres@127.0.0.1:${primary.nodeport}/postgres?sslmode=require`, { max: 1, connectTimeoutMs: 1000 })
+    const sql = connect(`postgres://postgres@127.0.0.1:${primary.nodeport}/postgres?sslmode=require`, {
+      max: 1,
+      connectTimeoutMs: 1000,
+    })
     await sql`checkpoint`.catch(() => {})
     await sql.end({ timeout: 1 })
   }

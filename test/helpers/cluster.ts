@@ -20,7 +20,13 @@ export interface PrivateCluster {
 export async function startPrivateCluster(): Promise<PrivateCluster> {
   const dir = await scratchDir('payments-cluster-')
   const port = await freePort()
-  const cluster = new LocalCluster({ directory: join(dir, 'pg'), port, user: 'postgres', password: 'postgres', settings: { fsync: 'off' } })
+  const cluster = new LocalCluster({
+    directory: join(dir, 'pg'),
+    port,
+    user: 'postgres',
+    password: 'postgres',
+    settings: { fsync: 'off' },
+  })
   await cluster.initialise()
   await cluster.start()
   await createDatabaseIfMissing(`postgres://postgres:postgres@127.0.0.1:${port}/postgres`, 'payments')

@@ -15,11 +15,26 @@ addFormats.default(ajv)
 ajv.addSchema(spec, 'openapi')
 const validators = new Map<string, ValidateFunction>()
 
-const pointer = (segments: string[]) => segments.map((segment) => segment.replaceAll('~', '~0').replaceAll('/', '~1')).join('/')
-const resolve = (node: Node): Node => (node?.$ref ? resolve(node.$ref.slice(2).split('/').reduce((at: Node, key: string) => at?.[key], spec)) : node)
+const pointer = (segments: string[]) =>
+  segments.map((segment) => segment.replaceAll('~', '~0').replaceAll('/', '~1')).join('/')
+const resolve = (node: Node): Node =>
+  node?.$ref
+    ? resolve(
+        node.$ref
+          .slice(2)
+          .split('/')
+          .reduce((at: Node, key: string) => at?.[key], spec),
+      )
+    : node
 
 /** What is wrong with this response, by the document; undefined when nothing is (or the route is not an operation). */
-export function contractViolation(method: string, route: string | undefined, status: number, contentType: string | undefined, body: string): string | undefined {
+export function contractViolation(
+  method: string,
+  route: string | undefined,
+  status: number,
+  contentType: string | undefined,
+  body: string,
+): string | undefined {
   if (!route) return undefined // no route matched: not an operation of the document
   const path = route.replace(/:(\w+)/g, '{$1}')
   if (path.startsWith('/docs') || path.startsWith('/simulated-processor')) return undefined // the reference page's files, the simulated processor's pages
@@ -31,7 +46,8 @@ export function contractViolation(method: string, route: string | undefined, sta
   if (!response) return `${where}: status ${status} is not documented`
   const type = contentType?.split(';')[0]?.trim()
   if (!response.content) return body.length ? `${where}: a body was sent, none is documented` : undefined
-  if (!type || !response.content[type]) return `${where}: content type ${type} is not documented (${Object.keys(response.content).join(', ')})`
+  if (!type || !response.content[type])
+    return `${where}: content type ${type} is not documented (${Object.keys(response.content).join(', ')})`
   const schemaPath = operation.responses[responseKey].$ref
     ? `${operation.responses[responseKey].$ref.slice(2)}/content/${pointer([type])}/schema`
     : `paths/${pointer([path, method.toLowerCase()])}/responses/${responseKey}/content/${pointer([type])}/schema`
@@ -54,7 +70,9 @@ export function contractViolation(method: string, route: string | undefined, sta
 export function exampleViolations(): string[] {
   return Object.entries((spec.components?.schemas ?? {}) as Record<string, Node>).flatMap(([name, schema]) => {
     const validate = ajv.compile({ $ref: `openapi#/components/schemas/${pointer([name])}` })
-    return ((schema.examples ?? []) as unknown[]).flatMap((example, index) => (validate(example) ? [] : [`${name} example ${index}: ${ajv.errorsText(validate.errors)}`]))
+    return ((schema.examples ?? []) as unknown[]).flatMap((example, index) =>
+      validate(example) ? [] : [`${name} example ${index}: ${ajv.errorsText(validate.errors)}`],
+    )
   })
 }
 
@@ -64,7 +82,13 @@ export function watchContract(app: FastifyInstance): string[] {
   app.addHook('onSend', (request, reply, payload, done) => {
     const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : ''
     const header = reply.getHeader('content-type')
-    const violation = contractViolation(request.method, request.routeOptions.url, reply.statusCode, header === undefined ? undefined : String(header), body)
+    const violation = contractViolation(
+      request.method,
+      request.routeOptions.url,
+      reply.statusCode,
+      header === undefined ? undefined : String(header),
+      body,
+    )
     if (violation) violations.push(violation)
     done(null, payload)
   })
@@ -91,7 +115,13 @@ export function contractFetch(violations: string[]): typeof fetch {
     const url = new URL(input instanceof Request ? input.url : String(input))
     const method = init?.method ?? (input instanceof Request ? input.method : 'GET')
     const body = await response.clone().text()
-    const violation = contractViolation(method, routeOf(url.pathname), response.status, response.headers.get('content-type') ?? undefined, body)
+    const violation = contractViolation(
+      method,
+      routeOf(url.pathname),
+      response.status,
+      response.headers.get('content-type') ?? undefined,
+      body,
+    )
     if (violation) violations.push(violation)
     return response
   }

@@ -13,7 +13,12 @@ export interface CuttingProxy {
 }
 
 /** Cuts the connection that sends a chunk `cut` accepts, up to `times` connections in all. */
-export async function startCuttingProxy(databaseUrl: string, cut: (chunk: Buffer) => boolean, times = 1, how: 'terminate' | 'silence' | 'reset' = 'terminate'): Promise<CuttingProxy> {
+export async function startCuttingProxy(
+  databaseUrl: string,
+  cut: (chunk: Buffer) => boolean,
+  times = 1,
+  how: 'terminate' | 'silence' | 'reset' = 'terminate',
+): Promise<CuttingProxy> {
   const target = new URL(databaseUrl)
   let cuts = 0
   const proxy = createServer((client) => {
@@ -32,7 +37,8 @@ export async function startCuttingProxy(databaseUrl: string, cut: (chunk: Buffer
       upstream.write(chunk)
     })
     upstream.on('data', (chunk: Buffer) => client.writable && client.write(chunk))
-    for (const socket of [client, upstream]) socket.on('error', () => {}).on('close', () => (client.destroy(), upstream.destroy()))
+    for (const socket of [client, upstream])
+      socket.on('error', () => {}).on('close', () => (client.destroy(), upstream.destroy()))
   })
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
   const url = new URL(databaseUrl)
@@ -46,7 +52,9 @@ export async function startCuttingProxy(databaseUrl: string, cut: (chunk: Buffer
 
 /** The ErrorResponse a backend sends when pg_terminate_backend ends it. */
 function fatalTermination(): Buffer {
-  const fields = ['SFATAL', 'VFATAL', 'C57P01', 'Mterminating connection due to administrator command'].map((field) => Buffer.from(`${field}\0`))
+  const fields = ['SFATAL', 'VFATAL', 'C57P01', 'Mterminating connection due to administrator command'].map((field) =>
+    Buffer.from(`${field}\0`),
+  )
   const body = Buffer.concat([...fields, Buffer.from([0])])
   const header = Buffer.alloc(5)
   header.write('E', 0)

@@ -13,14 +13,19 @@ export function rawExchange(port: number, request: string | Buffer): Promise<str
   return new Promise((resolve, reject) => {
     let response = ''
     const socket = createConnection({ port, host: '127.0.0.1' }, () => socket.write(request))
-    socket.on('data', (chunk) => (response += chunk)).on('end', () => resolve(response)).on('error', reject)
+    socket
+      .on('data', (chunk) => (response += chunk))
+      .on('end', () => resolve(response))
+      .on('error', reject)
   })
 }
 
 export function parseRawResponse(raw: string): RawResponse {
   const [head = '', ...rest] = raw.split('\r\n\r\n')
   const [statusLine = '', ...lines] = head.split('\r\n')
-  const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]))
+  const headers = Object.fromEntries(
+    lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+  )
   return { status: Number(statusLine.split(' ')[1]), headers, body: rest.join('\r\n\r\n') }
 }
 

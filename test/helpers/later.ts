@@ -40,13 +40,21 @@ export interface LaterAtProcessor {
   compare(): Promise<Comparison>
 }
 
-export async function laterAt(name: 'simulated' | 'stripe', context: TestContext, choice: ProcessorChoice): Promise<LaterAtProcessor> {
+export async function laterAt(
+  name: 'simulated' | 'stripe',
+  context: TestContext,
+  choice: ProcessorChoice,
+): Promise<LaterAtProcessor> {
   const log = pino({ level: 'silent' })
   const reconcile = () => pullEvents(context.sql, context.processor.later, LATER_SETTINGS, log)
   const compare = () => compareWithProcessor(context.sql, context.processor.later, log, { settleMarginMs: 0 })
   if (name === 'simulated') {
     const control = async (path: string, body: unknown = {}) => {
-      const response = await context.app.inject({ method: 'POST', url: `/simulated-processor${path}`, payload: body as object })
+      const response = await context.app.inject({
+        method: 'POST',
+        url: `/simulated-processor${path}`,
+        payload: body as object,
+      })
       expect(response.statusCode, response.body).toBe(200)
     }
     const controls = simulatedControlsOf(context.processor)!
@@ -64,7 +72,8 @@ export async function laterAt(name: 'simulated' | 'stripe', context: TestContext
       settleUntold: async (reference) => void (await controls.settle(reference)),
       dispute: (reference) => control(`/payments/${reference}/dispute`),
       closeDispute: (reference, outcome) => control(`/payments/${reference}/dispute/close`, { outcome }),
-      refund: (reference, amountCents) => control(`/payments/${reference}/refund`, amountCents === undefined ? {} : { amount_cents: amountCents }),
+      refund: (reference, amountCents) =>
+        control(`/payments/${reference}/refund`, amountCents === undefined ? {} : { amount_cents: amountCents }),
       expire: (reference) => control(`/payments/${reference}/expire`),
       cancel: (reference) => control(`/payments/${reference}/cancel`),
       untold: {
@@ -103,7 +112,12 @@ export async function laterAt(name: 'simulated' | 'stripe', context: TestContext
     }
   }
   // Stripe's Dashboard does what its API does, under no key of the service's.
-  const dashboard = new Stripe(server.secretKey, { host: '127.0.0.1', port: Number(new URL(server.url).port), protocol: 'http', maxNetworkRetries: 0 })
+  const dashboard = new Stripe(server.secretKey, {
+    host: '127.0.0.1',
+    port: Number(new URL(server.url).port),
+    protocol: 'http',
+    maxNetworkRetries: 0,
+  })
   return {
     async authenticate(nextActionUrl, succeeded) {
       const response = await fetch(nextActionUrl, {

@@ -32,15 +32,33 @@ export interface PaymentLoad {
   stop(): Promise<void>
 }
 
-const SOURCES = ['pm_card_visa', 'pm_card_visa', 'pm_card_visa', 'pm_card_mastercard', 'pm_card_chargeDeclined', 'pm_card_responseLost']
+const SOURCES = [
+  'pm_card_visa',
+  'pm_card_visa',
+  'pm_card_visa',
+  'pm_card_mastercard',
+  'pm_card_chargeDeclined',
+  'pm_card_responseLost',
+]
 
 /** `fetch` may be one that checks each response (contractFetch). */
-export function startPaymentLoad(baseUrl: string, apiKey: string, clients: number, fetch: typeof globalThis.fetch = globalThis.fetch): PaymentLoad {
+export function startPaymentLoad(
+  baseUrl: string,
+  apiKey: string,
+  clients: number,
+  fetch: typeof globalThis.fetch = globalThis.fetch,
+): PaymentLoad {
   const load: PaymentLoad = { acknowledged: [], abandoned: [], answers: [], unanswered: 0, stop: async () => {} }
   let stopping = false
 
   // One logical operation: the same key and body until the server gives an outcome, or the first 503 if `abandon`.
-  const settle = async (kind: Acknowledged['kind'], path: string, body: object, key = randomUUID(), abandon = false): Promise<Acknowledged | undefined> => {
+  const settle = async (
+    kind: Acknowledged['kind'],
+    path: string,
+    body: object,
+    key = randomUUID(),
+    abandon = false,
+  ): Promise<Acknowledged | undefined> => {
     for (;;) {
       let response: Response
       const sentAt = Date.now()
@@ -60,11 +78,19 @@ export function startPaymentLoad(baseUrl: string, apiKey: string, clients: numbe
       load.answers.push({ status: response.status, retryAfter: response.headers.get('retry-after'), at: Date.now() })
       if (response.status === 201 || response.status === 402) {
         const parsed = JSON.parse(text) as { id?: string; charge?: string }
-        const acknowledged = { kind, key, status: response.status, id: (response.status === 201 ? parsed.id : parsed.charge)!, sentAt, at: Date.now() } as Acknowledged
+        const acknowledged = {
+          kind,
+          key,
+          status: response.status,
+          id: (response.status === 201 ? parsed.id : parsed.charge)!,
+          sentAt,
+          at: Date.now(),
+        } as Acknowledged
         load.acknowledged.push(acknowledged)
         return acknowledged
       }
-      if (response.status !== 409 && response.status !== 503) throw new Error(`${kind} ${key}: unexpected ${response.status} ${text}`)
+      if (response.status !== 409 && response.status !== 503)
+        throw new Error(`${kind} ${key}: unexpected ${response.status} ${text}`)
       if (abandon && response.status === 503) return void load.abandoned.push(key)
       // Retry-After in seconds; a second at most, so that the test keeps moving.
       await sleep(Math.min(Number(response.headers.get('retry-after') ?? 1), 1) * 1000)
@@ -77,8 +103,15 @@ export function startPaymentLoad(baseUrl: string, apiKey: string, clients: numbe
       const amount = 500 + Math.floor(Math.random() * 5000)
       const key = randomUUID()
       const abandon = source === 'pm_card_responseLost' && Math.random() < 0.5
-      const charge = await settle('charge', '/v1/charges', { amount_cents: amount, currency: 'usd', source, metadata: { key } }, key, abandon)
-      if (charge?.status === 201 && Math.random() < 0.5) await settle('refund', `/v1/charges/${charge.id}/refunds`, { amount_cents: Math.floor(amount / 2) })
+      const charge = await settle(
+        'charge',
+        '/v1/charges',
+        { amount_cents: amount, currency: 'usd', source, metadata: { key } },
+        key,
+        abandon,
+      )
+      if (charge?.status === 201 && Math.random() < 0.5)
+        await settle('refund', `/v1/charges/${charge.id}/refunds`, { amount_cents: Math.floor(amount / 2) })
     }
   }
   const running = Array.from({ length: clients }, client)

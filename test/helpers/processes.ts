@@ -13,8 +13,18 @@ export interface ServerProcess {
 }
 
 /** Starts src/server.ts on a free port and resolves once it listens; `onSpawn` reads its output while it starts. */
-export async function startServer(env: Record<string, string>, onSpawn?: (output: () => string) => void): Promise<ServerProcess> {
-  return startScript('src/server.ts', [], { PORT: '0', LOG_LEVEL: 'info', ...env }, /Server listening at (http:\/\/127\.0\.0\.1:\d+)/, 'server', onSpawn)
+export async function startServer(
+  env: Record<string, string>,
+  onSpawn?: (output: () => string) => void,
+): Promise<ServerProcess> {
+  return startScript(
+    'src/server.ts',
+    [],
+    { PORT: '0', LOG_LEVEL: 'info', ...env },
+    /Server listening at (http:\/\/127\.0\.0\.1:\d+)/,
+    'server',
+    onSpawn,
+  )
 }
 
 /** Starts a TypeScript script (with this package's own subpaths resolving to source) and resolves once its output matches `ready`; `url` is the match's first group, if any. */
@@ -48,8 +58,15 @@ export async function startScript(
 }
 
 /** Runs an npm script to completion and returns what it printed. */
-export async function runNpmScript(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn('npm', ['run', '--silent', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+export async function runNpmScript(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn('npm', ['run', '--silent', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (chunk) => (stdout += chunk))

@@ -22,18 +22,28 @@ export interface ProcessorUnderTest {
 }
 
 export function simulatedUnderTest(sql: Sql, slowDelayMs = 300): ProcessorUnderTest {
-  return { processor: createSimulatedProcessor({ sql, slowDelayMs }), movementsUnder: (key) => simulatedMovements(sql, key) }
+  return {
+    processor: createSimulatedProcessor({ sql, slowDelayMs }),
+    movementsUnder: (key) => simulatedMovements(sql, key),
+  }
 }
 
 export function stripeUnderTest(server: StripeTestServer, timeoutMs = 5000): ProcessorUnderTest {
-  return { processor: stripeProcessorFor(server, timeoutMs), movementsUnder: async (key) => stripeMovements(server, key) }
+  return {
+    processor: stripeProcessorFor(server, timeoutMs),
+    movementsUnder: async (key) => stripeMovements(server, key),
+  }
 }
 
 /** The signing secret of the service's webhook endpoint at the Stripe test server, in every test. */
 export const STRIPE_WEBHOOK_SECRET = 'whsec_testserverendpointsecret0000'
 
 export function stripeProcessorFor(server: StripeTestServer, timeoutMs = 5000): PaymentProcessor {
-  return createStripeProcessor({ stripe: createStripeClient({ secretKey: server.secretKey, apiUrl: server.url, timeoutMs }), timeoutMs, webhookSecret: STRIPE_WEBHOOK_SECRET })
+  return createStripeProcessor({
+    stripe: createStripeClient({ secretKey: server.secretKey, apiUrl: server.url, timeoutMs }),
+    timeoutMs,
+    webhookSecret: STRIPE_WEBHOOK_SECRET,
+  })
 }
 
 export const PROCESSORS = [{ name: 'simulated' as const }, { name: 'stripe' as const }]
@@ -70,7 +80,13 @@ export function useProcessor(name: 'simulated' | 'stripe'): ProcessorChoice {
     return server
   }
   if (name === 'simulated') {
-    return { factory: simulatedProcessor, movementsUnder: simulatedMovements, ledgerOf: simulatedLedger, operationsOn: simulatedOperationsOn, stripe }
+    return {
+      factory: simulatedProcessor,
+      movementsUnder: simulatedMovements,
+      ledgerOf: simulatedLedger,
+      operationsOn: simulatedOperationsOn,
+      stripe,
+    }
   }
   return {
     factory: () => stripeProcessorFor(stripe()),
@@ -83,9 +99,11 @@ export function useProcessor(name: 'simulated' | 'stripe'): ProcessorChoice {
 
 async function simulatedMovements(sql: Sql, key: string): Promise<number> {
   // A decline moved nothing, nor did a charge not decided yet (requires_action, processing) when it answered.
-  return (await sql`
+  return (
+    await sql`
     select 1 from simulated_processor.operations
-    where idempotency_key = ${key} and coalesce(outcome->>'status', 'succeeded') not in ('failed', 'requires_action', 'processing')`).length
+    where idempotency_key = ${key} and coalesce(outcome->>'status', 'succeeded') not in ('failed', 'requires_action', 'processing')`
+  ).length
 }
 
 function stripeMovements(server: StripeTestServer, key: string): number {
@@ -107,11 +125,19 @@ async function simulatedLedger(sql: Sql, accountId: string): Promise<ProcessorLe
 /** Stripe's own books for the account: movements on the PaymentIntents its charges are, and their refunds. */
 function stripeLedger(server: StripeTestServer, accountId: string): ProcessorLedger {
   const intents = new Set(
-    [...server.ledger.paymentIntents.values()].filter((intent) => intent.metadata.account_id === accountId).map((intent) => intent.id),
+    [...server.ledger.paymentIntents.values()]
+      .filter((intent) => intent.metadata.account_id === accountId)
+      .map((intent) => intent.id),
   )
   const refunds = [...server.ledger.refunds.values()].filter((refund) => intents.has(refund.payment_intent as string))
-  const charges = server.ledger.movements.filter((movement) => (movement.kind === 'charge' || movement.kind === 'authorization') && intents.has(movement.object))
-  return { charges: charges.length, refunds: refunds.length, refunded: refunds.reduce((sum, refund) => sum + refund.amount, 0) }
+  const charges = server.ledger.movements.filter(
+    (movement) => (movement.kind === 'charge' || movement.kind === 'authorization') && intents.has(movement.object),
+  )
+  return {
+    charges: charges.length,
+    refunds: refunds.length,
+    refunded: refunds.reduce((sum, refund) => sum + refund.amount, 0),
+  }
 }
 
 async function simulatedOperationsOn(sql: Sql, chargeId: string): Promise<Record<string, number>> {
@@ -122,13 +148,24 @@ async function simulatedOperationsOn(sql: Sql, chargeId: string): Promise<Record
   return Object.fromEntries(rows.map((row) => [row.kind, row.count]))
 }
 
-async function stripeOperationsOn(server: StripeTestServer, sql: Sql, chargeId: string): Promise<Record<string, number>> {
-  const [charge] = await sql<{ processor_reference: string }[]>`select processor_reference from charges where id = ${chargeId}`
-  const refunds = new Set([...server.ledger.refunds.values()].filter((refund) => refund.payment_intent === charge?.processor_reference).map((refund) => refund.id))
+async function stripeOperationsOn(
+  server: StripeTestServer,
+  sql: Sql,
+  chargeId: string,
+): Promise<Record<string, number>> {
+  const [charge] = await sql<
+    { processor_reference: string }[]
+  >`select processor_reference from charges where id = ${chargeId}`
+  const refunds = new Set(
+    [...server.ledger.refunds.values()]
+      .filter((refund) => refund.payment_intent === charge?.processor_reference)
+      .map((refund) => refund.id),
+  )
   const counts: Record<string, number> = {}
   for (const movement of server.ledger.movements) {
     if (movement.kind === 'charge' || movement.kind === 'authorization') continue
-    if (movement.object === charge?.processor_reference || refunds.has(movement.object)) counts[movement.kind] = (counts[movement.kind] ?? 0) + 1
+    if (movement.object === charge?.processor_reference || refunds.has(movement.object))
+      counts[movement.kind] = (counts[movement.kind] ?? 0) + 1
   }
   return counts
 }

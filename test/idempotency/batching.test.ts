@@ -55,12 +55,20 @@ async function claimed(claims: KeyClaims, key: string): Promise<Claim> {
 
 /** A succeeded charge as the route records it: the charge row, its event, and the 201 to store. */
 function charge(description = 'batched') {
-  const recorded = recordCharge(newId('ch'), accountId, { amount_cents: 1000, currency: 'usd', source: 'pm_card_visa', description }, { status: 'succeeded', processorReference: `ref_${randomBytes(4).toString('hex')}` })
+  const recorded = recordCharge(
+    newId('ch'),
+    accountId,
+    { amount_cents: 1000, currency: 'usd', source: 'pm_card_visa', description },
+    { status: 'succeeded', processorReference: `ref_${randomBytes(4).toString('hex')}` },
+  )
   return { writes: recorded.writes, response: toStoredResponse(recorded.response) }
 }
 
 /** Commits `batch` in one statement; each answer, or its error's code. */
-async function commitBatch(commits: Commits, batch: { claim: Claim; writes: RowInsert[]; response: ReturnType<typeof charge>['response'] }[]) {
+async function commitBatch(
+  commits: Commits,
+  batch: { claim: Claim; writes: RowInsert[]; response: ReturnType<typeof charge>['response'] }[],
+) {
   const batched = batch.map(({ claim, writes, response }) =>
     commits.commit(writes, claim, response).then(
       (committed) => ({ committed }),
@@ -71,12 +79,26 @@ async function commitBatch(commits: Commits, batch: { claim: Claim; writes: RowI
 }
 
 const keyState = async (claim: Claim) =>
-  (await database.sql<{ completed: boolean; token: string | null }[]>`
-    select completed_at is not null as completed, claim_token::text as token from idempotency_keys where id = ${claim.rowId}`)[0]!
+  (
+    await database.sql<{ completed: boolean; token: string | null }[]>`
+    select completed_at is not null as completed, claim_token::text as token from idempotency_keys where id = ${claim.rowId}`
+  )[0]!
 const chargesDescribed = async (description: string) =>
-  Number((await database.sql<{ count: string }[]>`select count(*) from charges where account_id = ${accountId} and description = ${description}`)[0]!.count)
+  Number(
+    (
+      await database.sql<
+        { count: string }[]
+      >`select count(*) from charges where account_id = ${accountId} and description = ${description}`
+    )[0]!.count,
+  )
 const eventsOf = async (description: string) =>
-  Number((await database.sql<{ count: string }[]>`select count(*) from events where account_id = ${accountId} and body::jsonb->'data'->'object'->>'description' = ${description}`)[0]!.count)
+  Number(
+    (
+      await database.sql<
+        { count: string }[]
+      >`select count(*) from events where account_id = ${accountId} and body::jsonb->'data'->'object'->>'description' = ${description}`
+    )[0]!.count,
+  )
 
 describe('commits shared by concurrent requests', () => {
   it('when one request of a batch was taken over, then it alone writes nothing and is refused, and the others commit', async () => {
@@ -88,12 +110,23 @@ describe('commits shared by concurrent requests', () => {
     const [successor] = await database.sql<{ token: string }[]>`
       update idempotency_keys set claim_token = gen_random_uuid() where id = ${b!.rowId} returning claim_token::text as token`
 
-    const answers = await commitBatch(commits, [a!, b!, c!].map((claim, index) => ({ claim, ...charge(`fenced-batch-${index}`) })))
+    const answers = await commitBatch(
+      commits,
+      [a!, b!, c!].map((claim, index) => ({ claim, ...charge(`fenced-batch-${index}`) })),
+    )
 
     expect(sizes).toEqual([3])
     expect(answers).toEqual([{ committed: true }, { committed: false }, { committed: true }])
-    expect([await chargesDescribed('fenced-batch-0'), await chargesDescribed('fenced-batch-1'), await chargesDescribed('fenced-batch-2')]).toEqual([1, 0, 1])
-    expect([await eventsOf('fenced-batch-0'), await eventsOf('fenced-batch-1'), await eventsOf('fenced-batch-2')]).toEqual([1, 0, 1])
+    expect([
+      await chargesDescribed('fenced-batch-0'),
+      await chargesDescribed('fenced-batch-1'),
+      await chargesDescribed('fenced-batch-2'),
+    ]).toEqual([1, 0, 1])
+    expect([
+      await eventsOf('fenced-batch-0'),
+      await eventsOf('fenced-batch-1'),
+      await eventsOf('fenced-batch-2'),
+    ]).toEqual([1, 0, 1])
     expect(await keyState(b!)).toEqual({ completed: false, token: successor!.token })
     expect((await keyState(a!)).completed && (await keyState(c!)).completed).toBe(true)
   })
@@ -113,7 +146,11 @@ describe('commits shared by concurrent requests', () => {
     ])
 
     expect(answers).toEqual([{ committed: true }, { error: '23514', unavailable: false }, { committed: true }])
-    expect([await chargesDescribed('failing-batch-0'), await chargesDescribed('failing-batch-1'), await chargesDescribed('failing-batch-2')]).toEqual([1, 0, 1])
+    expect([
+      await chargesDescribed('failing-batch-0'),
+      await chargesDescribed('failing-batch-1'),
+      await chargesDescribed('failing-batch-2'),
+    ]).toEqual([1, 0, 1])
     expect((await keyState(b!)).completed).toBe(false)
   })
 
@@ -130,7 +167,11 @@ describe('commits shared by concurrent requests', () => {
 
     expect(proxy.cuts()).toBe(1)
     for (const answer of answers) expect(answer).toMatchObject({ unavailable: true })
-    expect([await chargesDescribed('lost-batch-0'), await chargesDescribed(CUT_MARKER), await chargesDescribed('lost-batch-2')]).toEqual([0, 0, 0])
+    expect([
+      await chargesDescribed('lost-batch-0'),
+      await chargesDescribed(CUT_MARKER),
+      await chargesDescribed('lost-batch-2'),
+    ]).toEqual([0, 0, 0])
     for (const claim of [a!, b!, c!]) expect((await keyState(claim)).completed).toBe(false)
     const next = charge('lost-batch-after')
     expect(await commits.commit(next.writes, after!, next.response)).toBe(true)
@@ -174,7 +215,9 @@ describe('claims shared by concurrent requests', () => {
     )
     expect(await Promise.all(answers)).toEqual(['claimed', '22P05', 'claimed'])
     expect(sizes).toEqual([3])
-    const stored = await database.sql<{ key: string }[]>`select key from idempotency_keys where key in ${database.sql(keys)} order by key`
+    const stored = await database.sql<
+      { key: string }[]
+    >`select key from idempotency_keys where key in ${database.sql(keys)} order by key`
     expect(stored.map((row) => row.key)).toEqual([keys[0], keys[2]].sort())
   })
 

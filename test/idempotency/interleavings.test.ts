@@ -17,25 +17,41 @@ import { until } from '../helpers/system.js'
 // has let go of everything it held.
 const LATE_END = 'request failed after its deadline had been answered'
 const lateEnds: string[] = []
-const log = pino({ level: 'warn' }, new Writable({ write: (chunk, _encoding, done) => (lateEnds.push(...lineIf(String(chunk))), done()) }))
+const log = pino(
+  { level: 'warn' },
+  new Writable({ write: (chunk, _encoding, done) => (lateEnds.push(...lineIf(String(chunk))), done()) }),
+)
 const lineIf = (line: string) => (JSON.parse(line).msg === LATE_END ? [line] : [])
 // The smallest lease the configuration accepts for a 1 s deadline (lease >= deadline).
 describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
   const under = useProcessor(name)
   const processor = controllableProcessor(under.factory)
-  const suite = useTestApp({ processor: processor.factory, config: { REQUEST_TIMEOUT_MS: 1000, IDEMPOTENCY_LEASE_SECONDS: 1 }, log })
+  const suite = useTestApp({
+    processor: processor.factory,
+    config: { REQUEST_TIMEOUT_MS: 1000, IDEMPOTENCY_LEASE_SECONDS: 1 },
+    log,
+  })
   const processorLedger = (sql: Sql, accountId: string) => under.ledgerOf(sql, accountId)
 
   const recover = (leaseSeconds = 30) =>
-    recoverAbandonedClaims(suite.context.sql, recoveries(suite.context.processor, suite.context.sql), { graceSeconds: 0, leaseSeconds, batchSize: 100 }, pino({ level: 'silent' }))
+    recoverAbandonedClaims(
+      suite.context.sql,
+      recoveries(suite.context.processor, suite.context.sql),
+      { graceSeconds: 0, leaseSeconds, batchSize: 100 },
+      pino({ level: 'silent' }),
+    )
 
   const keyRow = async (accountId: string, key: string) =>
-    (await suite.context.sql<{ operation_id: string; claim_token: string | null; expires_at: Date }[]>`
-      select operation_id, claim_token, expires_at from idempotency_keys where account_id = ${accountId} and key = ${key}`)[0]
+    (
+      await suite.context.sql<{ operation_id: string; claim_token: string | null; expires_at: Date }[]>`
+      select operation_id, claim_token, expires_at from idempotency_keys where account_id = ${accountId} and key = ${key}`
+    )[0]
 
   const chargeOf = async (accountId: string) =>
-    (await suite.context.sql<{ id: string; amount_refunded_cents: number; amount_refund_pending_cents: number }[]>`
-      select id, amount_refunded_cents, amount_refund_pending_cents from charges where account_id = ${accountId}`)[0]!
+    (
+      await suite.context.sql<{ id: string; amount_refunded_cents: number; amount_refund_pending_cents: number }[]>`
+      select id, amount_refunded_cents, amount_refund_pending_cents from charges where account_id = ${accountId}`
+    )[0]!
 
   /** Holds a row lock from a connection of its own until `release` is called, as a slow transaction would. */
   async function holdLock(sql: Sql, lock: (tx: Sql) => Promise<unknown>): Promise<{ release: () => Promise<void> }> {
@@ -54,7 +70,11 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
 
   /** Backends of this database waiting for a lock. */
   const lockWaiters = async (sql: Sql) =>
-    (await sql<{ n: number }[]>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)[0]!.n
+    (
+      await sql<
+        { n: number }[]
+      >`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`
+    )[0]!.n
 
   /** A charge whose answer the processor lost after charging (503): returns the operation id its key is bound to. */
   async function lostCharge(user: TestAccount, key: string): Promise<string> {
@@ -65,7 +85,8 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
 
   /** Makes a key look a day and a second old, past its TTL, as PostgreSQL's clock would after a long outage. */
   const ageOneDay = (operationId: string) =>
-    suite.context.sql`update idempotency_keys set expires_at = now() - interval '1 second', created_at = now() - interval '1 day 1 second' where operation_id = ${operationId}`
+    suite.context
+      .sql`update idempotency_keys set expires_at = now() - interval '1 second', created_at = now() - interval '1 day 1 second' where operation_id = ${operationId}`
 
   async function capturedCharge(user: TestAccount, amount = 1000): Promise<string> {
     const response = await user.post('/v1/charges', chargeBody({ amount_cents: amount }))
@@ -79,7 +100,10 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
       const operationId = await lostCharge(user, 'lost-then-late')
 
       // The retry's takeover waits on the key's row lock past its 1 s deadline (a slow pool, a lock wait).
-      const lock = await holdLock(suite.context.sql, (tx) => tx`select from idempotency_keys where account_id = ${user.id} and key = 'lost-then-late' for update`)
+      const lock = await holdLock(
+        suite.context.sql,
+        (tx) => tx`select from idempotency_keys where account_id = ${user.id} and key = 'lost-then-late' for update`,
+      )
       const lateEndsBefore = lateEnds.length
       const late = await user.post('/v1/charges', chargeBody(), { key: 'lost-then-late' })
       expect(late.statusCode).toBeGreaterThanOrEqual(408) // 503 over a socket; inject leaves the body "incomplete", so 408
@@ -127,7 +151,13 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
       const lookup = processor.holdNextLookupAnswer()
       const stalledRun = recover(1)
       await lookup.reached
-      await until(async () => (await suite.context.sql`select 1 from idempotency_keys where operation_id = ${operationId} and locked_until <= now()`).length === 1)
+      await until(
+        async () =>
+          (
+            await suite.context
+              .sql`select 1 from idempotency_keys where operation_id = ${operationId} and locked_until <= now()`
+          ).length === 1,
+      )
 
       // Its lease has run out: the client's retry takes the key over, finds the pending refund and calls out.
       const callsBefore = processor.calls.length
@@ -159,7 +189,13 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
       const lateEndsBefore = lateEnds.length
       const first = user.post(`/v1/charges/${chargeId}/refunds`, {}, { key: 'lock-wait' })
       await until(async () => (await lockWaiters(suite.context.sql)) === 1)
-      await until(async () => (await suite.context.sql`select 1 from idempotency_keys where account_id = ${user.id} and key = 'lock-wait' and locked_until <= now()`).length === 1)
+      await until(
+        async () =>
+          (
+            await suite.context
+              .sql`select 1 from idempotency_keys where account_id = ${user.id} and key = 'lock-wait' and locked_until <= now()`
+          ).length === 1,
+      )
       // Its retry takes the key over and queues on the same lock.
       const callsBefore = processor.calls.length
       const openCall = processor.holdNext()
@@ -187,7 +223,9 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
       const operationId = await lostCharge(user, 'expired-unsettled')
       await ageOneDay(operationId)
 
-      expect((await user.post('/v1/charges', chargeBody({ amount_cents: 77 }), { key: 'expired-unsettled' })).statusCode).toBe(422)
+      expect(
+        (await user.post('/v1/charges', chargeBody({ amount_cents: 77 }), { key: 'expired-unsettled' })).statusCode,
+      ).toBe(422)
       if (name === 'stripe') {
         // Stripe keeps keys for 24 hours: a day-old operation is not sent again (Stripe might charge anew); the
         // worker settles it by listing what Stripe did since, and the retry after that replays.
@@ -206,7 +244,9 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
       const settled = (await keyRow(user.id, 'expired-unsettled'))!
       expect(settled.operation_id).toBe(operationId)
       expect(settled.expires_at.getTime()).toBeGreaterThan(Date.now() + 23 * 3600_000)
-      expect((await user.post('/v1/charges', chargeBody(), { key: 'expired-unsettled' })).headers['idempotent-replayed']).toBe('true')
+      expect(
+        (await user.post('/v1/charges', chargeBody(), { key: 'expired-unsettled' })).headers['idempotent-replayed'],
+      ).toBe('true')
     })
 
     it('when the recovery worker settles a key after its TTL, then the client’s retry replays it instead of charging again', async () => {

@@ -25,7 +25,11 @@ beforeAll(async () => {
   proxy = await startCuttingProxy(database.url, (chunk) => chunk.includes('locked_until = now()'))
   pool = connect(proxy.url, { max: 2 })
   // The processor keeps its ledger on a connection of its own, which the proxy does not touch.
-  app = await buildApp({ sql: pool, processor: createSimulatedProcessor({ sql: database.sql }), log: pino({ level: 'silent' }) })
+  app = await buildApp({
+    sql: pool,
+    processor: createSimulatedProcessor({ sql: database.sql }),
+    log: pino({ level: 'silent' }),
+  })
   ;({ api_key: apiKey } = await createAccount(database.sql, 'Lost connection'))
 })
 afterAll(async () => {
@@ -52,13 +56,19 @@ describe('a lease ended on a connection that is lost', () => {
     expect(proxy.cuts()).toBe(1)
 
     const leaseOver = async () =>
-      (await database.sql<{ over: boolean }[]>`select locked_until <= now() as over from idempotency_keys where key = 'lost-connection-1'`)[0]!.over
+      (
+        await database.sql<
+          { over: boolean }[]
+        >`select locked_until <= now() as over from idempotency_keys where key = 'lost-connection-1'`
+      )[0]!.over
     // Well before the 30 s lease would have run out on its own.
     await until(leaseOver, 3000)
 
     const retry = await post('lost-connection-1', 'pm_card_responseLost')
     expect(retry.statusCode).toBe(201)
-    const [{ charges }] = (await database.sql<{ charges: number }[]>`select count(*)::int as charges from charges`) as unknown as [{ charges: number }]
+    const [{ charges }] = (await database.sql<
+      { charges: number }[]
+    >`select count(*)::int as charges from charges`) as unknown as [{ charges: number }]
     expect(charges).toBe(1)
   })
 })

@@ -1,14 +1,19 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { ReplayCache } from '../../src/idempotency/replay-cache.js'
 
-const response = (text: string) => ({ status: 201, headers: { 'content-type': 'application/json' }, body: Buffer.from(text) })
+const response = (text: string) => ({
+  status: 201,
+  headers: { 'content-type': 'application/json' },
+  body: Buffer.from(text),
+})
 const scope = (key: string, accountId = 'acct_1') => ({ accountId, endpoint: 'POST /v1/charges', key })
 const DAY_MS = 86_400_000
 
 describe('ReplayCache', () => {
   it('when full, then the oldest key goes first', () => {
     const cache = new ReplayCache(2)
-    for (const key of ['a', 'b', 'c']) cache.set(scope(key), { fingerprint: Buffer.alloc(32), response: response(key) }, DAY_MS)
+    for (const key of ['a', 'b', 'c'])
+      cache.set(scope(key), { fingerprint: Buffer.alloc(32), response: response(key) }, DAY_MS)
     expect(cache.get(scope('a'))).toBeUndefined()
     expect(cache.get(scope('b'))?.response.body.toString()).toBe('b')
     expect(cache.get(scope('c'))?.response.body.toString()).toBe('c')
@@ -16,7 +21,8 @@ describe('ReplayCache', () => {
 
   it('when the same key is set again, then nothing else is pushed out', () => {
     const cache = new ReplayCache(2)
-    for (const key of ['a', 'b', 'b']) cache.set(scope(key), { fingerprint: Buffer.alloc(32), response: response(key) }, DAY_MS)
+    for (const key of ['a', 'b', 'b'])
+      cache.set(scope(key), { fingerprint: Buffer.alloc(32), response: response(key) }, DAY_MS)
     expect(cache.get(scope('a'))).toBeDefined()
   })
 
@@ -57,7 +63,10 @@ describe('ReplayCache timing', () => {
     const askedAt = { monotonic: performance.now() - 120_000, wall: Date.now() - 120_000 }
     cache.set(scope('stalled'), { fingerprint: Buffer.alloc(32), response: response('stalled') }, 150_000, askedAt)
     expect(cache.get(scope('stalled'))).toBeUndefined()
-    cache.set(scope('prompt'), { fingerprint: Buffer.alloc(32), response: response('prompt') }, 150_000, { monotonic: performance.now(), wall: Date.now() })
+    cache.set(scope('prompt'), { fingerprint: Buffer.alloc(32), response: response('prompt') }, 150_000, {
+      monotonic: performance.now(),
+      wall: Date.now(),
+    })
     expect(cache.get(scope('prompt'))).toBeDefined()
   })
 })

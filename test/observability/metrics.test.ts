@@ -32,7 +32,9 @@ async function scrape() {
 
 function value(families: Awaited<ReturnType<typeof scrape>>, name: string, labels: Record<string, string>): number {
   const family = families.find((candidate) => candidate.name === name)
-  const sample = family?.metrics.find((metric) => Object.entries(labels).every(([label, wanted]) => metric.labels?.[label] === wanted))
+  const sample = family?.metrics.find((metric) =>
+    Object.entries(labels).every(([label, wanted]) => metric.labels?.[label] === wanted),
+  )
   return Number(sample?.value ?? sample?.count ?? 0)
 }
 
@@ -51,9 +53,14 @@ describe('GET /metrics on METRICS_PORT', () => {
     expect(replay.headers.get('idempotent-replayed')).toBe('true')
     const after = await scrape()
 
-    const replays = { name: 'idempotency_outcomes_total', labels: { endpoint: 'POST /v1/charges', outcome: 'replayed' } }
+    const replays = {
+      name: 'idempotency_outcomes_total',
+      labels: { endpoint: 'POST /v1/charges', outcome: 'replayed' },
+    }
     expect(value(after, replays.name, replays.labels) - value(before, replays.name, replays.labels)).toBe(1)
-    expect(value(after, 'idempotency_outcomes_total', { endpoint: 'POST /v1/charges', outcome: 'claimed' })).toBeGreaterThanOrEqual(1)
+    expect(
+      value(after, 'idempotency_outcomes_total', { endpoint: 'POST /v1/charges', outcome: 'claimed' }),
+    ).toBeGreaterThanOrEqual(1)
     expect(value(after, 'http_requests_total', { route: '/v1/charges', method: 'POST', status: '201' })).toBe(2)
     // The parser keeps a histogram's buckets (not its labels): the duration of those requests is counted there.
     const durations = after.find((family) => family.name === 'http_request_duration_seconds')!
@@ -62,8 +69,21 @@ describe('GET /metrics on METRICS_PORT', () => {
     expect(after.find((family) => family.name === 'processor_call_duration_seconds')?.type).toBe('HISTOGRAM')
     const pool = after.find((family) => family.name === 'db_pool_connections')!
     expect(pool.type).toBe('GAUGE')
-    expect(pool.metrics.map((metric) => metric.labels?.state).sort()).toEqual(['busy', 'closed', 'connecting', 'full', 'open', 'reserved', 'waiting'])
-    for (const name of ['reaper_deleted_keys_total', 'recovery_claims_total', 'worker_job_failures_total', 'process_cpu_seconds_total']) {
+    expect(pool.metrics.map((metric) => metric.labels?.state).sort()).toEqual([
+      'busy',
+      'closed',
+      'connecting',
+      'full',
+      'open',
+      'reserved',
+      'waiting',
+    ])
+    for (const name of [
+      'reaper_deleted_keys_total',
+      'recovery_claims_total',
+      'worker_job_failures_total',
+      'process_cpu_seconds_total',
+    ]) {
       expect(after.map((family) => family.name)).toContain(name)
     }
   })

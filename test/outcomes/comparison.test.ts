@@ -24,12 +24,16 @@ describe.each(PROCESSORS)('the comparison with the $name processor', ({ name }) 
   const charge = async (overrides: Record<string, unknown>) => {
     const response = await suite.account.post('/v1/charges', chargeBody(overrides))
     expect([201, 402], response.body).toContain(response.statusCode)
-    return response.json().charge ? (await suite.account.get(`/v1/charges/${response.json().charge}`)).json() : response.json()
+    return response.json().charge
+      ? (await suite.account.get(`/v1/charges/${response.json().charge}`)).json()
+      : response.json()
   }
   const status = async (id: string) => (await suite.account.get(`/v1/charges/${id}`)).json()
   const open = async (id: string) =>
-    (await suite.context.sql<{ kind: string }[]>`
-      select kind from reconciliation_discrepancies where resolved_at is null and reference = ${id}`).map((row) => row.kind)
+    (
+      await suite.context.sql<{ kind: string }[]>`
+      select kind from reconciliation_discrepancies where resolved_at is null and reference = ${id}`
+    ).map((row) => row.kind)
 
   const PROCESSOR_MOVES = [
     {
@@ -70,17 +74,20 @@ describe.each(PROCESSORS)('the comparison with the $name processor', ({ name }) 
     },
   ]
 
-  it.each(PROCESSOR_MOVES)('when $way and the news is lost, then the comparison reports it until the reconciliation applies the news, and then resolves it', async ({ body, move, ends }) => {
-    const made = await charge(body)
-    await move(made.processor_reference)
-    await later.compare()
-    expect(await open(made.id)).toEqual(['payment_differs'])
-    await later.reconcile()
-    expect(await status(made.id)).toMatchObject(ends)
-    const compared = await later.compare()
-    expect(await open(made.id)).toEqual([])
-    expect(compared.found).toBe(0)
-  })
+  it.each(PROCESSOR_MOVES)(
+    'when $way and the news is lost, then the comparison reports it until the reconciliation applies the news, and then resolves it',
+    async ({ body, move, ends }) => {
+      const made = await charge(body)
+      await move(made.processor_reference)
+      await later.compare()
+      expect(await open(made.id)).toEqual(['payment_differs'])
+      await later.reconcile()
+      expect(await status(made.id)).toMatchObject(ends)
+      const compared = await later.compare()
+      expect(await open(made.id)).toEqual([])
+      expect(compared.found).toBe(0)
+    },
+  )
 
   const SERVICE_ENDS = [
     { way: 'a card is declined', make: () => charge({ source: 'pm_card_chargeDeclined' }), ends: 'failed' },
@@ -100,22 +107,30 @@ describe.each(PROCESSORS)('the comparison with the $name processor', ({ name }) 
         // Its news first: the job skips a charge whose row an event being applied holds.
         await later.delivered()
         await suite.context.sql`update charges set authorization_expires_at = now() where id = ${held.id}`
-        await expireAuthorizations(suite.context.sql, suite.context.processor, { batchSize: 10, leaseSeconds: 60 }, pino({ level: 'silent' }))
+        await expireAuthorizations(
+          suite.context.sql,
+          suite.context.processor,
+          { batchSize: 10, leaseSeconds: 60 },
+          pino({ level: 'silent' }),
+        )
         return held
       },
       ends: 'expired',
     },
   ]
 
-  it.each(SERVICE_ENDS)('when $way, then a discrepancy left open from before resolves at the next comparison', async ({ make, ends }) => {
-    const made = await make()
-    expect((await status(made.id)).status).toBe(ends)
-    await suite.context.sql`
+  it.each(SERVICE_ENDS)(
+    'when $way, then a discrepancy left open from before resolves at the next comparison',
+    async ({ make, ends }) => {
+      const made = await make()
+      expect((await status(made.id)).status).toBe(ends)
+      await suite.context.sql`
       insert into reconciliation_discrepancies (kind, reference, account_id, detail, books, processor)
       values ('payment_differs', ${made.id}, ${suite.account.id}, 'seen while the processor lagged', 'null', 'null')`
-    await later.delivered()
-    const compared = await later.compare()
-    expect(await open(made.id)).toEqual([])
-    expect(compared.found).toBe(0)
-  })
+      await later.delivered()
+      const compared = await later.compare()
+      expect(await open(made.id)).toEqual([])
+      expect(compared.found).toBe(0)
+    },
+  )
 })

@@ -30,7 +30,11 @@ interface Pair {
   events(payment: Payment): [ProcessorChange[], ProcessorChange[]]
 }
 
-const payment = (p: Payment, status: 'succeeded' | 'canceled' | 'failed' | 'processing', captured = 0): ProcessorChange => ({
+const payment = (
+  p: Payment,
+  status: 'succeeded' | 'canceled' | 'failed' | 'processing',
+  captured = 0,
+): ProcessorChange => ({
   object: 'payment',
   reference: p.reference,
   chargeId: p.chargeId,
@@ -39,7 +43,12 @@ const payment = (p: Payment, status: 'succeeded' | 'canceled' | 'failed' | 'proc
   amountCapturedCents: captured,
   ...(status === 'failed' ? { failureCode: 'card_declined', failureMessage: 'Declined.' } : {}),
 })
-const refund = (p: Payment, reference: string, status: 'succeeded' | 'failed', amountCents = 1200): ProcessorChange => ({
+const refund = (
+  p: Payment,
+  reference: string,
+  status: 'succeeded' | 'failed',
+  amountCents = 1200,
+): ProcessorChange => ({
   object: 'refund',
   reference,
   paymentReference: p.reference,
@@ -48,7 +57,11 @@ const refund = (p: Payment, reference: string, status: 'succeeded' | 'failed', a
   amountCents,
   ...(status === 'failed' ? { failureReason: 'expired_or_canceled_card' } : {}),
 })
-const dispute = (p: Payment, reference: string, status: 'needs_response' | 'under_review' | 'won' | 'lost'): ProcessorChange => ({
+const dispute = (
+  p: Payment,
+  reference: string,
+  status: 'needs_response' | 'under_review' | 'won' | 'lost',
+): ProcessorChange => ({
   object: 'dispute',
   reference,
   paymentReference: p.reference,
@@ -72,7 +85,10 @@ const PAIRS: Pair[] = [
     charge: 'succeeded',
     events: (p) => {
       const [first, second] = [`re_${randomUUID()}`, `re_${randomUUID()}`]
-      return [[refund(p, first, 'succeeded', 1000)], [refund(p, first, 'succeeded', 1000), refund(p, second, 'succeeded', 700)]]
+      return [
+        [refund(p, first, 'succeeded', 1000)],
+        [refund(p, first, 'succeeded', 1000), refund(p, second, 'succeeded', 700)],
+      ]
     },
   },
   {
@@ -94,7 +110,10 @@ const PAIRS: Pair[] = [
   {
     name: 'a dispute and a dashboard refund',
     charge: 'succeeded',
-    events: (p) => [[dispute(p, `dp_${randomUUID()}`, 'needs_response')], [refund(p, `re_${randomUUID()}`, 'succeeded')]],
+    events: (p) => [
+      [dispute(p, `dp_${randomUUID()}`, 'needs_response')],
+      [refund(p, `re_${randomUUID()}`, 'succeeded')],
+    ],
   },
   {
     name: 'a capture in the dashboard and a refund of it',
@@ -132,7 +151,12 @@ const OUTCOMES: Record<Pair['charge'], ChargeOutcome> = {
 /** Records the charge as the route does (its row and its event in one transaction). */
 async function recordChargeOf(pair: Pair, p: Payment): Promise<void> {
   const outcome = { ...OUTCOMES[pair.charge], processorReference: p.reference }
-  const input = { amount_cents: 5000, currency: 'usd' as const, source: 'pm_card_visa', capture: pair.charge !== 'authorized' }
+  const input = {
+    amount_cents: 5000,
+    currency: 'usd' as const,
+    source: 'pm_card_visa',
+    capture: pair.charge !== 'authorized',
+  }
   const expires = pair.charge === 'authorized' ? new Date(Date.now() + 86_400_000) : undefined
   const { writes } = recordCharge(p.chargeId, suite.account.id, input, outcome, expires)
   await suite.context.sql.begin(async (tx) => {
@@ -140,7 +164,12 @@ async function recordChargeOf(pair: Pair, p: Payment): Promise<void> {
   })
 }
 
-const eventOf = (changes: ProcessorChange[]): ProcessorEvent => ({ id: `evt_${randomUUID()}`, type: 'test.event', createdAt: new Date(), changes })
+const eventOf = (changes: ProcessorChange[]): ProcessorEvent => ({
+  id: `evt_${randomUUID()}`,
+  type: 'test.event',
+  createdAt: new Date(),
+  changes,
+})
 
 /** What the books say of the payment: the charge, its refunds, and the service's events about it, in order. */
 async function booksOf(p: Payment) {
@@ -150,8 +179,10 @@ async function booksOf(p: Payment) {
     from charges where id = ${p.chargeId}`
   const refunds = await sql`
     select processor_reference, amount_cents, status, origin from refunds where charge_id = ${p.chargeId} order by amount_cents, status`
-  const events = (await sql<{ type: string }[]>`
-    select type from events where body::jsonb->'data'->'object'->>'id' = ${p.chargeId} order by seq`).map((row) => row.type)
+  const events = (
+    await sql<{ type: string }[]>`
+    select type from events where body::jsonb->'data'->'object'->>'id' = ${p.chargeId} order by seq`
+  ).map((row) => row.type)
   // The references are each run's own: compared by position.
   return { charge, refunds: refunds.map(({ processor_reference: _, ...rest }) => rest), events }
 }
@@ -174,7 +205,9 @@ describe.each(PAIRS)('when $name arrive at the same instant', (pair) => {
       const p = { chargeId: newId('ch'), reference: `pi_${randomUUID()}` }
       await recordChargeOf(pair, p)
       const [first, second] = pair.events(p)
-      const accepted = await Promise.all([first, second].map((changes) => acceptEvent(suite.context.sql, eventOf(changes), 'webhook', LATER_SETTINGS)))
+      const accepted = await Promise.all(
+        [first, second].map((changes) => acceptEvent(suite.context.sql, eventOf(changes), 'webhook', LATER_SETTINGS)),
+      )
       expect(accepted.every((status) => status !== 'duplicate')).toBe(true)
       // What waited (a refund of a capture not told yet) is applied by the next reconciliation.
       await retryWaitingEvents(suite.context.sql, LATER_SETTINGS)
@@ -187,10 +220,15 @@ describe.each(PAIRS)('when $name arrive at the same instant', (pair) => {
     for (let round = 0; round < ROUNDS; round++) {
       const p = { chargeId: newId('ch'), reference: `pi_${randomUUID()}` }
       const [first, second] = pair.events(p)
-      const accepted = await Promise.all([first, second].map((changes) => acceptEvent(suite.context.sql, eventOf(changes), 'webhook', LATER_SETTINGS)))
+      const accepted = await Promise.all(
+        [first, second].map((changes) => acceptEvent(suite.context.sql, eventOf(changes), 'webhook', LATER_SETTINGS)),
+      )
       expect(accepted).toEqual(['waiting', 'waiting'])
       await recordChargeOf(pair, p)
-      await Promise.all([retryWaitingEvents(suite.context.sql, LATER_SETTINGS), retryWaitingEvents(suite.context.sql, LATER_SETTINGS)])
+      await Promise.all([
+        retryWaitingEvents(suite.context.sql, LATER_SETTINGS),
+        retryWaitingEvents(suite.context.sql, LATER_SETTINGS),
+      ])
       await retryWaitingEvents(suite.context.sql, LATER_SETTINGS)
       expect(serial).toContainEqual(await booksOf(p))
     }

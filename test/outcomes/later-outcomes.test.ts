@@ -41,10 +41,19 @@ describe.each(PROCESSORS)('outcomes that arrive later, with the $name processor'
       status: 'requires_action',
       captured: false,
       amount_captured_cents: 0,
-      next_action: { type: 'redirect_to_url', url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\//), return_url: RETURN_URL },
+      next_action: {
+        type: 'redirect_to_url',
+        url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\//),
+        return_url: RETURN_URL,
+      },
     })
     await later.authenticate(first.charge.next_action.url, true)
-    expect(await current(first.charge.id)).toMatchObject({ status: 'succeeded', captured: true, amount_captured_cents: 2500, next_action: null })
+    expect(await current(first.charge.id)).toMatchObject({
+      status: 'succeeded',
+      captured: true,
+      amount_captured_cents: 2500,
+      next_action: null,
+    })
     expect(await eventsOf(first.charge.id)).toEqual(['charge.requires_action', 'charge.succeeded'])
     const replay = await suite.account.post('/v1/charges', chargeBody(body), { key })
     expect(replay.headers['idempotent-replayed']).toBe('true')
@@ -54,19 +63,30 @@ describe.each(PROCESSORS)('outcomes that arrive later, with the $name processor'
   it('when the customer fails the authentication, or the card declines after it, then the charge fails with the reason', async () => {
     const failed = (await charge({ source: 'pm_card_authenticationRequired', return_url: RETURN_URL })).charge
     await later.authenticate(failed.next_action.url, false)
-    expect(await current(failed.id)).toMatchObject({ status: 'failed', failure_code: 'payment_intent_authentication_failure', next_action: null })
+    expect(await current(failed.id)).toMatchObject({
+      status: 'failed',
+      failure_code: 'payment_intent_authentication_failure',
+      next_action: null,
+    })
     expect(await eventsOf(failed.id)).toEqual(['charge.requires_action', 'charge.failed'])
 
-    const declined = (await charge({ source: 'pm_card_authenticationRequiredChargeDeclinedInsufficientFunds', return_url: RETURN_URL })).charge
+    const declined = (
+      await charge({ source: 'pm_card_authenticationRequiredChargeDeclinedInsufficientFunds', return_url: RETURN_URL })
+    ).charge
     await later.authenticate(declined.next_action.url, true)
     expect(await current(declined.id)).toMatchObject({ status: 'failed', failure_code: 'insufficient_funds' })
   })
 
   it('when an authorization needs authentication, then it becomes requires_capture once authenticated, and captures', async () => {
-    const held = (await charge({ source: 'pm_card_authenticationRequired', return_url: RETURN_URL, capture: false })).charge
+    const held = (await charge({ source: 'pm_card_authenticationRequired', return_url: RETURN_URL, capture: false }))
+      .charge
     expect(held).toMatchObject({ status: 'requires_action', authorization_expires_at: null })
     await later.authenticate(held.next_action.url, true)
-    expect(await current(held.id)).toMatchObject({ status: 'requires_capture', amount_capturable_cents: 2500, authorization_expires_at: expect.any(String) })
+    expect(await current(held.id)).toMatchObject({
+      status: 'requires_capture',
+      amount_capturable_cents: 2500,
+      authorization_expires_at: expect.any(String),
+    })
     const captured = await suite.account.post(`/v1/charges/${held.id}/capture`, { amount_cents: 2000 })
     expect(captured.statusCode).toBe(200)
     expect(captured.json()).toMatchObject({ status: 'succeeded', amount_captured_cents: 2000 })
@@ -106,7 +126,12 @@ describe.each(PROCESSORS)('outcomes that arrive later, with the $name processor'
   it('when the customer disputes a charge, then the charge carries the dispute and the amount at risk, until it is decided', async () => {
     const disputed = (await charge({ source: 'pm_card_createDispute' })).charge
     await later.delivered()
-    expect((await current(disputed.id)).dispute).toMatchObject({ status: 'needs_response', amount_cents: 2500, reason: 'fraudulent', processor_reference: expect.any(String) })
+    expect((await current(disputed.id)).dispute).toMatchObject({
+      status: 'needs_response',
+      amount_cents: 2500,
+      reason: 'fraudulent',
+      processor_reference: expect.any(String),
+    })
     await later.closeDispute(disputed.processor_reference, 'lost')
     expect((await current(disputed.id)).dispute).toMatchObject({ status: 'lost', amount_cents: 2500 })
     expect(await eventsOf(disputed.id)).toEqual(['charge.succeeded', 'charge.dispute.created', 'charge.dispute.closed'])
@@ -118,7 +143,10 @@ describe.each(PROCESSORS)('outcomes that arrive later, with the $name processor'
     expect(refund.statusCode).toBe(201)
     expect(refund.json()).toMatchObject({ status: 'succeeded', origin: 'api' })
     await later.delivered()
-    expect((await suite.account.get(`/v1/refunds/${refund.json().id}`)).json()).toMatchObject({ status: 'failed', failure_reason: 'expired_or_canceled_card' })
+    expect((await suite.account.get(`/v1/refunds/${refund.json().id}`)).json()).toMatchObject({
+      status: 'failed',
+      failure_reason: 'expired_or_canceled_card',
+    })
     expect(await current(paid.id)).toMatchObject({ amount_refunded_cents: 0 })
     expect(await eventsOf(paid.id)).toEqual(['charge.succeeded', 'charge.refunded', 'charge.refund.failed'])
   })
@@ -127,11 +155,19 @@ describe.each(PROCESSORS)('outcomes that arrive later, with the $name processor'
     const paid = (await charge({ source: 'pm_card_visa' })).charge
     await later.refund(paid.processor_reference, 700)
     const refunds = (await suite.account.get(`/v1/charges/${paid.id}/refunds`)).json().data
-    expect(refunds).toMatchObject([{ amount_cents: 700, status: 'succeeded', origin: 'processor', processor_reference: expect.any(String) }])
+    expect(refunds).toMatchObject([
+      { amount_cents: 700, status: 'succeeded', origin: 'processor', processor_reference: expect.any(String) },
+    ])
     expect(await current(paid.id)).toMatchObject({ amount_refunded_cents: 700 })
     // What is left can be refunded through the API, and no more.
-    expect((await suite.account.post(`/v1/charges/${paid.id}/refunds`, {})).json()).toMatchObject({ amount_cents: 1800, origin: 'api' })
-    expect((await suite.account.post(`/v1/charges/${paid.id}/refunds`, {})).json()).toMatchObject({ status: 422, type: expect.stringMatching(/charge-not-refundable$/) })
+    expect((await suite.account.post(`/v1/charges/${paid.id}/refunds`, {})).json()).toMatchObject({
+      amount_cents: 1800,
+      origin: 'api',
+    })
+    expect((await suite.account.post(`/v1/charges/${paid.id}/refunds`, {})).json()).toMatchObject({
+      status: 422,
+      type: expect.stringMatching(/charge-not-refundable$/),
+    })
   })
 
   it('when an authorization lapses at the processor, then the charge expires and can no longer be captured', async () => {
@@ -146,11 +182,13 @@ describe.each(PROCESSORS)('outcomes that arrive later, with the $name processor'
     await later.delivered()
     await later.reconcile()
     const compared = await later.compare()
-    const open = await suite.context.sql`select kind, reference, detail from reconciliation_discrepancies where resolved_at is null`
+    const open = await suite.context
+      .sql`select kind, reference, detail from reconciliation_discrepancies where resolved_at is null`
     expect(open).toEqual([])
     expect(compared).toMatchObject({ found: 0, open: 0 })
     expect(compared.payments).toBeGreaterThanOrEqual(10)
-    const [waiting] = await suite.context.sql`select count(*)::int as count from processor_events where status = 'waiting'`
+    const [waiting] = await suite.context
+      .sql`select count(*)::int as count from processor_events where status = 'waiting'`
     expect(waiting).toEqual({ count: 0 })
   })
 })

@@ -25,18 +25,32 @@ beforeAll(async () => {
   url = `http://127.0.0.1:${(suite.context.app.server.address() as AddressInfo).port}/processor/webhooks`
 })
 
-const inbox = async () => (await suite.context.sql<{ count: number }[]>`select count(*)::int as count from processor_events`)[0]!.count
+const inbox = async () =>
+  (await suite.context.sql<{ count: number }[]>`select count(*)::int as count from processor_events`)[0]!.count
 const current = async (id: string) => (await suite.account.get(`/v1/charges/${id}`)).json()
 const eventsOf = async (chargeId: string) =>
-  (await suite.context.sql<{ type: string }[]>`select type from events where body::jsonb->'data'->'object'->>'id' = ${chargeId} order by seq`).map((row) => row.type)
+  (
+    await suite.context.sql<
+      { type: string }[]
+    >`select type from events where body::jsonb->'data'->'object'->>'id' = ${chargeId} order by seq`
+  ).map((row) => row.type)
 const post = (body: string, signature?: string) =>
-  fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...(signature === undefined ? {} : { 'stripe-signature': signature }) }, body })
+  fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      ...(signature === undefined ? {} : { 'stripe-signature': signature }),
+    },
+    body,
+  })
 
 /** A bank debit in processing, and the event of its settlement, built and signed as Stripe would send it. */
 async function settlementEvent(): Promise<{ chargeId: string; event: Stripe.Event; body: string }> {
   const stripe = processor.stripe()
   stripe.webhooks.fault(/^payment_intent\.succeeded$/, 'drop', 1)
-  const charge = (await suite.account.post('/v1/charges', chargeBody({ source: 'pm_usBankAccount_success', mandate: MANDATE }))).json()
+  const charge = (
+    await suite.account.post('/v1/charges', chargeBody({ source: 'pm_usBankAccount_success', mandate: MANDATE }))
+  ).json()
   stripe.later.settle(charge.processor_reference)
   await stripe.webhooks.idle()
   const event = stripe.ledger.events.all.filter((each) => each.type === 'payment_intent.succeeded').at(-1)!
@@ -46,19 +60,31 @@ async function settlementEvent(): Promise<{ chargeId: string; event: Stripe.Even
 describe('POST /processor/webhooks: only what Stripe signed', () => {
   it.each([
     ['no signature', (body: string) => post(body)],
-    ['a signature with another secret', (body: string) => post(body, processor.stripe().webhooks.sign(body, unixNow(), 'whsec_not_the_endpoints'))],
-    ['a body changed after signing', (body: string) => post(body.replace('"succeeded"', '"canceled"'), processor.stripe().webhooks.sign(body))],
-    ['a signature older than 5 minutes (a replay)', (body: string) => post(body, processor.stripe().webhooks.sign(body, unixNow() - 600))],
-  ])('when a delivery comes with %s, then 400 webhook-signature-invalid, and nothing is applied or recorded', async (_what, send) => {
-    const { chargeId, body } = await settlementEvent()
-    const before = await inbox()
-    const response = await send(body)
-    expect(response.status).toBe(400)
-    expect(response.headers.get('content-type')).toBe('application/problem+json; charset=utf-8')
-    expect(await response.json()).toMatchObject({ type: expect.stringMatching(/webhook-signature-invalid$/) })
-    expect(await inbox()).toBe(before)
-    expect((await current(chargeId)).status).toBe('processing')
-  })
+    [
+      'a signature with another secret',
+      (body: string) => post(body, processor.stripe().webhooks.sign(body, unixNow(), 'whsec_not_the_endpoints')),
+    ],
+    [
+      'a body changed after signing',
+      (body: string) => post(body.replace('"succeeded"', '"canceled"'), processor.stripe().webhooks.sign(body)),
+    ],
+    [
+      'a signature older than 5 minutes (a replay)',
+      (body: string) => post(body, processor.stripe().webhooks.sign(body, unixNow() - 600)),
+    ],
+  ])(
+    'when a delivery comes with %s, then 400 webhook-signature-invalid, and nothing is applied or recorded',
+    async (_what, send) => {
+      const { chargeId, body } = await settlementEvent()
+      const before = await inbox()
+      const response = await send(body)
+      expect(response.status).toBe(400)
+      expect(response.headers.get('content-type')).toBe('application/problem+json; charset=utf-8')
+      expect(await response.json()).toMatchObject({ type: expect.stringMatching(/webhook-signature-invalid$/) })
+      expect(await inbox()).toBe(before)
+      expect((await current(chargeId)).status).toBe('processing')
+    },
+  )
 
   it('when it is signed by the endpoint’s secret, then 200 applied; delivered again (a retry, a replay signed anew), 200 duplicate, applied once', async () => {
     const { chargeId, event, body } = await settlementEvent()
@@ -82,7 +108,9 @@ describe('POST /processor/webhooks: only what Stripe signed', () => {
     stripe.webhooks.clearFaults()
     expect((await current(charge.id)).dispute).toMatchObject({ status: 'won' })
     expect(await eventsOf(charge.id)).toEqual(['charge.succeeded', 'charge.dispute.created', 'charge.dispute.closed'])
-    const delivered = stripe.webhooks.deliveries.filter((delivery) => delivery.type === 'charge.dispute.closed').slice(-2)
+    const delivered = stripe.webhooks.deliveries
+      .filter((delivery) => delivery.type === 'charge.dispute.closed')
+      .slice(-2)
     expect(delivered.map((delivery) => delivery.status)).toEqual([200, 200])
   })
 
@@ -111,7 +139,12 @@ describe('POST /processor/webhooks: only what Stripe signed', () => {
       const from = stripe.webhooks.deliveries.length
       stripe.webhooks.release()
       await later.delivered()
-      expect(stripe.webhooks.deliveries.slice(from).map((delivery) => [delivery.type, delivery.status]).sort()).toEqual([
+      expect(
+        stripe.webhooks.deliveries
+          .slice(from)
+          .map((delivery) => [delivery.type, delivery.status])
+          .sort(),
+      ).toEqual([
         ['charge.refunded', 200],
         ['refund.created', 200],
       ])
@@ -126,7 +159,9 @@ describe('POST /processor/webhooks: only what Stripe signed', () => {
     const stripe = processor.stripe()
     // Stripe acts, sends its webhook, and only then answers the service.
     stripe.fault({ method: 'POST', path: /^\/v1\/payment_intents$/ }, { kind: 'delay', ms: 300, when: 'after' })
-    const charge = (await suite.account.post('/v1/charges', chargeBody({ source: 'pm_usBankAccount_success', mandate: MANDATE }))).json()
+    const charge = (
+      await suite.account.post('/v1/charges', chargeBody({ source: 'pm_usBankAccount_success', mandate: MANDATE }))
+    ).json()
     await stripe.webhooks.idle()
     const [waiting] = await suite.context.sql`
       select status, note from processor_events where type = 'payment_intent.processing' and changes->0->>'chargeId' = ${charge.id}`
@@ -140,11 +175,22 @@ describe('POST /processor/webhooks: only what Stripe signed', () => {
 
   it('when an event is about a payment the service did not make, then it is recorded as ignored, and changes nothing', async () => {
     const stripe = processor.stripe()
-    const client = new Stripe(stripe.secretKey, { host: '127.0.0.1', port: Number(new URL(stripe.url).port), protocol: 'http' })
+    const client = new Stripe(stripe.secretKey, {
+      host: '127.0.0.1',
+      port: Number(new URL(stripe.url).port),
+      protocol: 'http',
+    })
     const before = await suite.context.sql`select count(*)::int as count from events`
-    const outside = await client.paymentIntents.create({ amount: 900, currency: 'usd', payment_method: 'pm_card_visa', confirm: true, automatic_payment_methods: { enabled: true, allow_redirects: 'never' } })
+    const outside = await client.paymentIntents.create({
+      amount: 900,
+      currency: 'usd',
+      payment_method: 'pm_card_visa',
+      confirm: true,
+      automatic_payment_methods: { enabled: true, allow_redirects: 'never' },
+    })
     await stripe.webhooks.idle()
-    const [row] = await suite.context.sql`select status, note from processor_events where type = 'payment_intent.succeeded' and id = ${stripe.ledger.events.all.at(-1)!.id}`
+    const [row] = await suite.context
+      .sql`select status, note from processor_events where type = 'payment_intent.succeeded' and id = ${stripe.ledger.events.all.at(-1)!.id}`
     expect(row).toMatchObject({ status: 'ignored', note: expect.stringContaining('nothing for the books') })
     expect(outside.status).toBe('succeeded')
     expect(await suite.context.sql`select count(*)::int as count from events`).toEqual(before)
@@ -157,7 +203,11 @@ describe('the comparison with Stripe', () => {
     const paid = (await suite.account.post('/v1/charges', chargeBody({ amount_cents: 4200 }))).json()
     // The books are changed behind the service's back; and Stripe has a payment made for a charge the books never got.
     await suite.context.sql`update charges set amount_captured_cents = 4000 where id = ${paid.id}`
-    const client = new Stripe(stripe.secretKey, { host: '127.0.0.1', port: Number(new URL(stripe.url).port), protocol: 'http' })
+    const client = new Stripe(stripe.secretKey, {
+      host: '127.0.0.1',
+      port: Number(new URL(stripe.url).port),
+      protocol: 'http',
+    })
     const stray = await client.paymentIntents.create({
       amount: 3100,
       currency: 'usd',
@@ -170,7 +220,9 @@ describe('the comparison with Stripe', () => {
     await later.reconcile()
     const lines: string[] = []
     const log = pino({ level: 'error' }, { write: (line: string) => void lines.push(line) })
-    const compared = await compareWithProcessor(suite.context.sql, suite.context.processor.later, log, { settleMarginMs: 0 })
+    const compared = await compareWithProcessor(suite.context.sql, suite.context.processor.later, log, {
+      settleMarginMs: 0,
+    })
     const open = await suite.context.sql<{ kind: string; reference: string }[]>`
       select kind, reference from reconciliation_discrepancies where resolved_at is null order by id`
     expect(open).toEqual(
@@ -181,13 +233,16 @@ describe('the comparison with Stripe', () => {
     )
     expect(compared.found).toBeGreaterThanOrEqual(2)
     expect(lines.join('')).toContain(`(payment_differs, ${paid.id}): the books say 4000 captured, the processor 4200`)
-    expect((await registry.getSingleMetricAsString('reconciliation_discrepancies_open')).split('\n').at(-1)).toMatch(/ [1-9]\d*$/)
+    expect((await registry.getSingleMetricAsString('reconciliation_discrepancies_open')).split('\n').at(-1)).toMatch(
+      / [1-9]\d*$/,
+    )
     expect(await current(paid.id)).toMatchObject({ amount_captured_cents: 4000 })
 
     // Put right (here, by hand), the next comparison marks it resolved.
     await suite.context.sql`update charges set amount_captured_cents = 4200 where id = ${paid.id}`
     await compareWithProcessor(suite.context.sql, suite.context.processor.later, log, { settleMarginMs: 0 })
-    const [resolved] = await suite.context.sql`select resolved_at from reconciliation_discrepancies where kind = 'payment_differs' and reference = ${paid.id}`
+    const [resolved] = await suite.context
+      .sql`select resolved_at from reconciliation_discrepancies where kind = 'payment_differs' and reference = ${paid.id}`
     expect(resolved!.resolved_at).toBeInstanceOf(Date)
   })
 })

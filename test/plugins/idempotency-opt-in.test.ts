@@ -73,7 +73,8 @@ beforeAll(async () => {
     scope.addHook('onRequest', scope.authenticate)
     scope.post('/notes', { config: { idempotency: { required: false } } }, async (request, reply) =>
       reply.transact(async (tx) => {
-        const [note] = await tx`insert into notes (text) values (${(request.body as { text: string }).text}) returning id, text`
+        const [note] =
+          await tx`insert into notes (text) values (${(request.body as { text: string }).text}) returning id, text`
         return { status: 201, body: note }
       }),
     )
@@ -85,9 +86,14 @@ beforeAll(async () => {
     })
     // The same route without its Recovery registered: a forgotten step.
     scope.post('/notes/unrecoverable', { config: { idempotency: { required: true } } }, async (request, reply) => {
-      const published = reply.callOut((idempotencyKey) => pub.publish((request.body as { text: string }).text, idempotencyKey))
+      const published = reply.callOut((idempotencyKey) =>
+        pub.publish((request.body as { text: string }).text, idempotencyKey),
+      )
       // What the error handler would log (at error level) with its 500, shown to the test.
-      return published.then((ref) => reply.send({ ref }), (error: Error) => reply.code(500).send({ error: error.message }))
+      return published.then(
+        (ref) => reply.send({ ref }),
+        (error: Error) => reply.code(500).send({ error: error.message }),
+      )
     })
   })
   await app.ready()
@@ -99,7 +105,12 @@ afterAll(async () => {
 })
 
 const post = (url: string, text: string, key?: string) =>
-  app.inject({ method: 'POST', url, headers: { authorization, ...(key && { 'idempotency-key': key }) }, payload: { text } })
+  app.inject({
+    method: 'POST',
+    url,
+    headers: { authorization, ...(key && { 'idempotency-key': key }) },
+    payload: { text },
+  })
 const postNote = (text: string, key?: string) => post('/notes', text, key)
 const noteCount = async () => (await database.sql`select count(*)::int as count from notes`)[0]!.count
 
@@ -137,7 +148,12 @@ describe('a route of its own with a Recovery', () => {
     const [claim] = await database.sql`select request, completed_at from idempotency_keys where key = 'publish-1'`
     expect(claim).toMatchObject({ request: { params: {}, body: { text: 'hello' } }, completed_at: null })
 
-    const run = await recoverAbandonedClaims(database.sql, [noteRecovery], { graceSeconds: 0, leaseSeconds: 30, batchSize: 10 }, pino({ level: 'silent' }))
+    const run = await recoverAbandonedClaims(
+      database.sql,
+      [noteRecovery],
+      { graceSeconds: 0, leaseSeconds: 30, batchSize: 10 },
+      pino({ level: 'silent' }),
+    )
 
     expect(run).toEqual({ settled: 1, released: 0, failed: 0 })
     const notes = await database.sql`select text, ref from notes where text = 'hello'`
@@ -151,7 +167,9 @@ describe('a route of its own with a Recovery', () => {
   it('when a route calls out without a Recovery, then nothing goes out, and the error names the step that was forgotten', async () => {
     const response = await post('/notes/unrecoverable', 'lost for ever', 'unrecoverable-1')
     expect(response.statusCode).toBe(500)
-    expect(response.json().error).toBe('POST /notes/unrecoverable calls out without a Recovery: register one for it in src/recovery/registry.ts (docs/extending.md)')
+    expect(response.json().error).toBe(
+      'POST /notes/unrecoverable calls out without a Recovery: register one for it in src/recovery/registry.ts (docs/extending.md)',
+    )
     expect(await database.sql`select 1 from published where text = 'lost for ever'`).toHaveLength(0)
   })
 

@@ -32,14 +32,30 @@ describe('replay', () => {
   it('when the response is recorded, then the body is stored as the exact bytes that were sent', async () => {
     const response = await suite.account.post('/v1/charges', chargeBody(), { key: 'stored-bytes' })
     const row = await keyRow(suite.account.id, 'stored-bytes')
-    expect(row).toMatchObject({ endpoint: 'POST /v1/charges', response_status: 201, claim_token: null, locked_until: null })
+    expect(row).toMatchObject({
+      endpoint: 'POST /v1/charges',
+      response_status: 201,
+      claim_token: null,
+      locked_until: null,
+    })
     expect((row!.response_body as Buffer).equals(response.rawPayload)).toBe(true)
-    expect(row!.response_headers).toEqual({ 'content-type': 'application/json; charset=utf-8', location: response.headers.location })
+    expect(row!.response_headers).toEqual({
+      'content-type': 'application/json; charset=utf-8',
+      location: response.headers.location,
+    })
   })
 
   it('when the retry differs only in key order and spacing, then it is a replay, not a 422', async () => {
-    const first = await suite.account.post('/v1/charges', '{"amount_cents":700,"currency":"eur","source":"pm_card_visa"}', { key: 'reorder' })
-    const retry = await suite.account.post('/v1/charges', '{ "source": "pm_card_visa",\n  "currency": "eur", "amount_cents": 700 }', { key: 'reorder' })
+    const first = await suite.account.post(
+      '/v1/charges',
+      '{"amount_cents":700,"currency":"eur","source":"pm_card_visa"}',
+      { key: 'reorder' },
+    )
+    const retry = await suite.account.post(
+      '/v1/charges',
+      '{ "source": "pm_card_visa",\n  "currency": "eur", "amount_cents": 700 }',
+      { key: 'reorder' },
+    )
     expect(retry.statusCode).toBe(201)
     expect(retry.headers['idempotent-replayed']).toBe('true')
     expect(retry.json().id).toBe(first.json().id)
@@ -55,8 +71,12 @@ describe('replay', () => {
   it('when a declined charge is retried, then the 402 is replayed and no second charge is attempted', async () => {
     const decliner = await suite.context.newAccount('Decliner')
     const callsBefore = processorCalls.length
-    const first = await decliner.post('/v1/charges', chargeBody({ source: 'pm_card_chargeDeclined' }), { key: 'declined' })
-    const retry = await decliner.post('/v1/charges', chargeBody({ source: 'pm_card_chargeDeclined' }), { key: 'declined' })
+    const first = await decliner.post('/v1/charges', chargeBody({ source: 'pm_card_chargeDeclined' }), {
+      key: 'declined',
+    })
+    const retry = await decliner.post('/v1/charges', chargeBody({ source: 'pm_card_chargeDeclined' }), {
+      key: 'declined',
+    })
 
     expect(first.statusCode).toBe(402)
     expect(retry.statusCode).toBe(402)
@@ -120,11 +140,13 @@ describe('replays remembered by the instance', () => {
   it('when a key is within a minute of expiring, then it is not remembered, so its expiry frees it on time', async () => {
     const user = await suite.context.newAccount()
     await user.post('/v1/charges', chargeBody(), { key: 'remembered-expiring' })
-    await suite.context.sql`update idempotency_keys set expires_at = now() + interval '30 seconds' where account_id = ${user.id} and key = 'remembered-expiring'`
+    await suite.context
+      .sql`update idempotency_keys set expires_at = now() + interval '30 seconds' where account_id = ${user.id} and key = 'remembered-expiring'`
     const replay = await user.post('/v1/charges', chargeBody(), { key: 'remembered-expiring' })
     expect(replay.headers['idempotent-replayed']).toBe('true')
     // The key expires (here at once, standing in for the 30 seconds passing).
-    await suite.context.sql`update idempotency_keys set expires_at = now() - interval '1 second' where account_id = ${user.id} and key = 'remembered-expiring'`
+    await suite.context
+      .sql`update idempotency_keys set expires_at = now() - interval '1 second' where account_id = ${user.id} and key = 'remembered-expiring'`
 
     const reused = await user.post('/v1/charges', chargeBody({ amount_cents: 999 }), { key: 'remembered-expiring' })
 
@@ -165,7 +187,9 @@ describe('conflicts', () => {
 
   it('when 20 identical requests race, then exactly one charge exists and every 201 carries its id', async () => {
     const crowd = await suite.context.newAccount('Crowd')
-    const responses = await Promise.all(Array.from({ length: 20 }, () => crowd.post('/v1/charges', chargeBody(), { key: 'stampede' })))
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, () => crowd.post('/v1/charges', chargeBody(), { key: 'stampede' })),
+    )
 
     const statuses = responses.map((response) => response.statusCode)
     expect(statuses.every((status) => status === 201 || status === 409)).toBe(true)
@@ -192,7 +216,11 @@ describe('scope', () => {
   it('when one key is used on two endpoints, then they do not collide', async () => {
     const user = await suite.context.newAccount('Two endpoints')
     const charge = await user.post('/v1/charges', chargeBody(), { key: 'same-everywhere' })
-    const refund = await user.post(`/v1/charges/${charge.json().id}/refunds`, { amount_cents: 100 }, { key: 'same-everywhere' })
+    const refund = await user.post(
+      `/v1/charges/${charge.json().id}/refunds`,
+      { amount_cents: 100 },
+      { key: 'same-everywhere' },
+    )
     expect(refund.statusCode).toBe(201)
     expect(refund.json().object).toBe('refund')
   })
@@ -241,11 +269,16 @@ describe('what is not stored', () => {
     const response = await suite.context.app.inject({
       method: 'POST',
       url: '/v1/charges',
-      headers: { authorization: 'Bearer sk_test_wrong', 'idempotency-key': 'unauthenticated', 'content-type': 'application/json' },
+      headers: {
+        authorization: 'Bearer sk_test_wrong',
+        'idempotency-key': 'unauthenticated',
+        'content-type': 'application/json',
+      },
       payload: chargeBody(),
     })
     expect(response.statusCode).toBe(401)
-    const [row] = await suite.context.sql`select count(*)::int as count from idempotency_keys where key = 'unauthenticated'`
+    const [row] = await suite.context
+      .sql`select count(*)::int as count from idempotency_keys where key = 'unauthenticated'`
     expect(row!.count).toBe(0)
   })
 
@@ -283,7 +316,9 @@ describe('what is not stored', () => {
     const tooMuch = await user.post(`/v1/charges/${charge.id}/refunds`, { amount_cents: 500 }, { key: 'refund-retry' })
     expect(tooMuch.statusCode).toBe(422)
     expect(await keyRow(user.id, 'refund-retry')).toBeUndefined()
-    expect((await user.post(`/v1/charges/${charge.id}/refunds`, { amount_cents: 50 }, { key: 'refund-retry' })).statusCode).toBe(201)
+    expect(
+      (await user.post(`/v1/charges/${charge.id}/refunds`, { amount_cents: 50 }, { key: 'refund-retry' })).statusCode,
+    ).toBe(201)
   })
 
   it('when the 409 collision happens, then it leaves the original claim untouched', async () => {
@@ -291,7 +326,9 @@ describe('what is not stored', () => {
     const slow = user.post('/v1/charges', chargeBody({ source: 'pm_card_slow' }), { key: 'untouched' })
     await until(async () => (await keyRow(user.id, 'untouched')) !== undefined)
     const before = await keyRow(user.id, 'untouched')
-    expect((await user.post('/v1/charges', chargeBody({ source: 'pm_card_slow' }), { key: 'untouched' })).statusCode).toBe(409)
+    expect(
+      (await user.post('/v1/charges', chargeBody({ source: 'pm_card_slow' }), { key: 'untouched' })).statusCode,
+    ).toBe(409)
     expect((await keyRow(user.id, 'untouched'))!.claim_token).toBe(before!.claim_token)
     expect((await slow).statusCode).toBe(201)
   })
@@ -332,7 +369,8 @@ describe('crash recovery and expiry', () => {
     const openGate = processor.holdNext()
     const stalled = user.post('/v1/charges', chargeBody(), { key: 'fenced' })
     await until(async () => (await keyRow(user.id, 'fenced')) !== undefined)
-    await suite.context.sql`update idempotency_keys set locked_until = now() - interval '1 second' where account_id = ${user.id} and key = 'fenced'`
+    await suite.context
+      .sql`update idempotency_keys set locked_until = now() - interval '1 second' where account_id = ${user.id} and key = 'fenced'`
 
     const takeover = await user.post('/v1/charges', chargeBody(), { key: 'fenced' })
     openGate()
@@ -351,7 +389,8 @@ describe('crash recovery and expiry', () => {
     const openGate = processor.holdNext()
     const first = user.post('/v1/charges', chargeBody(), { key: 'expires-in-flight' })
     await until(async () => (await keyRow(user.id, 'expires-in-flight')) !== undefined)
-    await suite.context.sql`update idempotency_keys set expires_at = now() - interval '1 second' where account_id = ${user.id} and key = 'expires-in-flight'`
+    await suite.context
+      .sql`update idempotency_keys set expires_at = now() - interval '1 second' where account_id = ${user.id} and key = 'expires-in-flight'`
     const callsBefore = processorCalls.length
 
     const other = await user.post('/v1/charges', chargeBody({ amount_cents: 77 }), { key: 'expires-in-flight' })
@@ -369,7 +408,8 @@ describe('crash recovery and expiry', () => {
     const user = await suite.context.newAccount()
     const first = await user.post('/v1/charges', chargeBody(), { key: 'expiring' })
     const before = await keyRow(user.id, 'expiring')
-    await suite.context.sql`update idempotency_keys set expires_at = now() - interval '1 second' where id = ${before!.id}`
+    await suite.context
+      .sql`update idempotency_keys set expires_at = now() - interval '1 second' where id = ${before!.id}`
 
     const again = await user.post('/v1/charges', chargeBody({ amount_cents: 999 }), { key: 'expiring' })
 

@@ -5,7 +5,12 @@ import { forwardingProxy, getFrom } from '../helpers/forwarding-proxy.js'
 
 const suite = useTestApp({ config: { RATE_LIMIT_MAX: 3, AUTH_FAILURE_LIMIT: 2, RATE_LIMIT_WINDOW_SECONDS: 60 } })
 
-const withKey = (key: string) => ({ method: 'GET' as const, url: '/v1/charges', headers: { authorization: `Bearer ${key}` }, remoteAddress: '10.0.0.9' })
+const withKey = (key: string) => ({
+  method: 'GET' as const,
+  url: '/v1/charges',
+  headers: { authorization: `Bearer ${key}` },
+  remoteAddress: '10.0.0.9',
+})
 
 describe('per account', () => {
   it('when an account exceeds its limit, then 429 problem+json with Retry-After and RateLimit headers, and other accounts go on', async () => {
@@ -33,9 +38,11 @@ describe('per account', () => {
     for (let n = 0; n < 3; n++) await spender.get('/v1/charges')
     const refused = await spender.post('/v1/charges', chargeBody(), { key: 'limited' })
     expect(refused.statusCode).toBe(429)
-    const [row] = await suite.context.sql`select count(*)::int as count from idempotency_keys where account_id = ${spender.id}`
+    const [row] = await suite.context
+      .sql`select count(*)::int as count from idempotency_keys where account_id = ${spender.id}`
     expect(row!.count).toBe(0)
-    const [charges] = await suite.context.sql`select count(*)::int as count from charges where account_id = ${spender.id}`
+    const [charges] = await suite.context
+      .sql`select count(*)::int as count from charges where account_id = ${spender.id}`
     expect(charges!.count).toBe(0)
   })
 })
@@ -77,7 +84,8 @@ describe('behind a reverse proxy, over real sockets', () => {
     const proxy = await forwardingProxy(await context.app.listen({ port: 0, host: '127.0.0.1' }))
     proxies.push(proxy)
     const account = await context.newAccount()
-    const get = (from: string, key: string) => getFrom(from, `${proxy.url}/v1/charges`, { authorization: `Bearer ${key}` })
+    const get = (from: string, key: string) =>
+      getFrom(from, `${proxy.url}/v1/charges`, { authorization: `Bearer ${key}` })
     return { get, apiKey: account.apiKey }
   }
   afterAll(async () => {
@@ -94,7 +102,11 @@ describe('behind a reverse proxy, over real sockets', () => {
 
   it('when the proxy is trusted (TRUST_PROXY, as docker-compose sets it), then each client is limited on its own', async () => {
     const { get, apiKey } = await behindProxy({ TRUST_PROXY: '1' })
-    expect([await get('127.0.0.2', 'sk_test_bad1'), await get('127.0.0.2', 'sk_test_bad2'), await get('127.0.0.2', 'sk_test_bad3')]).toEqual([401, 401, 429])
+    expect([
+      await get('127.0.0.2', 'sk_test_bad1'),
+      await get('127.0.0.2', 'sk_test_bad2'),
+      await get('127.0.0.2', 'sk_test_bad3'),
+    ]).toEqual([401, 401, 429])
     expect(await get('127.0.0.3', 'sk_test_typo')).toBe(401)
     expect(await get('127.0.0.2', apiKey)).toBe(200)
   })

@@ -7,10 +7,19 @@ import { type PaymentProcessor, PROCESSOR_METHODS, ProcessorUnavailableError } f
 const never = () => new Promise<never>(() => {})
 const lookupOfK = {
   kind: 'charge' as const,
-  request: { amountCents: 100, currency: 'usd', source: 'pm_card_visa', accountId: 'acct_1', idempotencyKey: 'k', chargeId: 'ch_000000000000000000000000' },
+  request: {
+    amountCents: 100,
+    currency: 'usd',
+    source: 'pm_card_visa',
+    accountId: 'acct_1',
+    idempotencyKey: 'k',
+    chargeId: 'ch_000000000000000000000000',
+  },
   notBefore: new Date(),
 }
-const silentProcessor = Object.fromEntries(PROCESSOR_METHODS.map((method) => [method, never])) as unknown as PaymentProcessor
+const silentProcessor = Object.fromEntries(
+  PROCESSOR_METHODS.map((method) => [method, never]),
+) as unknown as PaymentProcessor
 
 describe('instrumented', () => {
   it('when the processor does not answer within the timeout, then the call fails as an unknown outcome', async () => {

@@ -46,7 +46,8 @@ const post = (path: string, body: unknown, key: string = randomUUID()) =>
     headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'idempotency-key': key },
     body: JSON.stringify(body),
   })
-const charge = (source: string, key?: string) => post('/v1/charges', { amount_cents: 2500, currency: 'usd', source }, key)
+const charge = (source: string, key?: string) =>
+  post('/v1/charges', { amount_cents: 2500, currency: 'usd', source }, key)
 const CREATE = { method: 'POST', path: /^\/v1\/payment_intents$/ }
 
 describe('the service with PROCESSOR=stripe', () => {
@@ -75,7 +76,11 @@ describe('the service with PROCESSOR=stripe', () => {
     const key = randomUUID()
     const refused = await charge('pm_card_nonexistent', key)
     expect(refused.status).toBe(422)
-    expect(await refused.json()).toMatchObject({ type: expect.stringMatching(/\/processor-refused$/), param: 'source', processor_code: 'resource_missing' })
+    expect(await refused.json()).toMatchObject({
+      type: expect.stringMatching(/\/processor-refused$/),
+      param: 'source',
+      processor_code: 'resource_missing',
+    })
     expect((await charge('pm_card_visa', key)).status).toBe(201)
   })
 
@@ -84,9 +89,16 @@ describe('the service with PROCESSOR=stripe', () => {
     const key = randomUUID()
     const refund = await post(`/v1/charges/${charged.id}/refunds`, { amount_cents: 700 }, key)
     expect(refund.status).toBe(201)
-    const refunds = [...stripe.ledger.refunds.values()].filter((each) => each.payment_intent === charged.processor_reference)
+    const refunds = [...stripe.ledger.refunds.values()].filter(
+      (each) => each.payment_intent === charged.processor_reference,
+    )
     expect(refunds.map((each) => each.amount)).toEqual([700])
-    expect(stripe.requests.find((request) => request.path === '/v1/refunds' && request.method === 'POST' && request.idempotencyKey !== undefined)).toBeDefined()
+    expect(
+      stripe.requests.find(
+        (request) =>
+          request.path === '/v1/refunds' && request.method === 'POST' && request.idempotencyKey !== undefined,
+      ),
+    ).toBeDefined()
   })
 
   it('when every answer to a charge is lost and nobody retries, then 503, and the worker records the charge Stripe made', async () => {
@@ -95,12 +107,20 @@ describe('the service with PROCESSOR=stripe', () => {
     const lost = await charge('pm_card_visa', key)
     expect(lost.status).toBe(503)
     expect(lost.headers.get('retry-after')).not.toBeNull()
-    await until(async () => (await database.sql`select 1 from idempotency_keys where key = ${key} and completed_at is not null`).length === 1, 30_000)
-    const [claim] = await database.sql<{ operation_id: string }[]>`select operation_id from idempotency_keys where key = ${key}`
+    await until(
+      async () =>
+        (await database.sql`select 1 from idempotency_keys where key = ${key} and completed_at is not null`).length ===
+        1,
+      30_000,
+    )
+    const [claim] = await database.sql<
+      { operation_id: string }[]
+    >`select operation_id from idempotency_keys where key = ${key}`
     const operationId = claim!.operation_id
     const moved = stripe.ledger.movements.filter((movement) => movement.idempotencyKey === operationId)
     expect(moved).toHaveLength(1)
-    const [row] = await database.sql`select processor_reference from charges where processor_reference = ${moved[0]!.object}`
+    const [row] =
+      await database.sql`select processor_reference from charges where processor_reference = ${moved[0]!.object}`
     expect(row).toBeDefined()
     const replay = await charge('pm_card_visa', key)
     expect(replay.status).toBe(201)
@@ -111,7 +131,10 @@ describe('the service with PROCESSOR=stripe', () => {
     stripe.fault(CREATE, { kind: 'error', status: 500 }, 3)
     const key = randomUUID()
     expect((await charge('pm_card_visa', key)).status).toBe(503)
-    await until(async () => (await database.sql`select 1 from idempotency_keys where key = ${key}`).length === 0, 30_000)
+    await until(
+      async () => (await database.sql`select 1 from idempotency_keys where key = ${key}`).length === 0,
+      30_000,
+    )
     const retry = await charge('pm_card_visa', key)
     expect(retry.status).toBe(201)
     expect(retry.headers.get('idempotent-replayed')).toBeNull()
@@ -121,7 +144,9 @@ describe('the service with PROCESSOR=stripe', () => {
     const [books] = await database.sql<{ charged: number; refunded: number }[]>`
       select coalesce(sum(amount_captured_cents), 0)::int as charged, coalesce(sum(amount_refunded_cents), 0)::int as refunded
       from charges where account_id = ${accountId}`
-    const received = [...stripe.ledger.paymentIntents.values()].filter((intent) => intent.metadata.account_id === accountId).reduce((sum, intent) => sum + intent.amount_received, 0)
+    const received = [...stripe.ledger.paymentIntents.values()]
+      .filter((intent) => intent.metadata.account_id === accountId)
+      .reduce((sum, intent) => sum + intent.amount_received, 0)
     const refunded = [...stripe.ledger.refunds.values()].reduce((sum, refund) => sum + refund.amount, 0)
     expect(books).toEqual({ charged: received, refunded })
     expect(stripe.posts().filter((request) => request.idempotencyKey === undefined)).toEqual([])

@@ -5,7 +5,12 @@ import { randomUUID } from 'node:crypto'
 import type Stripe from 'stripe'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { chargeIdOf } from '../../src/charges/calls.js'
-import { type ChargeRequest, ProcessorIdempotencyError, ProcessorRequestError, ProcessorUnavailableError } from '../../src/processor/processor.js'
+import {
+  type ChargeRequest,
+  ProcessorIdempotencyError,
+  ProcessorRequestError,
+  ProcessorUnavailableError,
+} from '../../src/processor/processor.js'
 import { createStripeClient } from '../../src/processor/stripe/client.js'
 import { createStripeProcessor } from '../../src/processor/stripe/stripe.js'
 import { startStripeServer, type StripeTestServer } from '../helpers/processors.js'
@@ -27,7 +32,15 @@ function processorWith(timeoutMs = 5000, secretKey = server.secretKey) {
 
 const chargeRequest = (overrides: Partial<ChargeRequest> = {}): ChargeRequest => {
   const idempotencyKey = overrides.idempotencyKey ?? randomUUID()
-  return { amountCents: 2500, currency: 'usd', source: 'pm_card_visa', accountId: 'acct_stripe', idempotencyKey, chargeId: chargeIdOf(idempotencyKey), ...overrides }
+  return {
+    amountCents: 2500,
+    currency: 'usd',
+    source: 'pm_card_visa',
+    accountId: 'acct_stripe',
+    idempotencyKey,
+    chargeId: chargeIdOf(idempotencyKey),
+    ...overrides,
+  }
 }
 const received = (key: string) => server.requests.filter((request) => request.idempotencyKey === key)
 const moved = (key: string) => server.ledger.movements.filter((movement) => movement.idempotencyKey === key)
@@ -53,19 +66,38 @@ describe('what the Stripe processor sends', () => {
     const held = chargeRequest()
     const authorized = (await processor.authorize(held)) as { processorReference: string }
     expect(received(held.idempotencyKey)[0]!.form).toMatchObject({ capture_method: 'manual', confirm: 'true' })
-    const capture = { chargeReference: authorized.processorReference, amountCents: 1000, accountId: 'acct_stripe', idempotencyKey: randomUUID() }
+    const capture = {
+      chargeReference: authorized.processorReference,
+      amountCents: 1000,
+      accountId: 'acct_stripe',
+      idempotencyKey: randomUUID(),
+    }
     await processor.capture(capture)
     expect(received(capture.idempotencyKey)).toEqual([
-      expect.objectContaining({ path: `/v1/payment_intents/${authorized.processorReference}/capture`, form: { amount_to_capture: '1000', metadata: { capture_operation_id: capture.idempotencyKey } } }),
+      expect.objectContaining({
+        path: `/v1/payment_intents/${authorized.processorReference}/capture`,
+        form: { amount_to_capture: '1000', metadata: { capture_operation_id: capture.idempotencyKey } },
+      }),
     ])
-    expect(server.ledger.paymentIntent(authorized.processorReference)).toMatchObject({ status: 'succeeded', amount_received: 1000, amount_capturable: 0 })
+    expect(server.ledger.paymentIntent(authorized.processorReference)).toMatchObject({
+      status: 'succeeded',
+      amount_received: 1000,
+      amount_capturable: 0,
+    })
 
     const other = (await processor.authorize(chargeRequest())) as { processorReference: string }
     const voided = { chargeReference: other.processorReference, accountId: 'acct_stripe', idempotencyKey: randomUUID() }
     await processor.void(voided)
-    expect(received(voided.idempotencyKey)).toEqual([expect.objectContaining({ path: `/v1/payment_intents/${other.processorReference}/cancel` })])
+    expect(received(voided.idempotencyKey)).toEqual([
+      expect.objectContaining({ path: `/v1/payment_intents/${other.processorReference}/cancel` }),
+    ])
 
-    const refund = { chargeReference: charged.processorReference, amountCents: 500, accountId: 'acct_stripe', idempotencyKey: randomUUID() }
+    const refund = {
+      chargeReference: charged.processorReference,
+      amountCents: 500,
+      accountId: 'acct_stripe',
+      idempotencyKey: randomUUID(),
+    }
     await processor.refund(refund)
     expect(received(refund.idempotencyKey)[0]!.form).toEqual({
       payment_intent: charged.processorReference,
@@ -93,7 +125,14 @@ describe("Stripe's errors at the boundary", () => {
   it('when the PaymentIntent is in no state for the operation, then it is refused without a field', async () => {
     const { processor } = processorWith()
     const charged = (await processor.charge(chargeRequest())) as { processorReference: string }
-    const refusal = await processor.capture({ chargeReference: charged.processorReference, amountCents: 100, accountId: 'acct_stripe', idempotencyKey: randomUUID() }).catch((error: unknown) => error)
+    const refusal = await processor
+      .capture({
+        chargeReference: charged.processorReference,
+        amountCents: 100,
+        accountId: 'acct_stripe',
+        idempotencyKey: randomUUID(),
+      })
+      .catch((error: unknown) => error)
     expect(refusal).toBeInstanceOf(ProcessorRequestError)
     expect(refusal).toMatchObject({ field: undefined, code: 'payment_intent_unexpected_state' })
   })
@@ -172,7 +211,10 @@ describe('retries and timeouts: nothing reaches Stripe after PROCESSOR_TIMEOUT_M
     const { processor } = processorWith()
     server.fault(CREATE, { kind: 'delay', ms: 700, when: 'before' })
     const request = chargeRequest()
-    const [first, second] = await Promise.all([processor.charge(request), new Promise((resolve) => setTimeout(resolve, 100)).then(() => processor.charge(request))])
+    const [first, second] = await Promise.all([
+      processor.charge(request),
+      new Promise((resolve) => setTimeout(resolve, 100)).then(() => processor.charge(request)),
+    ])
     expect(second).toEqual(first)
     expect(received(request.idempotencyKey).map((each) => each.outcome)).toContain(409)
     expect(moved(request.idempotencyKey)).toHaveLength(1)
@@ -187,7 +229,10 @@ describe('settling a lost answer from reads that cannot lag', () => {
     const notBefore = new Date()
     await expect(processor.charge(request)).rejects.toBeInstanceOf(ProcessorUnavailableError)
     const [intent] = moved(request.idempotencyKey)
-    expect(await processor.lookup({ kind: 'charge', request, notBefore })).toEqual({ kind: 'charge', outcome: { status: 'succeeded', processorReference: intent!.object } })
+    expect(await processor.lookup({ kind: 'charge', request, notBefore })).toEqual({
+      kind: 'charge',
+      outcome: { status: 'succeeded', processorReference: intent!.object },
+    })
     expect(moved(request.idempotencyKey)).toHaveLength(1)
     expect(server.requests.filter((each) => each.path.includes('/search'))).toEqual([])
   })
@@ -201,7 +246,9 @@ describe('settling a lost answer from reads that cannot lag', () => {
     await expect(processor.charge(request)).rejects.toBeInstanceOf(ProcessorIdempotencyError)
     expect(moved(request.idempotencyKey)).toEqual([])
     // The probe that took the key did not stay open either.
-    const probes = [...server.ledger.paymentIntents.values()].filter((intent) => intent.metadata.operation_id === request.idempotencyKey)
+    const probes = [...server.ledger.paymentIntents.values()].filter(
+      (intent) => intent.metadata.operation_id === request.idempotencyKey,
+    )
     expect(probes.map((intent) => [intent.status, intent.metadata.lookup_probe])).toEqual([['canceled', 'true']])
   })
 
@@ -210,7 +257,10 @@ describe('settling a lost answer from reads that cannot lag', () => {
     const request = chargeRequest()
     const charged = await processor.charge(request)
     const twoDaysAgo = new Date(Date.now() - 2 * 86_400_000)
-    expect(await processor.lookup({ kind: 'charge', request, notBefore: twoDaysAgo })).toEqual({ kind: 'charge', outcome: charged })
+    expect(await processor.lookup({ kind: 'charge', request, notBefore: twoDaysAgo })).toEqual({
+      kind: 'charge',
+      outcome: charged,
+    })
     expect(await processor.lookup({ kind: 'charge', request: chargeRequest(), notBefore: twoDaysAgo })).toBeUndefined()
     expect(received(request.idempotencyKey)).toHaveLength(1)
     expect(server.requests.at(-1)).toMatchObject({ method: 'GET', path: '/v1/payment_intents' })

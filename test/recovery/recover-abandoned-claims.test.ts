@@ -99,7 +99,9 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
       await lostCharge(user, 'declined-lost', chargeBody({ source: 'pm_card_chargeDeclined' }))
       expect(await recover()).toMatchObject({ settled: 1 })
 
-      const retry = await user.post('/v1/charges', chargeBody({ source: 'pm_card_chargeDeclined' }), { key: 'declined-lost' })
+      const retry = await user.post('/v1/charges', chargeBody({ source: 'pm_card_chargeDeclined' }), {
+        key: 'declined-lost',
+      })
       const live = await user.post('/v1/charges', chargeBody({ source: 'pm_card_chargeDeclined' }))
       expect(retry.statusCode).toBe(402)
       expect(retry.headers['idempotent-replayed']).toBe('true')
@@ -107,7 +109,10 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
       const { charge: recoveredCharge, ...recovered } = retry.json()
       const { charge: liveCharge, ...fresh } = live.json()
       expect(recovered).toEqual(fresh)
-      expect((await user.get(`/v1/charges/${recoveredCharge}`)).json()).toMatchObject({ status: 'failed', failure_code: 'generic_decline' })
+      expect((await user.get(`/v1/charges/${recoveredCharge}`)).json()).toMatchObject({
+        status: 'failed',
+        failure_code: 'generic_decline',
+      })
       expect(liveCharge).not.toBe(recoveredCharge)
     })
 
@@ -157,7 +162,9 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
       return (await user.post('/v1/charges', chargeBody({ amount_cents: amountCents }))).json().id
     }
     const chargeRow = async (id: string) =>
-      (await suite.context.sql`select amount_refunded_cents, amount_refund_pending_cents from charges where id = ${id}`)[0]
+      (
+        await suite.context.sql`select amount_refunded_cents, amount_refund_pending_cents from charges where id = ${id}`
+      )[0]
 
     it('when the processor refunded and the answer was lost, then one run marks the refund succeeded, and the retry replays it', async () => {
       const user = await suite.context.newAccount()
@@ -183,13 +190,17 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
       const user = await suite.context.newAccount()
       const chargeId = await chargeOf(user)
       processor.timeOutNext()
-      expect((await user.post(`/v1/charges/${chargeId}/refunds`, { amount_cents: 400 }, { key: 'refund-unseen' })).statusCode).toBe(503)
+      expect(
+        (await user.post(`/v1/charges/${chargeId}/refunds`, { amount_cents: 400 }, { key: 'refund-unseen' }))
+          .statusCode,
+      ).toBe(503)
       expect(await chargeRow(chargeId)).toEqual({ amount_refunded_cents: 0, amount_refund_pending_cents: 400 })
 
       expect(await recover()).toEqual({ settled: 0, released: 1, failed: 0 })
 
       expect(await chargeRow(chargeId)).toEqual({ amount_refunded_cents: 0, amount_refund_pending_cents: 0 })
-      const [pending] = await suite.context.sql`select count(*)::int as count from refunds where charge_id = ${chargeId}`
+      const [pending] = await suite.context
+        .sql`select count(*)::int as count from refunds where charge_id = ${chargeId}`
       expect(pending!.count).toBe(0)
       const retry = await user.post(`/v1/charges/${chargeId}/refunds`, { amount_cents: 400 }, { key: 'refund-unseen' })
       expect(retry.statusCode).toBe(201)
@@ -200,7 +211,10 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
       const user = await suite.context.newAccount()
       const chargeId = await chargeOf(user)
       processor.loseNextAnswer()
-      expect((await user.post(`/v1/charges/${chargeId}/refunds`, { amount_cents: 250 }, { key: 'refund-retried' })).statusCode).toBe(503)
+      expect(
+        (await user.post(`/v1/charges/${chargeId}/refunds`, { amount_cents: 250 }, { key: 'refund-retried' }))
+          .statusCode,
+      ).toBe(503)
       const retry = await user.post(`/v1/charges/${chargeId}/refunds`, { amount_cents: 250 }, { key: 'refund-retried' })
       expect(retry.statusCode).toBe(201)
       expect(retry.headers['idempotent-replayed']).toBeUndefined()
@@ -222,7 +236,14 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
       const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) })
       const settings = { graceSeconds: 0, leaseSeconds: 30, batchSize: 100 }
       try {
-        expect(await recoverAbandonedClaims(suite.context.sql, recoveries(suite.context.processor, suite.context.sql), settings, log)).toEqual({ settled: 0, released: 0, failed: 1 })
+        expect(
+          await recoverAbandonedClaims(
+            suite.context.sql,
+            recoveries(suite.context.processor, suite.context.sql),
+            settings,
+            log,
+          ),
+        ).toEqual({ settled: 0, released: 0, failed: 1 })
       } finally {
         await suite.context.sql`drop trigger refuse_for_account on charges`
       }
@@ -231,11 +252,24 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
       expect(await keyRow(user.id, 'refused')).toMatchObject({ recovery_attempts: 1, completed_at: null })
 
       // Backoff: with a grace of 1 s, the next attempt waits 2 s after the failure...
-      const soon = await recoverAbandonedClaims(suite.context.sql, recoveries(suite.context.processor, suite.context.sql), { ...settings, graceSeconds: 1 }, log)
+      const soon = await recoverAbandonedClaims(
+        suite.context.sql,
+        recoveries(suite.context.processor, suite.context.sql),
+        { ...settings, graceSeconds: 1 },
+        log,
+      )
       expect(soon).toEqual({ settled: 0, released: 0, failed: 0 })
       // ...and once that has passed, it settles.
-      await suite.context.sql`update idempotency_keys set locked_until = now() - interval '10 seconds' where account_id = ${user.id} and key = 'refused'`
-      expect(await recoverAbandonedClaims(suite.context.sql, recoveries(suite.context.processor, suite.context.sql), { ...settings, graceSeconds: 1 }, log)).toEqual({ settled: 1, released: 0, failed: 0 })
+      await suite.context
+        .sql`update idempotency_keys set locked_until = now() - interval '10 seconds' where account_id = ${user.id} and key = 'refused'`
+      expect(
+        await recoverAbandonedClaims(
+          suite.context.sql,
+          recoveries(suite.context.processor, suite.context.sql),
+          { ...settings, graceSeconds: 1 },
+          log,
+        ),
+      ).toEqual({ settled: 1, released: 0, failed: 0 })
       expect(await countCharges(suite.context.sql, user.id)).toBe(1)
     })
   })

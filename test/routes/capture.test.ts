@@ -23,7 +23,12 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
 
   /** One run of the recovery worker, with no grace period: every claim whose lease ended is settled. */
   function recover() {
-    return recoverAbandonedClaims(suite.context.sql, recoveries(suite.context.processor, suite.context.sql), { graceSeconds: 0, leaseSeconds: 30, batchSize: 100 }, pino({ level: 'silent' }))
+    return recoverAbandonedClaims(
+      suite.context.sql,
+      recoveries(suite.context.processor, suite.context.sql),
+      { graceSeconds: 0, leaseSeconds: 30, batchSize: 100 },
+      pino({ level: 'silent' }),
+    )
   }
 
   async function eventTypes(chargeId: string): Promise<string[]> {
@@ -57,11 +62,20 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
 
     it('when a charge is captured at once, then it has no authorization to expire', async () => {
       const charge = (await suite.account.post('/v1/charges', chargeBody({ amount_cents: 700 }))).json()
-      expect(charge).toMatchObject({ status: 'succeeded', captured: true, amount_captured_cents: 700, amount_capturable_cents: 0, authorization_expires_at: null })
+      expect(charge).toMatchObject({
+        status: 'succeeded',
+        captured: true,
+        amount_captured_cents: 700,
+        amount_capturable_cents: 0,
+        authorization_expires_at: null,
+      })
     })
 
     it('when an authorization is declined, then it is a 402 like a declined charge', async () => {
-      const response = await suite.account.post('/v1/charges', chargeBody({ source: 'pm_card_chargeDeclined', capture: false }))
+      const response = await suite.account.post(
+        '/v1/charges',
+        chargeBody({ source: 'pm_card_chargeDeclined', capture: false }),
+      )
       expect(response.statusCode).toBe(402)
       const charge = (await suite.account.get(`/v1/charges/${response.json().charge}`)).json()
       expect(charge).toMatchObject({ status: 'failed', captured: false, authorization_expires_at: null })
@@ -73,10 +87,18 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
       const chargeId = await authorize(1000)
       const captured = await suite.account.post(`/v1/charges/${chargeId}/capture`, {})
       expect(captured.statusCode).toBe(200)
-      expect(captured.json()).toMatchObject({ id: chargeId, status: 'succeeded', captured: true, amount_captured_cents: 1000, amount_capturable_cents: 0 })
+      expect(captured.json()).toMatchObject({
+        id: chargeId,
+        status: 'succeeded',
+        captured: true,
+        amount_captured_cents: 1000,
+        amount_capturable_cents: 0,
+      })
       expect((await suite.account.get(`/v1/charges/${chargeId}`)).json()).toEqual(captured.json())
 
-      expect((await suite.account.post(`/v1/charges/${chargeId}/refunds`, {})).json()).toMatchObject({ amount_cents: 1000 })
+      expect((await suite.account.post(`/v1/charges/${chargeId}/refunds`, {})).json()).toMatchObject({
+        amount_cents: 1000,
+      })
       expect(await processorOperations(chargeId)).toEqual({ capture: 1, refund: 1 })
       expect(await eventTypes(chargeId)).toEqual(['charge.authorized', 'charge.captured', 'charge.refunded'])
     })
@@ -84,21 +106,37 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
     it('when captured in part, then the rest is released and refunds stop at what was captured', async () => {
       const chargeId = await authorize(1000)
       const captured = await suite.account.post(`/v1/charges/${chargeId}/capture`, { amount_cents: 600 })
-      expect(captured.json()).toMatchObject({ status: 'succeeded', amount_cents: 1000, amount_captured_cents: 600, amount_capturable_cents: 0 })
+      expect(captured.json()).toMatchObject({
+        status: 'succeeded',
+        amount_cents: 1000,
+        amount_captured_cents: 600,
+        amount_capturable_cents: 0,
+      })
 
       const tooMuch = await suite.account.post(`/v1/charges/${chargeId}/refunds`, { amount_cents: 601 })
       expect(tooMuch.statusCode).toBe(422)
       expect(tooMuch.json()).toMatchObject({ amount_refundable_cents: 600 })
       expect((await suite.account.post(`/v1/charges/${chargeId}/refunds`, { amount_cents: 250 })).statusCode).toBe(201)
-      expect((await suite.account.post(`/v1/charges/${chargeId}/refunds`, {})).json()).toMatchObject({ amount_cents: 350 })
-      const [row] = await suite.context.sql`select amount_captured_cents, amount_refunded_cents from charges where id = ${chargeId}`
+      expect((await suite.account.post(`/v1/charges/${chargeId}/refunds`, {})).json()).toMatchObject({
+        amount_cents: 350,
+      })
+      const [row] = await suite.context
+        .sql`select amount_captured_cents, amount_refunded_cents from charges where id = ${chargeId}`
       expect(row).toEqual({ amount_captured_cents: 600, amount_refunded_cents: 600 })
     })
 
     it('when a capture is retried with its key, then the first answer is replayed byte for byte and the processor captured once', async () => {
       const chargeId = await authorize()
-      const first = await suite.account.post(`/v1/charges/${chargeId}/capture`, { amount_cents: 800 }, { key: 'capture-once' })
-      const retry = await suite.account.post(`/v1/charges/${chargeId}/capture`, { amount_cents: 800 }, { key: 'capture-once' })
+      const first = await suite.account.post(
+        `/v1/charges/${chargeId}/capture`,
+        { amount_cents: 800 },
+        { key: 'capture-once' },
+      )
+      const retry = await suite.account.post(
+        `/v1/charges/${chargeId}/capture`,
+        { amount_cents: 800 },
+        { key: 'capture-once' },
+      )
       expect(retry.statusCode).toBe(200)
       expect(retry.headers['idempotent-replayed']).toBe('true')
       expect(retry.rawPayload.equals(first.rawPayload)).toBe(true)
@@ -110,22 +148,38 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
       await suite.account.post(`/v1/charges/${chargeId}/capture`, {})
       const again = await suite.account.post(`/v1/charges/${chargeId}/capture`, {})
       expect(again.statusCode).toBe(409)
-      expect(again.json()).toMatchObject({ type: expect.stringMatching(/\/charge-not-capturable$/), charge_status: 'succeeded' })
+      expect(again.json()).toMatchObject({
+        type: expect.stringMatching(/\/charge-not-capturable$/),
+        charge_status: 'succeeded',
+      })
       expect(await processorOperations(chargeId)).toEqual({ capture: 1 })
     })
 
     it('when the capture exceeds the authorization, then 422 and the key may carry a corrected amount', async () => {
       const chargeId = await authorize(1000)
-      const tooMuch = await suite.account.post(`/v1/charges/${chargeId}/capture`, { amount_cents: 1001 }, { key: 'capture-fix' })
+      const tooMuch = await suite.account.post(
+        `/v1/charges/${chargeId}/capture`,
+        { amount_cents: 1001 },
+        { key: 'capture-fix' },
+      )
       expect(tooMuch.statusCode).toBe(422)
-      expect(tooMuch.json()).toMatchObject({ type: expect.stringMatching(/\/capture-exceeds-authorization$/), amount_capturable_cents: 1000 })
-      const corrected = await suite.account.post(`/v1/charges/${chargeId}/capture`, { amount_cents: 1000 }, { key: 'capture-fix' })
+      expect(tooMuch.json()).toMatchObject({
+        type: expect.stringMatching(/\/capture-exceeds-authorization$/),
+        amount_capturable_cents: 1000,
+      })
+      const corrected = await suite.account.post(
+        `/v1/charges/${chargeId}/capture`,
+        { amount_cents: 1000 },
+        { key: 'capture-fix' },
+      )
       expect(corrected.statusCode).toBe(200)
     })
 
     it('when a charge captured at once, a declined one, or another account’s is captured, then nothing is captured', async () => {
       const direct = (await suite.account.post('/v1/charges', chargeBody())).json().id
-      const declined = (await suite.account.post('/v1/charges', chargeBody({ source: 'pm_card_chargeDeclined', capture: false }))).json().charge
+      const declined = (
+        await suite.account.post('/v1/charges', chargeBody({ source: 'pm_card_chargeDeclined', capture: false }))
+      ).json().charge
       const theirs = await authorize(1000, await suite.context.newAccount('Other'))
 
       expect((await suite.account.post(`/v1/charges/${direct}/capture`, {})).json().charge_status).toBe('succeeded')
@@ -157,13 +211,21 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
     it('when the capture’s answer is lost, then the retry with the same key captures once, and a new key waits its turn', async () => {
       const chargeId = await authorize(1000)
       processor.loseNextAnswer()
-      const lost = await suite.account.post(`/v1/charges/${chargeId}/capture`, { amount_cents: 900 }, { key: 'capture-lost' })
+      const lost = await suite.account.post(
+        `/v1/charges/${chargeId}/capture`,
+        { amount_cents: 900 },
+        { key: 'capture-lost' },
+      )
       expect(lost.statusCode).toBe(503)
       const other = await suite.account.post(`/v1/charges/${chargeId}/void`, {})
       expect(other.statusCode).toBe(409)
       expect(other.json().type).toMatch(/\/charge-operation-in-progress$/)
 
-      const retry = await suite.account.post(`/v1/charges/${chargeId}/capture`, { amount_cents: 900 }, { key: 'capture-lost' })
+      const retry = await suite.account.post(
+        `/v1/charges/${chargeId}/capture`,
+        { amount_cents: 900 },
+        { key: 'capture-lost' },
+      )
       expect(retry.statusCode).toBe(200)
       expect(retry.json()).toMatchObject({ amount_captured_cents: 900 })
       expect(await processorOperations(chargeId)).toEqual({ capture: 1 })
@@ -172,9 +234,13 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
     it('when the capture timed out at the processor, then the charge waits for its outcome; once the processor says it never saw it, the charge is free', async () => {
       const chargeId = await authorize(1000)
       processor.timeOutNext()
-      expect((await suite.account.post(`/v1/charges/${chargeId}/capture`, {}, { key: 'capture-unseen' })).statusCode).toBe(503)
+      expect(
+        (await suite.account.post(`/v1/charges/${chargeId}/capture`, {}, { key: 'capture-unseen' })).statusCode,
+      ).toBe(503)
       // Whether the capture happened is not known yet: another capture must wait for it.
-      expect((await suite.account.post(`/v1/charges/${chargeId}/capture`, {})).json().type).toMatch(/\/charge-operation-in-progress$/)
+      expect((await suite.account.post(`/v1/charges/${chargeId}/capture`, {})).json().type).toMatch(
+        /\/charge-operation-in-progress$/,
+      )
 
       expect(await recover()).toEqual({ settled: 0, released: 1, failed: 0 })
       const withNewKey = await suite.account.post(`/v1/charges/${chargeId}/capture`, {})
@@ -185,11 +251,23 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
     it('when the capture’s answer is lost and nobody retries, then the recovery worker records the capture the processor made', async () => {
       const chargeId = await authorize(1000)
       processor.loseNextAnswer()
-      expect((await suite.account.post(`/v1/charges/${chargeId}/capture`, { amount_cents: 400 }, { key: 'capture-abandoned' })).statusCode).toBe(503)
+      expect(
+        (
+          await suite.account.post(
+            `/v1/charges/${chargeId}/capture`,
+            { amount_cents: 400 },
+            { key: 'capture-abandoned' },
+          )
+        ).statusCode,
+      ).toBe(503)
       expect(await recover()).toEqual({ settled: 1, released: 0, failed: 0 })
       const charge = (await suite.account.get(`/v1/charges/${chargeId}`)).json()
       expect(charge).toMatchObject({ status: 'succeeded', amount_captured_cents: 400 })
-      const replay = await suite.account.post(`/v1/charges/${chargeId}/capture`, { amount_cents: 400 }, { key: 'capture-abandoned' })
+      const replay = await suite.account.post(
+        `/v1/charges/${chargeId}/capture`,
+        { amount_cents: 400 },
+        { key: 'capture-abandoned' },
+      )
       expect(replay.headers['idempotent-replayed']).toBe('true')
       expect(replay.json()).toEqual(charge)
       expect(await eventTypes(chargeId)).toEqual(['charge.authorized', 'charge.captured'])
@@ -201,7 +279,12 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
       const chargeId = await authorize(1000)
       const voided = await suite.account.post(`/v1/charges/${chargeId}/void`, {}, { key: 'void-once' })
       expect(voided.statusCode).toBe(200)
-      expect(voided.json()).toMatchObject({ status: 'voided', captured: false, amount_captured_cents: 0, amount_capturable_cents: 0 })
+      expect(voided.json()).toMatchObject({
+        status: 'voided',
+        captured: false,
+        amount_captured_cents: 0,
+        amount_capturable_cents: 0,
+      })
       const retry = await suite.account.post(`/v1/charges/${chargeId}/void`, {}, { key: 'void-once' })
       expect(retry.rawPayload.equals(voided.rawPayload)).toBe(true)
 

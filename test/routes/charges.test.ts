@@ -5,7 +5,10 @@ const suite = useTestApp()
 
 describe('POST /v1/charges', () => {
   it('when the card succeeds, then a 201 charge is returned with its Location, and one row is stored', async () => {
-    const response = await suite.account.post('/v1/charges', chargeBody({ description: 'Order 1', metadata: { order_id: '1' } }))
+    const response = await suite.account.post(
+      '/v1/charges',
+      chargeBody({ description: 'Order 1', metadata: { order_id: '1' } }),
+    )
 
     expect(response.statusCode).toBe(201)
     expect(response.headers['content-type']).toBe('application/json; charset=utf-8')
@@ -103,7 +106,9 @@ describe('GET /v1/charges', () => {
 
     expect(first).toMatchObject({ object: 'list', has_more: true })
     expect(third.has_more).toBe(false)
-    expect([...first.data, ...second.data, ...third.data].map((charge: { id: string }) => charge.id)).toEqual(ids.reverse())
+    expect([...first.data, ...second.data, ...third.data].map((charge: { id: string }) => charge.id)).toEqual(
+      ids.reverse(),
+    )
   })
 
   it('when no limit is given, then a page holds 10', async () => {

@@ -6,7 +6,8 @@ const suite = useTestApp()
 
 async function charges(user: TestAccount, count: number): Promise<string[]> {
   const ids: string[] = []
-  for (let n = 0; n < count; n++) ids.push((await user.post('/v1/charges', chargeBody({ amount_cents: 100 + n }))).json().id)
+  for (let n = 0; n < count; n++)
+    ids.push((await user.post('/v1/charges', chargeBody({ amount_cents: 100 + n }))).json().id)
   return ids.reverse() // newest first, as lists are
 }
 
@@ -51,7 +52,12 @@ describe('GET /v1/charges', () => {
     const user = await suite.context.newAccount()
     const [newest, middle, oldest] = await charges(user, 3)
     const day = (n: number) => `2026-01-0${n}T00:00:00.000Z`
-    for (const [id, n] of [[oldest, 1], [middle, 2], [newest, 3]] as [string, number][]) await suite.context.sql`update charges set created_at = ${day(n)} where id = ${id}`
+    for (const [id, n] of [
+      [oldest, 1],
+      [middle, 2],
+      [newest, 3],
+    ] as [string, number][])
+      await suite.context.sql`update charges set created_at = ${day(n)} where id = ${id}`
 
     expect(ids(await user.get(`/v1/charges?created[gte]=${day(2)}`))).toEqual([newest, middle])
     expect(ids(await user.get(`/v1/charges?created[gt]=${day(2)}`))).toEqual([newest])
@@ -64,7 +70,9 @@ describe('GET /v1/charges', () => {
   it('when looked up by the Idempotency-Key that created it, then that charge, for its own account only', async () => {
     const user = await suite.context.newAccount()
     const created = (await user.post('/v1/charges', chargeBody(), { key: 'order-77' })).json()
-    const declined = (await user.post('/v1/charges', chargeBody({ source: 'pm_card_chargeDeclined' }), { key: 'order-78' })).json()
+    const declined = (
+      await user.post('/v1/charges', chargeBody({ source: 'pm_card_chargeDeclined' }), { key: 'order-78' })
+    ).json()
     await user.post('/v1/charges', chargeBody())
 
     const found = await user.get('/v1/charges?idempotency_key=order-77')
@@ -81,13 +89,20 @@ describe('GET /v1/refunds and GET /v1/charges/:id/refunds', () => {
     const user = await suite.context.newAccount()
     const [a, b] = await charges(user, 2)
     const refunds: string[] = []
-    for (const [charge, amount] of [[a, 10], [b, 11], [a, 12]] as const) refunds.unshift((await user.post(`/v1/charges/${charge}/refunds`, { amount_cents: amount })).json().id)
+    for (const [charge, amount] of [
+      [a, 10],
+      [b, 11],
+      [a, 12],
+    ] as const)
+      refunds.unshift((await user.post(`/v1/charges/${charge}/refunds`, { amount_cents: amount })).json().id)
 
     expect(ids(await user.get('/v1/refunds'))).toEqual(refunds)
     expect(ids(await user.get(`/v1/refunds?limit=1&starting_after=${refunds[0]}`))).toEqual([refunds[1]])
     expect(ids(await user.get(`/v1/refunds?ending_before=${refunds[2]}`))).toEqual(refunds.slice(0, 2))
     expect(ids(await user.get(`/v1/charges/${a}/refunds`))).toEqual([refunds[0], refunds[2]])
-    expect((await user.get(`/v1/charges/${a}/refunds`)).json().data[0]).toEqual((await user.get(`/v1/refunds/${refunds[0]}`)).json())
+    expect((await user.get(`/v1/charges/${a}/refunds`)).json().data[0]).toEqual(
+      (await user.get(`/v1/refunds/${refunds[0]}`)).json(),
+    )
   })
 
   it('when another account’s charge or refund is used, then 404 for the charge and 400 for the cursor, and nothing of theirs is listed', async () => {

@@ -6,11 +6,13 @@ import { chargeBody, useTestApp, type TestAccount } from '../helpers/app.js'
 const suite = useTestApp({ config: { WEBHOOK_ALLOW_PRIVATE_URLS: true } })
 
 async function fixtures(user: TestAccount) {
-  const endpoint = (await user.post('/v1/webhook_endpoints', { url: 'http://127.0.0.1:9/hooks', enabled_events: ['*'] })).json()
+  const endpoint = (
+    await user.post('/v1/webhook_endpoints', { url: 'http://127.0.0.1:9/hooks', enabled_events: ['*'] })
+  ).json()
   const authorization = (await user.post('/v1/charges', chargeBody({ capture: false }))).json()
   const [event] = await suite.context.sql<{ id: string }[]>`select id from events where account_id = ${user.id} limit 1`
   return {
-    'rotate_secret': `/v1/webhook_endpoints/${endpoint.id}/rotate_secret`,
+    rotate_secret: `/v1/webhook_endpoints/${endpoint.id}/rotate_secret`,
     redeliver: `/v1/events/${event!.id}/redeliver`,
     void: `/v1/charges/${authorization.id}/void`,
   }
@@ -21,19 +23,26 @@ const postRaw = (user: TestAccount, url: string, payload: string | undefined, co
   suite.context.app.inject({
     method: 'POST',
     url,
-    headers: { authorization: `Bearer ${user.apiKey}`, 'idempotency-key': crypto.randomUUID(), ...(contentType && { 'content-type': 'application/json' }) },
+    headers: {
+      authorization: `Bearer ${user.apiKey}`,
+      'idempotency-key': crypto.randomUUID(),
+      ...(contentType && { 'content-type': 'application/json' }),
+    },
     ...(payload !== undefined && { payload }),
   })
 
 describe('POSTs whose body is optional', () => {
-  it.each(['{"x":42}', '[1,2]', '"s"', 'null', '42'])('when the body is %s, then every one of them answers 400 validation-failed', async (payload) => {
-    const user = await suite.context.newAccount()
-    for (const [name, url] of Object.entries(await fixtures(user))) {
-      const response = await postRaw(user, url, payload)
-      expect(response.statusCode, `${name} ${payload}`).toBe(400)
-      expect(response.json().type, name).toMatch(/\/validation-failed$/)
-    }
-  })
+  it.each(['{"x":42}', '[1,2]', '"s"', 'null', '42'])(
+    'when the body is %s, then every one of them answers 400 validation-failed',
+    async (payload) => {
+      const user = await suite.context.newAccount()
+      for (const [name, url] of Object.entries(await fixtures(user))) {
+        const response = await postRaw(user, url, payload)
+        expect(response.statusCode, `${name} ${payload}`).toBe(400)
+        expect(response.json().type, name).toMatch(/\/validation-failed$/)
+      }
+    },
+  )
 
   it.each([
     ['no body and no content type', undefined, false],

@@ -27,7 +27,13 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
       const rest = await suite.account.post(`/v1/charges/${chargeId}/refunds`, {})
 
       expect(first.statusCode).toBe(201)
-      expect(first.json()).toMatchObject({ object: 'refund', charge: chargeId, amount_cents: 300, currency: 'usd', status: 'succeeded' })
+      expect(first.json()).toMatchObject({
+        object: 'refund',
+        charge: chargeId,
+        amount_cents: 300,
+        currency: 'usd',
+        status: 'succeeded',
+      })
       expect(first.json().id).toMatch(/^re_[0-9a-f]{24}$/)
       expect(first.headers.location).toBe(`/v1/refunds/${first.json().id}`)
       expect(rest.json().amount_cents).toBe(700)
@@ -58,16 +64,32 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
 
     it('when an over-refund is rejected, then its key is released and can carry a corrected amount', async () => {
       const chargeId = await newCharge(1000)
-      const rejected = await suite.account.post(`/v1/charges/${chargeId}/refunds`, { amount_cents: 5000 }, { key: 'refund-fix' })
-      const corrected = await suite.account.post(`/v1/charges/${chargeId}/refunds`, { amount_cents: 500 }, { key: 'refund-fix' })
+      const rejected = await suite.account.post(
+        `/v1/charges/${chargeId}/refunds`,
+        { amount_cents: 5000 },
+        { key: 'refund-fix' },
+      )
+      const corrected = await suite.account.post(
+        `/v1/charges/${chargeId}/refunds`,
+        { amount_cents: 500 },
+        { key: 'refund-fix' },
+      )
       expect(rejected.statusCode).toBe(422)
       expect(corrected.statusCode).toBe(201)
     })
 
     it('when the same refund is retried with its key, then it is replayed and refunded once', async () => {
       const chargeId = await newCharge(1000)
-      const first = await suite.account.post(`/v1/charges/${chargeId}/refunds`, { amount_cents: 400 }, { key: 'refund-once' })
-      const retry = await suite.account.post(`/v1/charges/${chargeId}/refunds`, { amount_cents: 400 }, { key: 'refund-once' })
+      const first = await suite.account.post(
+        `/v1/charges/${chargeId}/refunds`,
+        { amount_cents: 400 },
+        { key: 'refund-once' },
+      )
+      const retry = await suite.account.post(
+        `/v1/charges/${chargeId}/refunds`,
+        { amount_cents: 400 },
+        { key: 'refund-once' },
+      )
       expect(retry.headers['idempotent-replayed']).toBe('true')
       expect(retry.rawPayload.equals(first.rawPayload)).toBe(true)
       expect(await refundedSoFar(chargeId)).toEqual({ refunded: 400, total: 400 })
@@ -83,7 +105,9 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
 
     it('when ten refunds of 300 race on a charge of 1000, then exactly three succeed and the total never exceeds it', async () => {
       const chargeId = await newCharge(1000)
-      const responses = await Promise.all(Array.from({ length: 10 }, () => suite.account.post(`/v1/charges/${chargeId}/refunds`, { amount_cents: 300 })))
+      const responses = await Promise.all(
+        Array.from({ length: 10 }, () => suite.account.post(`/v1/charges/${chargeId}/refunds`, { amount_cents: 300 })),
+      )
 
       const statuses = responses.map((response) => response.statusCode).sort()
       expect(statuses).toEqual([201, 201, 201, 422, 422, 422, 422, 422, 422, 422])
@@ -114,11 +138,14 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
       expect(await refundedSoFar(chargeId)).toEqual({ refunded: 0, total: 0 })
     })
 
-    it.each([[{ amount_cents: 0 }], [{ amount_cents: 'all' }], [{ reason: 'because' }]])('when the body is %j, then 400 validation-failed', async (body) => {
-      const chargeId = await newCharge(1000)
-      const response = await suite.account.post(`/v1/charges/${chargeId}/refunds`, body)
-      expect(response.statusCode).toBe(400)
-      expect(response.json().type).toMatch(/\/validation-failed$/)
-    })
+    it.each([[{ amount_cents: 0 }], [{ amount_cents: 'all' }], [{ reason: 'because' }]])(
+      'when the body is %j, then 400 validation-failed',
+      async (body) => {
+        const chargeId = await newCharge(1000)
+        const response = await suite.account.post(`/v1/charges/${chargeId}/refunds`, body)
+        expect(response.statusCode).toBe(400)
+        expect(response.json().type).toMatch(/\/validation-failed$/)
+      },
+    )
   })
 })

@@ -21,7 +21,10 @@ const NO_LONGER_A_TEMPLATE =
 /** The files git tracks or would (not ignored), as they are in the working tree, and node_modules linked. */
 async function copyOfRepository(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'template-check-'))
-  const { stdout } = await run('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 })
+  const { stdout } = await run('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd: ROOT,
+    maxBuffer: 64 * 1024 * 1024,
+  })
   for (const file of stdout.split('\0').filter(Boolean)) {
     if (file.startsWith('test/template/')) continue
     await mkdir(dirname(join(dir, file)), { recursive: true })
@@ -32,7 +35,9 @@ async function copyOfRepository(): Promise<string> {
 }
 
 async function nextMigration(dir: string): Promise<string> {
-  const numbers = (await readdir(join(dir, 'db/migrations'))).map((name) => Number(name.slice(0, 4))).filter(Number.isFinite)
+  const numbers = (await readdir(join(dir, 'db/migrations')))
+    .map((name) => Number(name.slice(0, 4)))
+    .filter(Number.isFinite)
   return `db/migrations/${String(Math.max(...numbers) + 1).padStart(4, '0')}_payouts.sql`
 }
 
@@ -50,11 +55,16 @@ async function apply(dir: string, steps: Step[], strict: boolean): Promise<void>
         await writeFile(path, applyStructuralEdit(file, await readFile(path, 'utf8'), edit))
       } catch (error) {
         if (!(error instanceof MissingStructure)) throw error
-        throw new Error(`step "${step.name}": ${error.message}, where test/template/steps.ts adds to it. ${NO_LONGER_A_TEMPLATE}`)
+        throw new Error(
+          `step "${step.name}": ${error.message}, where test/template/steps.ts adds to it. ${NO_LONGER_A_TEMPLATE}`,
+        )
       }
     }
     if (step.runs) {
-      const done = await run('bash', ['-c', step.runs], { cwd: dir }).then(() => true, (error: { stderr?: string }) => (strict ? Promise.reject(new Error(`${step.runs}: ${error.stderr}`)) : false))
+      const done = await run('bash', ['-c', step.runs], { cwd: dir }).then(
+        () => true,
+        (error: { stderr?: string }) => (strict ? Promise.reject(new Error(`${step.runs}: ${error.stderr}`)) : false),
+      )
       if (!done) console.log(`  (${step.runs} failed, as a copy missing a step may)`)
     }
   }
@@ -66,7 +76,10 @@ async function check(dir: string, what: Check): Promise<{ passed: boolean; outpu
   const plain = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, '')
   return run(command, args, { cwd: dir, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1' } }).then(
     ({ stdout, stderr }) => ({ passed: true, output: plain(stdout + stderr) }),
-    (error: { stdout?: string; stderr?: string }) => ({ passed: false, output: plain(`${error.stdout ?? ''}${error.stderr ?? ''}`) }),
+    (error: { stdout?: string; stderr?: string }) => ({
+      passed: false,
+      output: plain(`${error.stdout ?? ''}${error.stderr ?? ''}`),
+    }),
   )
 }
 
@@ -88,7 +101,14 @@ await withCopy(async (dir) => {
     { kind: 'tsc' },
     {
       kind: 'vitest',
-      files: ['test/payouts/payouts.test.ts', 'test/openapi.test.ts', 'test/client/client.test.ts', 'test/client/types.test.ts', 'test/processor/contract.test.ts', 'test/contract-requests.test.ts'],
+      files: [
+        'test/payouts/payouts.test.ts',
+        'test/openapi.test.ts',
+        'test/client/client.test.ts',
+        'test/client/types.test.ts',
+        'test/processor/contract.test.ts',
+        'test/contract-requests.test.ts',
+      ],
     },
   ]
   for (const each of checks) {
@@ -104,14 +124,22 @@ await Promise.all(
     for (let step = queue.shift(); step; step = queue.shift()) {
       const omitted = step
       await withCopy(async (dir) => {
-        await apply(dir, STEPS.filter((each) => each !== omitted), false)
+        await apply(
+          dir,
+          STEPS.filter((each) => each !== omitted),
+          false,
+        )
         const result = await check(dir, omitted.catchesOmission)
-        const said = result.output.split('\n').find((line) => omitted.says.test(line)) ?? (omitted.says.test(result.output) ? omitted.says.exec(result.output)![0] : undefined)
+        const said =
+          result.output.split('\n').find((line) => omitted.says.test(line)) ??
+          (omitted.says.test(result.output) ? omitted.says.exec(result.output)![0] : undefined)
         if (!result.passed && said) {
           console.log(`  forgot "${omitted.name}": ${omitted.catchesOmission.kind} says ${said.trim().slice(0, 160)}`)
         } else {
           console.log(`  forgot "${omitted.name}": NOT CAUGHT`)
-          failures.push(`forgetting "${omitted.name}" was not caught by ${omitted.catchesOmission.kind} with ${omitted.says}:\n${result.output.slice(-3000)}`)
+          failures.push(
+            `forgetting "${omitted.name}" was not caught by ${omitted.catchesOmission.kind} with ${omitted.says}:\n${result.output.slice(-3000)}`,
+          )
         }
       })
     }
@@ -122,4 +150,6 @@ if (failures.length) {
   console.error(failures.join('\n\n'))
   process.exit(1)
 }
-console.log('check:template passed: the checklist builds payouts that pass every check, and each forgotten step is named')
+console.log(
+  'check:template passed: the checklist builds payouts that pass every check, and each forgotten step is named',
+)

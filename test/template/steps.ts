@@ -70,8 +70,18 @@ export const STEPS: Step[] = [
           'export interface PayoutRequest {\n  amountCents: number\n  currency: string\n  accountId: string\n  idempotencyKey: string\n}\n\n' +
           "export type PayoutOutcome = { status: 'paid'; processorReference: string } | { status: 'failed'; failureCode: string; failureMessage: string }\n\n",
       },
-      { file: 'src/processor/processor.ts', kind: 'member', of: 'Operations', text: 'payout: { request: PayoutRequest; outcome: PayoutOutcome }' },
-      { file: 'src/processor/processor.ts', kind: 'member', of: 'PaymentProcessor', text: 'payout(request: PayoutRequest): Promise<PayoutOutcome>' },
+      {
+        file: 'src/processor/processor.ts',
+        kind: 'member',
+        of: 'Operations',
+        text: 'payout: { request: PayoutRequest; outcome: PayoutOutcome }',
+      },
+      {
+        file: 'src/processor/processor.ts',
+        kind: 'member',
+        of: 'PaymentProcessor',
+        text: 'payout(request: PayoutRequest): Promise<PayoutOutcome>',
+      },
     ],
     catchesOmission: { kind: 'tsc' },
     says: /PayoutRequest|PayoutOutcome|Property 'payout' does not exist/,
@@ -135,7 +145,12 @@ export const STEPS: Step[] = [
           "  if (payout.status === 'failed') return { status: 'failed', failureCode: payout.failure_code ?? 'failed', failureMessage: payout.failure_message ?? 'The payout failed.' }\n" +
           "  return { status: 'paid', processorReference: payout.id }\n}\n",
       },
-      { file: 'src/processor/stripe/stripe.ts', kind: 'import', from: '../processor.js', names: ['type PayoutOutcome'] },
+      {
+        file: 'src/processor/stripe/stripe.ts',
+        kind: 'import',
+        from: '../processor.js',
+        names: ['type PayoutOutcome'],
+      },
     ],
     catchesOmission: { kind: 'tsc' },
     says: /stripe\.ts[\s\S]*(Property 'payout' is missing|'payout')/,
@@ -190,7 +205,12 @@ export const STEPS: Step[] = [
     adds: ['src/routes/payouts.ts'],
     edits: [
       { file: 'src/app.ts', kind: 'import', from: './routes/payouts.js', names: ['default as payoutRoutes'] },
-      { file: 'src/app.ts', kind: 'statement', after: { call: 'register', argument: 'refundRoutes' }, text: 'await v1.register(payoutRoutes, { sql, processor })' },
+      {
+        file: 'src/app.ts',
+        kind: 'statement',
+        after: { call: 'register', argument: 'refundRoutes' },
+        text: 'await v1.register(payoutRoutes, { sql, processor })',
+      },
     ],
     catchesOmission: PAYOUTS_TEST,
     says: /No route for POST \/v1\/payouts/,
@@ -203,7 +223,14 @@ export const STEPS: Step[] = [
   },
   {
     name: 'the client’s types',
-    edits: [{ file: 'src/client/types.ts', kind: 'export', from: '../schemas/payout.js', names: ['CreatePayoutBody', 'Payout'] }],
+    edits: [
+      {
+        file: 'src/client/types.ts',
+        kind: 'export',
+        from: '../schemas/payout.js',
+        names: ['CreatePayoutBody', 'Payout'],
+      },
+    ],
     catchesOmission: { kind: 'vitest', files: ['test/client/types.test.ts'] },
     says: /src\/client\/types\.ts exports no type for (Payout|CreatePayout)/,
   },
@@ -231,7 +258,12 @@ export const STEPS: Step[] = [
   {
     name: 'the client package’s types',
     edits: [
-      { file: 'scripts/client-package/build.ts', kind: 'import', from: '../../src/schemas/payout.js', names: ['CreatePayoutBody', 'Payout'] },
+      {
+        file: 'scripts/client-package/build.ts',
+        kind: 'import',
+        from: '../../src/schemas/payout.js',
+        names: ['CreatePayoutBody', 'Payout'],
+      },
       { file: 'scripts/client-package/build.ts', kind: 'property', of: 'SCHEMAS', text: 'Payout' },
       { file: 'scripts/client-package/build.ts', kind: 'property', of: 'SCHEMAS', text: 'CreatePayoutBody' },
     ],

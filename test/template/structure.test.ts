@@ -13,21 +13,30 @@ const ROOT = new URL('../../', import.meta.url).pathname
 function syntaxErrors(text: string): string[] {
   const source = ts.createSourceFile('edited.ts', text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS)
   const program = ts.createProgram({ rootNames: [], options: {} })
-  return (program.getSyntacticDiagnostics(source) as readonly ts.Diagnostic[]).map((each) => ts.flattenDiagnosticMessageText(each.messageText, '\n'))
+  return (program.getSyntacticDiagnostics(source) as readonly ts.Diagnostic[]).map((each) =>
+    ts.flattenDiagnosticMessageText(each.messageText, '\n'),
+  )
 }
 const edit = (text: string, change: StructuralEdit) => applyStructuralEdit('file.ts', text, change)
 
 describe('applyStructuralEdit', () => {
   it('when a property is added to an object, then it follows the last one, with or without a trailing comma, on one line or many', () => {
     const many = "export const ID_PREFIXES = {\n  ChargeId: 'ch',\n  RefundId: 're',\n} as const\n"
-    expect(edit(many, { kind: 'property', of: 'ID_PREFIXES', text: "PayoutId: 'po'" })).toBe("export const ID_PREFIXES = {\n  ChargeId: 'ch',\n  RefundId: 're',\n  PayoutId: 'po',\n} as const\n")
+    expect(edit(many, { kind: 'property', of: 'ID_PREFIXES', text: "PayoutId: 'po'" })).toBe(
+      "export const ID_PREFIXES = {\n  ChargeId: 'ch',\n  RefundId: 're',\n  PayoutId: 'po',\n} as const\n",
+    )
     const one = "export const ID_PREFIXES = { ChargeId: 'ch', RefundId: 're' } as const\n"
-    expect(edit(one, { kind: 'property', of: 'ID_PREFIXES', text: "PayoutId: 'po'" })).toBe("export const ID_PREFIXES = { ChargeId: 'ch', RefundId: 're', PayoutId: 'po' } as const\n")
+    expect(edit(one, { kind: 'property', of: 'ID_PREFIXES', text: "PayoutId: 'po'" })).toBe(
+      "export const ID_PREFIXES = { ChargeId: 'ch', RefundId: 're', PayoutId: 'po' } as const\n",
+    )
   })
 
   it('when the object is one of several in a function, then `besides` picks the one that has that property', () => {
-    const text = 'export function make() {\n  const options = { a: 1 }\n  return {\n    charge: () => 1,\n    refund: () => 2,\n  }\n}\n'
-    expect(edit(text, { kind: 'property', of: 'make', besides: 'refund', text: 'payout: () => 3' })).toContain('    refund: () => 2,\n    payout: () => 3,\n  }')
+    const text =
+      'export function make() {\n  const options = { a: 1 }\n  return {\n    charge: () => 1,\n    refund: () => 2,\n  }\n}\n'
+    expect(edit(text, { kind: 'property', of: 'make', besides: 'refund', text: 'payout: () => 3' })).toContain(
+      '    refund: () => 2,\n    payout: () => 3,\n  }',
+    )
   })
 
   it('when an element, a member, a case, a statement, a declaration or an import is added, then each is where it belongs', () => {
@@ -58,7 +67,11 @@ describe('applyStructuralEdit', () => {
     let edited = edit(text, { kind: 'element', of: 'METHODS', text: "'payout'" })
     edited = edit(edited, { kind: 'member', of: 'Operations', text: 'payout: string' })
     edited = edit(edited, { kind: 'case', of: 'lookup', text: "    case 'payout':\n      return 2" })
-    edited = edit(edited, { kind: 'statement', after: { call: 'register', argument: 'refundRoutes' }, text: 'await v1.register(payoutRoutes, {})' })
+    edited = edit(edited, {
+      kind: 'statement',
+      after: { call: 'register', argument: 'refundRoutes' },
+      text: 'await v1.register(payoutRoutes, {})',
+    })
     edited = edit(edited, { kind: 'before', of: 'lookup', text: 'const PAYOUT = 2' })
     edited = edit(edited, { kind: 'import', from: './b.js', names: ['type C'] })
     edited = edit(edited, { kind: 'import', from: './payout.js', names: ['payoutRoutes'] })
@@ -68,21 +81,34 @@ describe('applyStructuralEdit', () => {
     expect(edited).toContain("      return 1\n    case 'payout':\n      return 2\n    // anything else\n    default:")
     expect(edited).toContain('  await v1.register(refundRoutes, {})\n  await v1.register(payoutRoutes, {})\n}')
     expect(edited).toContain('const PAYOUT = 2\n/** The kinds. */\nexport function lookup')
-    expect(edited).toContain("import type { B, C } from './b.js'\nimport { payoutRoutes } from './payout.js'\nexport type { Payout } from './payout.js'\n")
+    expect(edited).toContain(
+      "import type { B, C } from './b.js'\nimport { payoutRoutes } from './payout.js'\nexport type { Payout } from './payout.js'\n",
+    )
     expect(syntaxErrors(edited)).toEqual([])
   })
 
   it('when a fork reformatted the file and added its own members, then the same edit lands, and the file stays valid', () => {
-    const fork = "export const PROCESSOR_METHODS = [\n  'charge',\n  'transfer', // the fork's own\n  'lookup',\n] as const\n"
+    const fork =
+      "export const PROCESSOR_METHODS = [\n  'charge',\n  'transfer', // the fork's own\n  'lookup',\n] as const\n"
     const edited = edit(fork, { kind: 'element', of: 'PROCESSOR_METHODS', text: "'payout'" })
-    expect(edited).toBe("export const PROCESSOR_METHODS = [\n  'charge',\n  'transfer', // the fork's own\n  'lookup',\n  'payout',\n] as const\n")
+    expect(edited).toBe(
+      "export const PROCESSOR_METHODS = [\n  'charge',\n  'transfer', // the fork's own\n  'lookup',\n  'payout',\n] as const\n",
+    )
     expect(syntaxErrors(edited)).toEqual([])
   })
 
   it('when what an edit adds to is gone, then it says what it looked for, by name', () => {
     expect(() => edit('const x = 1\n', { kind: 'property', of: 'ID_PREFIXES', text: 'a: 1' })).toThrow(MissingStructure)
-    expect(() => edit('const x = 1\n', { kind: 'property', of: 'ID_PREFIXES', text: 'a: 1' })).toThrow('file.ts has no declaration named ID_PREFIXES')
-    expect(() => edit('function f() { return {} }\n', { kind: 'statement', after: { call: 'register', argument: 'refundRoutes' }, text: 'x()' })).toThrow('no call register(refundRoutes, …)')
+    expect(() => edit('const x = 1\n', { kind: 'property', of: 'ID_PREFIXES', text: 'a: 1' })).toThrow(
+      'file.ts has no declaration named ID_PREFIXES',
+    )
+    expect(() =>
+      edit('function f() { return {} }\n', {
+        kind: 'statement',
+        after: { call: 'register', argument: 'refundRoutes' },
+        text: 'x()',
+      }),
+    ).toThrow('no call register(refundRoutes, …)')
   })
 })
 

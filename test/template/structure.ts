@@ -46,15 +46,21 @@ export function applyStructuralEdit(file: string, text: string, edit: Structural
       return last ? insert(lineEnd(text, last.end), line) : line + text
     }
     case 'export': {
-      const last = source.statements.filter((each) => ts.isImportDeclaration(each) || (ts.isExportDeclaration(each) && each.moduleSpecifier)).at(-1)
+      const last = source.statements
+        .filter((each) => ts.isImportDeclaration(each) || (ts.isExportDeclaration(each) && each.moduleSpecifier))
+        .at(-1)
       const line = `export type { ${edit.names.join(', ')} } from '${edit.from}'\n`
       return last ? insert(lineEnd(text, last.end), line) : line + text
     }
     case 'property': {
       const declaration = declarationNamed(source, edit.of) ?? throwing(missing(`declaration named ${edit.of}`))
       const literal =
-        find(declaration, (node): node is ts.ObjectLiteralExpression => ts.isObjectLiteralExpression(node) && (!edit.besides || node.properties.some((each) => nameOf(each) === edit.besides))) ??
-        throwing(missing(`object literal in ${edit.of}${edit.besides ? ` with a property ${edit.besides}` : ''}`))
+        find(
+          declaration,
+          (node): node is ts.ObjectLiteralExpression =>
+            ts.isObjectLiteralExpression(node) &&
+            (!edit.besides || node.properties.some((each) => nameOf(each) === edit.besides)),
+        ) ?? throwing(missing(`object literal in ${edit.of}${edit.besides ? ` with a property ${edit.besides}` : ''}`))
       return insertInList(text, source, literal.properties, literal, edit.text)
     }
     case 'element': {
@@ -64,7 +70,9 @@ export function applyStructuralEdit(file: string, text: string, edit: Structural
     }
     case 'member': {
       const declaration = declarationNamed(source, edit.of) ?? throwing(missing(`interface or type named ${edit.of}`))
-      const members = ts.isInterfaceDeclaration(declaration) ? declaration.members : find(declaration, ts.isTypeLiteralNode)?.members
+      const members = ts.isInterfaceDeclaration(declaration)
+        ? declaration.members
+        : find(declaration, ts.isTypeLiteralNode)?.members
       if (!members) throw missing(`members in ${edit.of}`)
       const last = members.at(-1)
       if (!last) throw missing(`member in ${edit.of} to add beside`)
@@ -73,19 +81,28 @@ export function applyStructuralEdit(file: string, text: string, edit: Structural
     case 'case': {
       const declaration = declarationNamed(source, edit.of) ?? throwing(missing(`declaration named ${edit.of}`))
       const switched = find(declaration, ts.isSwitchStatement) ?? throwing(missing(`switch in ${edit.of}`))
-      const fallback = switched.caseBlock.clauses.find(ts.isDefaultClause) ?? throwing(missing(`default case in the switch of ${edit.of}`))
+      const fallback =
+        switched.caseBlock.clauses.find(ts.isDefaultClause) ??
+        throwing(missing(`default case in the switch of ${edit.of}`))
       return insert(leadingLineStart(text, fallback), `${edit.text}\n`)
     }
     case 'statement': {
       const call =
-        find(source, (node): node is ts.CallExpression => ts.isCallExpression(node) && calleeName(node) === edit.after.call && node.arguments[0]?.getText(source) === edit.after.argument) ??
-        throwing(missing(`call ${edit.after.call}(${edit.after.argument}, …)`))
+        find(
+          source,
+          (node): node is ts.CallExpression =>
+            ts.isCallExpression(node) &&
+            calleeName(node) === edit.after.call &&
+            node.arguments[0]?.getText(source) === edit.after.argument,
+        ) ?? throwing(missing(`call ${edit.after.call}(${edit.after.argument}, …)`))
       let statement: ts.Node = call
       while (!ts.isExpressionStatement(statement) && statement.parent) statement = statement.parent
       return insert(statement.end, `\n${indentOf(text, statement.getStart(source))}${edit.text}`)
     }
     case 'before': {
-      const declaration = source.statements.find((statement) => declaredNames(statement).includes(edit.of)) ?? throwing(missing(`top-level declaration named ${edit.of}`))
+      const declaration =
+        source.statements.find((statement) => declaredNames(statement).includes(edit.of)) ??
+        throwing(missing(`top-level declaration named ${edit.of}`))
       return insert(leadingLineStart(text, declaration), `${edit.text}\n`)
     }
     case 'append':
@@ -94,17 +111,27 @@ export function applyStructuralEdit(file: string, text: string, edit: Structural
 }
 
 /** Adds an item to a comma-separated list (properties, elements, named imports), keeping its layout. */
-function insertInList(text: string, source: ts.SourceFile, items: ts.NodeArray<ts.Node>, container: ts.Node, added: string): string {
+function insertInList(
+  text: string,
+  source: ts.SourceFile,
+  items: ts.NodeArray<ts.Node>,
+  container: ts.Node,
+  added: string,
+): string {
   const last = items.at(-1)
   if (!last) {
     const open = container.getStart(source) + 1
     return `${text.slice(0, open)} ${added} ${text.slice(open)}`
   }
-  const multiline = text.slice(items[0]!.getStart(source), last.end).includes('\n') || text.slice(container.getStart(source), items[0]!.getStart(source)).includes('\n')
+  const multiline =
+    text.slice(items[0]!.getStart(source), last.end).includes('\n') ||
+    text.slice(container.getStart(source), items[0]!.getStart(source)).includes('\n')
   const separator = multiline ? `\n${indentOf(text, last.getStart(source))}` : ' '
   // With a trailing comma the new item takes one too; without, the comma goes before it.
   return items.hasTrailingComma
-    ? text.slice(0, lineEndAfterComma(text, last.end)) + `${separator}${added},` + text.slice(lineEndAfterComma(text, last.end))
+    ? text.slice(0, lineEndAfterComma(text, last.end)) +
+        `${separator}${added},` +
+        text.slice(lineEndAfterComma(text, last.end))
     : `${text.slice(0, last.end)},${separator}${added}${text.slice(last.end)}`
 }
 
@@ -114,7 +141,13 @@ function lineEndAfterComma(text: string, at: number): number {
 
 function declarationNamed(source: ts.SourceFile, name: string): ts.Node | undefined {
   return find(source, (node): node is ts.Node => {
-    if (ts.isVariableDeclaration(node) || ts.isFunctionDeclaration(node) || ts.isInterfaceDeclaration(node) || ts.isTypeAliasDeclaration(node) || ts.isClassDeclaration(node)) {
+    if (
+      ts.isVariableDeclaration(node) ||
+      ts.isFunctionDeclaration(node) ||
+      ts.isInterfaceDeclaration(node) ||
+      ts.isTypeAliasDeclaration(node) ||
+      ts.isClassDeclaration(node)
+    ) {
       return node.name?.getText(source) === name
     }
     if (ts.isMethodDeclaration(node) || ts.isPropertyAssignment(node)) return node.name.getText(source) === name
@@ -123,8 +156,15 @@ function declarationNamed(source: ts.SourceFile, name: string): ts.Node | undefi
 }
 
 function declaredNames(statement: ts.Statement): string[] {
-  if (ts.isVariableStatement(statement)) return statement.declarationList.declarations.map((each) => each.name.getText())
-  if ((ts.isFunctionDeclaration(statement) || ts.isInterfaceDeclaration(statement) || ts.isTypeAliasDeclaration(statement) || ts.isClassDeclaration(statement)) && statement.name) {
+  if (ts.isVariableStatement(statement))
+    return statement.declarationList.declarations.map((each) => each.name.getText())
+  if (
+    (ts.isFunctionDeclaration(statement) ||
+      ts.isInterfaceDeclaration(statement) ||
+      ts.isTypeAliasDeclaration(statement) ||
+      ts.isClassDeclaration(statement)) &&
+    statement.name
+  ) {
     return [statement.name.text]
   }
   return []

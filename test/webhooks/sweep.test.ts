@@ -34,8 +34,10 @@ async function delivery(state: keyof typeof STATES): Promise<string> {
 }
 
 const jobsFor = async (ids: string[]) =>
-  (await suite.context.sql<{ id: string }[]>`
-    select payload->>'delivery_id' as id from graphile_worker._private_jobs where payload->>'delivery_id' = any(${ids}) order by id`).map((row) => row.id)
+  (
+    await suite.context.sql<{ id: string }[]>`
+    select payload->>'delivery_id' as id from graphile_worker._private_jobs where payload->>'delivery_id' = any(${ids}) order by id`
+  ).map((row) => row.id)
 
 beforeAll(async () => {
   endpointId = newId('we')
@@ -47,7 +49,11 @@ beforeAll(async () => {
 
 describe('sweepDeliveries', () => {
   it('when deliveries are in every state, then it wakes only the lapsed lease and the overdue one, once each however often it runs', async () => {
-    const ids = Object.fromEntries(await Promise.all(Object.keys(STATES).map(async (state) => [state, await delivery(state as keyof typeof STATES)])))
+    const ids = Object.fromEntries(
+      await Promise.all(
+        Object.keys(STATES).map(async (state) => [state, await delivery(state as keyof typeof STATES)]),
+      ),
+    )
     await sweepDeliveries(suite.context.sql, { overdueSeconds: 10 })
     await sweepDeliveries(suite.context.sql, { overdueSeconds: 10 })
     expect(await jobsFor(Object.values(ids))).toEqual([ids.leaseLapsed, ids.overdue].sort())
@@ -56,9 +62,15 @@ describe('sweepDeliveries', () => {
   it('when more are overdue than a batch, then a run wakes a batch, longest overdue first', async () => {
     await suite.context.sql`delete from graphile_worker._private_jobs`
     await suite.context.sql`update webhook_deliveries set status = 'delivered'`
-    const [lapsedLongAgo, overdueLong, overdueLess] = [await delivery('leaseLapsed'), await delivery('overdue'), await delivery('overdue')]
-    await suite.context.sql`update webhook_deliveries set locked_until = now() - interval '120 seconds' where id = ${lapsedLongAgo}`
-    await suite.context.sql`update webhook_deliveries set next_attempt_at = now() - interval '30 seconds' where id = ${overdueLess}`
+    const [lapsedLongAgo, overdueLong, overdueLess] = [
+      await delivery('leaseLapsed'),
+      await delivery('overdue'),
+      await delivery('overdue'),
+    ]
+    await suite.context
+      .sql`update webhook_deliveries set locked_until = now() - interval '120 seconds' where id = ${lapsedLongAgo}`
+    await suite.context
+      .sql`update webhook_deliveries set next_attempt_at = now() - interval '30 seconds' where id = ${overdueLess}`
     expect(await sweepDeliveries(suite.context.sql, { overdueSeconds: 10, batchSize: 2 })).toBe(2)
     expect(await jobsFor([lapsedLongAgo, overdueLong, overdueLess])).toEqual([lapsedLongAgo, overdueLong].sort())
   })
@@ -75,4 +87,3 @@ describe('sweepDeliveries', () => {
     expect(plan).not.toMatch(/Seq Scan on webhook_deliveries/)
   })
 })
-

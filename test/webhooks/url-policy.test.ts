@@ -23,13 +23,17 @@ describe('webhook URLs', () => {
     expect(response.json().type).toMatch(/\/webhook-url-refused$/)
     expect(response.json().detail).toContain(reason)
     // Every refusal development may lift names the setting that lifts it.
-    if (reason !== 'must not carry credentials') expect(response.json().detail).toContain('WEBHOOK_ALLOW_PRIVATE_URLS=true')
+    if (reason !== 'must not carry credentials')
+      expect(response.json().detail).toContain('WEBHOOK_ALLOW_PRIVATE_URLS=true')
   })
 
   it('when the url is not a URL at all, then it is refused by its schema (format uri), naming url', async () => {
     const response = await suite.account.post('/v1/webhook_endpoints', { url: 'not a url', enabled_events: ['*'] })
     expect(response.statusCode).toBe(400)
-    expect(response.json()).toMatchObject({ type: expect.stringMatching(/\/validation-failed$/), errors: [{ location: 'body/url' }] })
+    expect(response.json()).toMatchObject({
+      type: expect.stringMatching(/\/validation-failed$/),
+      errors: [{ location: 'body/url' }],
+    })
     expect(await webhookUrlProblem('not a url', false)).toContain('is not a URL')
   })
 
@@ -48,21 +52,28 @@ describe('DNS rebinding: the address checked is the address connected to', () =>
     expect(target).toMatchObject({ address: '93.184.215.14', family: 4 })
     expect(asked).toEqual(['hooks.example.test'])
     // Asked again (the next attempt), the private answer is refused.
-    expect(await webhookTarget('https://hooks.example.test/in', false, rebinding)).toEqual({ problem: expect.stringMatching(/^resolves to 127\.0\.0\.1, a loopback, private or link-local address/) })
+    expect(await webhookTarget('https://hooks.example.test/in', false, rebinding)).toEqual({
+      problem: expect.stringMatching(/^resolves to 127\.0\.0\.1, a loopback, private or link-local address/),
+    })
   })
 
   it('when a delivery is sent, then it goes to the checked address without resolving the host again, and Host names the host', async () => {
     const received: { host?: string; body: string }[] = []
     const server = createServer((request, response) => {
       let body = ''
-      request.on('data', (chunk) => (body += chunk)).on('end', () => (received.push({ host: request.headers.host, body }), response.writeHead(204).end()))
+      request
+        .on('data', (chunk) => (body += chunk))
+        .on('end', () => (received.push({ host: request.headers.host, body }), response.writeHead(204).end()))
     })
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
     const { port } = server.address() as { port: number }
     try {
       // hooks.example.test resolves nowhere: only the pinned address can be reached.
       const target = { url: new URL(`http://hooks.example.test:${port}/in`), address: '127.0.0.1', family: 4 as const }
-      const sent = await sendToTarget(target, { 'content-type': 'application/json' }, '{"a":1}', { timeoutMs: 5000, excerptChars: 100 })
+      const sent = await sendToTarget(target, { 'content-type': 'application/json' }, '{"a":1}', {
+        timeoutMs: 5000,
+        excerptChars: 100,
+      })
       expect(sent.status).toBe(204)
       expect(received).toEqual([{ host: `hooks.example.test:${port}`, body: '{"a":1}' }])
     } finally {

@@ -28,12 +28,14 @@ async function receiver(answers: (number | 'hang' | 'slow')[] = [200]) {
     let body = ''
     concurrency.max = Math.max(concurrency.max, ++concurrency.now)
     response.on('close', () => concurrency.now--)
-    request.on('data', (chunk) => (body += chunk)).on('end', () => {
-      received.push({ headers: request.headers, body })
-      const answer = answers[Math.min(received.length - 1, answers.length - 1)]!
-      if (answer === 'slow') setTimeout(() => response.writeHead(200).end('ok'), 300)
-      else if (answer !== 'hang') response.writeHead(answer).end(answer === 200 ? 'ok' : 'no')
-    })
+    request
+      .on('data', (chunk) => (body += chunk))
+      .on('end', () => {
+        received.push({ headers: request.headers, body })
+        const answer = answers[Math.min(received.length - 1, answers.length - 1)]!
+        if (answer === 'slow') setTimeout(() => response.writeHead(200).end('ok'), 300)
+        else if (answer !== 'hang') response.writeHead(answer).end(answer === 200 ? 'ok' : 'no')
+      })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/hooks`
@@ -43,7 +45,14 @@ async function receiver(answers: (number | 'hang' | 'slow')[] = [200]) {
 const receivers: Server[] = []
 
 beforeAll(async () => {
-  worker = await startWorker(workerOptions({ ...loadConfig({}), ...config }, { url: suite.context.databaseUrl, sql: suite.context.sql }, suite.context.processor, pino({ level: 'silent' })))
+  worker = await startWorker(
+    workerOptions(
+      { ...loadConfig({}), ...config },
+      { url: suite.context.databaseUrl, sql: suite.context.sql },
+      suite.context.processor,
+      pino({ level: 'silent' }),
+    ),
+  )
 })
 afterAll(async () => {
   await worker?.stop()
@@ -56,7 +65,8 @@ async function endpointFor(user: TestAccount, url: string, events = ['*']) {
   return response.json() as { id: string; secret: string }
 }
 
-const deliveriesOf = async (user: TestAccount, endpointId: string) => (await user.get(`/v1/webhook_endpoints/${endpointId}/deliveries`)).json().data
+const deliveriesOf = async (user: TestAccount, endpointId: string) =>
+  (await user.get(`/v1/webhook_endpoints/${endpointId}/deliveries`)).json().data
 
 describe('events', () => {
   it('when a charge succeeds, then exactly one charge.succeeded delivery arrives, signed, with the event’s bytes', async () => {
@@ -67,7 +77,10 @@ describe('events', () => {
 
     await until(async () => hooks.received.length === 1)
     const [delivery] = hooks.received
-    const verified = new Webhook(endpoint.secret).verify(delivery!.body, delivery!.headers as Record<string, string>) as { type: string; data: { object: { id: string } } }
+    const verified = new Webhook(endpoint.secret).verify(
+      delivery!.body,
+      delivery!.headers as Record<string, string>,
+    ) as { type: string; data: { object: { id: string } } }
     expect(verified.type).toBe('charge.succeeded')
     expect(verified.data.object).toEqual(charge)
     const event = await user.get(`/v1/events/${delivery!.headers['webhook-id']}`)
@@ -84,8 +97,11 @@ describe('events', () => {
     await endpointFor(user, hooks.url)
     const charge = (await user.post('/v1/charges', chargeBody({ amount_cents: 100 }))).json()
     expect((await user.post(`/v1/charges/${charge.id}/refunds`, { amount_cents: 500 })).statusCode).toBe(422)
-    await suite.context.sql`create or replace function fail_charge() returns trigger language plpgsql as $$ begin raise exception 'no'; end $$`
-    await suite.context.sql.unsafe(`create trigger fail_charge_for before insert on charges for each row when (new.account_id = '${user.id}') execute function fail_charge()`)
+    await suite.context
+      .sql`create or replace function fail_charge() returns trigger language plpgsql as $$ begin raise exception 'no'; end $$`
+    await suite.context.sql.unsafe(
+      `create trigger fail_charge_for before insert on charges for each row when (new.account_id = '${user.id}') execute function fail_charge()`,
+    )
     try {
       expect((await user.post('/v1/charges', chargeBody())).statusCode).toBe(500)
     } finally {
@@ -93,7 +109,8 @@ describe('events', () => {
     }
     const events = await suite.context.sql`select type from events where account_id = ${user.id}`
     expect(events).toEqual([{ type: 'charge.succeeded' }])
-    const [deliveries] = await suite.context.sql`select count(*)::int as count from webhook_deliveries where account_id = ${user.id}`
+    const [deliveries] = await suite.context
+      .sql`select count(*)::int as count from webhook_deliveries where account_id = ${user.id}`
     expect(deliveries!.count).toBe(1)
   })
 
@@ -103,7 +120,11 @@ describe('events', () => {
     const refund = (await user.post(`/v1/charges/${charge.id}/refunds`, { amount_cents: 400 })).json()
     await user.post('/v1/charges', chargeBody({ source: 'pm_card_chargeDeclined' }))
     const events = (await user.get('/v1/events')).json().data
-    expect(events.map((event: { type: string }) => event.type)).toEqual(['charge.failed', 'charge.refunded', 'charge.succeeded'])
+    expect(events.map((event: { type: string }) => event.type)).toEqual([
+      'charge.failed',
+      'charge.refunded',
+      'charge.succeeded',
+    ])
     expect(events[1].data).toMatchObject({ object: { id: charge.id, amount_refunded_cents: 400 }, refund })
   })
 })
@@ -119,7 +140,8 @@ describe('delivery', () => {
     expect(hooks.received).toHaveLength(3)
     expect(new Set(hooks.received.map((delivery) => delivery.headers['webhook-id'])).size).toBe(1)
     expect(new Set(hooks.received.map((delivery) => delivery.body)).size).toBe(1)
-    for (const delivery of hooks.received) new Webhook(endpoint.secret).verify(delivery.body, delivery.headers as Record<string, string>)
+    for (const delivery of hooks.received)
+      new Webhook(endpoint.secret).verify(delivery.body, delivery.headers as Record<string, string>)
     const [listed] = await deliveriesOf(user, endpoint.id)
     expect(listed.attempts.map((attempt: { status_code: number }) => attempt.status_code)).toEqual([500, 500, 200])
     expect(listed.attempts[0]).toMatchObject({ response_excerpt: 'no', error: null })
@@ -164,7 +186,13 @@ describe('delivery', () => {
     const slow = await receiver(['slow'])
     const endpoint = await endpointFor(user, slow.url)
     for (let n = 0; n < 3; n++) await user.post('/v1/charges', chargeBody())
-    await until(async () => (await deliveriesOf(user, endpoint.id)).filter((delivery: { status: string }) => delivery.status === 'delivered').length === 3, 8000)
+    await until(
+      async () =>
+        (await deliveriesOf(user, endpoint.id)).filter(
+          (delivery: { status: string }) => delivery.status === 'delivered',
+        ).length === 3,
+      8000,
+    )
     expect(slow.concurrency.max).toBe(1)
     expect(slow.received).toHaveLength(3)
   })
@@ -185,17 +213,27 @@ describe('delivery', () => {
       return jobs!.waiting === 12 && jobs!.due === 0
     })
     await sql`update webhook_endpoints set sending_until = null where id = ${endpoint.id}`
-    const [oldest] = await sql<{ id: string }[]>`select id from webhook_deliveries where endpoint_id = ${endpoint.id} order by next_attempt_at limit 1`
+    const [oldest] = await sql<
+      { id: string }[]
+    >`select id from webhook_deliveries where endpoint_id = ${endpoint.id} order by next_attempt_at limit 1`
 
     const settings = { timeoutMs: 1000, retryScheduleMs: [200], allowPrivateUrls: true }
     expect(await deliverWebhook(sql, oldest!.id, settings, pino({ level: 'silent' }), { ms: 60_000 })).toBe('delivered')
 
     expect(hooks.received).toHaveLength(12)
     expect(hooks.concurrency.max).toBe(1)
-    const events = (await user.get('/v1/events?limit=12')).json().data.map((event: { id: string }) => event.id).reverse()
+    const events = (await user.get('/v1/events?limit=12'))
+      .json()
+      .data.map((event: { id: string }) => event.id)
+      .reverse()
     expect(hooks.received.map((delivery) => delivery.headers['webhook-id'])).toEqual(events)
     const deliveries = (await user.get(`/v1/webhook_endpoints/${endpoint.id}/deliveries?limit=20`)).json().data
-    expect(deliveries.map((delivery: { status: string; attempts: unknown[] }) => [delivery.status, delivery.attempts.length])).toEqual(Array(12).fill(['delivered', 1]))
+    expect(
+      deliveries.map((delivery: { status: string; attempts: unknown[] }) => [
+        delivery.status,
+        delivery.attempts.length,
+      ]),
+    ).toEqual(Array(12).fill(['delivered', 1]))
 
     // The jobs still waiting for the hour run now: each finds its delivery done, and sends nothing.
     await sql`
@@ -246,16 +284,30 @@ describe('webhook endpoints', () => {
     expect(created.secret).toMatch(/^whsec_/)
     const fetched = (await user.get(`/v1/webhook_endpoints/${created.id}`)).json()
     expect(fetched).not.toHaveProperty('secret')
-    expect(fetched).toMatchObject({ object: 'webhook_endpoint', enabled_events: ['charge.succeeded'], status: 'enabled' })
-    expect((await user.get('/v1/webhook_endpoints')).json().data.map((item: { id: string }) => item.id)).toEqual([created.id])
+    expect(fetched).toMatchObject({
+      object: 'webhook_endpoint',
+      enabled_events: ['charge.succeeded'],
+      status: 'enabled',
+    })
+    expect((await user.get('/v1/webhook_endpoints')).json().data.map((item: { id: string }) => item.id)).toEqual([
+      created.id,
+    ])
     const patched = await suite.context.app.inject({
       method: 'PATCH',
       url: `/v1/webhook_endpoints/${created.id}`,
       headers: { authorization: `Bearer ${user.apiKey}`, 'content-type': 'application/json' },
       payload: { disabled: true, enabled_events: ['*'] },
     })
-    expect(patched.json()).toMatchObject({ status: 'disabled', disabled_reason: 'disabled by the account', enabled_events: ['*'] })
-    const deleted = await suite.context.app.inject({ method: 'DELETE', url: `/v1/webhook_endpoints/${created.id}`, headers: { authorization: `Bearer ${user.apiKey}` } })
+    expect(patched.json()).toMatchObject({
+      status: 'disabled',
+      disabled_reason: 'disabled by the account',
+      enabled_events: ['*'],
+    })
+    const deleted = await suite.context.app.inject({
+      method: 'DELETE',
+      url: `/v1/webhook_endpoints/${created.id}`,
+      headers: { authorization: `Bearer ${user.apiKey}` },
+    })
     expect(deleted.json()).toEqual({ id: created.id, object: 'webhook_endpoint', deleted: true })
     expect((await user.get(`/v1/webhook_endpoints/${created.id}`)).statusCode).toBe(404)
   })
@@ -270,7 +322,8 @@ describe('webhook endpoints', () => {
     await until(async () => hooks.received.length === 1)
     const [delivery] = hooks.received
     expect(String(delivery!.headers['webhook-signature']).split(' ')).toHaveLength(2)
-    for (const secret of [endpoint.secret, rotated.secret]) new Webhook(secret).verify(delivery!.body, delivery!.headers as Record<string, string>)
+    for (const secret of [endpoint.secret, rotated.secret])
+      new Webhook(secret).verify(delivery!.body, delivery!.headers as Record<string, string>)
   })
 })
 
@@ -286,9 +339,14 @@ describe('deleting an endpoint while its delivery is recorded', () => {
     return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hooks`, held }
   }
   const deleteEndpoint = (user: TestAccount, id: string) =>
-    suite.context.app.inject({ method: 'DELETE', url: `/v1/webhook_endpoints/${id}`, headers: { authorization: `Bearer ${user.apiKey}` } })
+    suite.context.app.inject({
+      method: 'DELETE',
+      url: `/v1/webhook_endpoints/${id}`,
+      headers: { authorization: `Bearer ${user.apiKey}` },
+    })
   // Failed delivery jobs, as the worker counts them (a failure is retried, so the queue alone would not show it).
-  const failedJobs = async () => (await workerJobFailures.get()).values.find((value) => value.labels.task === 'deliver_webhook')?.value ?? 0
+  const failedJobs = async () =>
+    (await workerJobFailures.get()).values.find((value) => value.labels.task === 'deliver_webhook')?.value ?? 0
 
   it('when the endpoint is deleted during an attempt, then the delivery is done with it: no error, no retry', async () => {
     const user = await suite.context.newAccount()
@@ -301,7 +359,11 @@ describe('deleting an endpoint while its delivery is recorded', () => {
     expect((await deleteEndpoint(user, endpoint.id)).statusCode).toBe(200)
     hooks.held[0]!(200)
 
-    await until(async () => (await suite.context.sql`select 1 from graphile_worker.jobs where task_identifier = 'deliver_webhook'`).length === 0)
+    await until(
+      async () =>
+        (await suite.context.sql`select 1 from graphile_worker.jobs where task_identifier = 'deliver_webhook'`)
+          .length === 0,
+    )
     expect(await failedJobs()).toBe(failuresBefore)
     expect(await suite.context.sql`select 1 from webhook_deliveries where endpoint_id = ${endpoint.id}`).toHaveLength(0)
   })
@@ -321,7 +383,11 @@ describe('deleting an endpoint while its delivery is recorded', () => {
     })
 
     expect((await Promise.all(deletes)).map((response) => response.statusCode)).toEqual(endpoints.map(() => 200))
-    await until(async () => (await suite.context.sql`select 1 from graphile_worker.jobs where task_identifier = 'deliver_webhook'`).length === 0)
+    await until(
+      async () =>
+        (await suite.context.sql`select 1 from graphile_worker.jobs where task_identifier = 'deliver_webhook'`)
+          .length === 0,
+    )
     expect(await failedJobs()).toBe(failuresBefore)
   })
 })

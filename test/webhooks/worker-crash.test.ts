@@ -18,16 +18,20 @@ beforeAll(async () => {
   let receive: ReturnType<typeof createReceiver> | undefined
   receiverServer = createServer((request, response) => {
     let body = ''
-    request.on('data', (chunk) => (body += chunk)).on('end', async () => {
-      const result = await receive!(body, request.headers)
-      requests.push({ headers: request.headers, body, answer: result.body })
-      // The first delivery is applied and committed, and its answer never comes back: the worker dies waiting.
-      if (requests.length > 1) response.writeHead(result.status).end(result.body)
-    })
+    request
+      .on('data', (chunk) => (body += chunk))
+      .on('end', async () => {
+        const result = await receive!(body, request.headers)
+        requests.push({ headers: request.headers, body, answer: result.body })
+        // The first delivery is applied and committed, and its answer never comes back: the worker dies waiting.
+        if (requests.length > 1) response.writeHead(result.status).end(result.body)
+      })
   })
   await new Promise<void>((resolve) => receiverServer.listen(0, '127.0.0.1', resolve))
   url = `http://127.0.0.1:${(receiverServer.address() as { port: number }).port}/hooks`
-  const endpoint = (await suite.account.post('/v1/webhook_endpoints', { url, enabled_events: ['charge.succeeded'] })).json()
+  const endpoint = (
+    await suite.account.post('/v1/webhook_endpoints', { url, enabled_events: ['charge.succeeded'] })
+  ).json()
   receive = createReceiver({ sql: suite.context.sql, secret: endpoint.secret })
 })
 afterAll(async () => {
@@ -37,7 +41,12 @@ afterAll(async () => {
 })
 
 const worker = async () => {
-  const started = await startServer({ DATABASE_URL: suite.context.databaseUrl, ROLE: 'worker', WEBHOOK_TIMEOUT_MS: '5000', WEBHOOK_ALLOW_PRIVATE_URLS: 'true' })
+  const started = await startServer({
+    DATABASE_URL: suite.context.databaseUrl,
+    ROLE: 'worker',
+    WEBHOOK_TIMEOUT_MS: '5000',
+    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+  })
   workers.push(started)
   return started
 }
@@ -49,19 +58,32 @@ describe('a worker killed mid-delivery', () => {
     await until(async () => requests.length === 1, 10_000)
     first.child.kill('SIGKILL')
     await first.exited
-    const [delivery] = await suite.context.sql<{ id: string; locked_until: Date }[]>`select id, locked_until from webhook_deliveries where account_id = ${suite.account.id}`
+    const [delivery] = await suite.context.sql<
+      { id: string; locked_until: Date }[]
+    >`select id, locked_until from webhook_deliveries where account_id = ${suite.account.id}`
     expect(delivery!.locked_until.getTime()).toBeGreaterThan(Date.now()) // the dead sender's lease still holds it
 
     // Once the lease has run out, a new worker finds the delivery at start-up and sends it again.
-    await until(async () => (await suite.context.sql`select 1 from webhook_deliveries where id = ${delivery!.id} and locked_until <= now()`).length === 1, 15_000)
+    await until(
+      async () =>
+        (await suite.context.sql`select 1 from webhook_deliveries where id = ${delivery!.id} and locked_until <= now()`)
+          .length === 1,
+      15_000,
+    )
     await worker()
     await until(async () => requests.length === 2, 15_000)
-    await until(async () => (await suite.context.sql`select status from webhook_deliveries where id = ${delivery!.id}`)[0]!.status === 'delivered', 10_000)
+    await until(
+      async () =>
+        (await suite.context.sql`select status from webhook_deliveries where id = ${delivery!.id}`)[0]!.status ===
+        'delivered',
+      10_000,
+    )
 
     expect(requests[1]!.headers['webhook-id']).toBe(requests[0]!.headers['webhook-id'])
     expect(requests[1]!.body).toBe(requests[0]!.body)
     expect(requests.map((request) => request.answer)).toEqual(['applied', 'already applied'])
-    const [applied] = await suite.context.sql`select applied_events, status from receiver_charges where charge_id = ${charge.id}`
+    const [applied] = await suite.context
+      .sql`select applied_events, status from receiver_charges where charge_id = ${charge.id}`
     expect(applied).toEqual({ applied_events: 1, status: 'succeeded' })
   }, 60_000)
 })

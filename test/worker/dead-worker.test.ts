@@ -35,7 +35,9 @@ describe('a worker killed while it holds the recovery queue', () => {
     const user = await suite.context.newAccount()
     const { sql } = suite.context
     const key = 'lost-then-worker-killed'
-    expect((await user.post('/v1/charges', chargeBody({ source: 'pm_card_responseLost' }), { key })).statusCode).toBe(503)
+    expect((await user.post('/v1/charges', chargeBody({ source: 'pm_card_responseLost' }), { key })).statusCode).toBe(
+      503,
+    )
     // Due now: as if its grace had passed.
     await sql`update idempotency_keys set locked_until = now() - interval '1 hour' where key = ${key}`
 
@@ -50,7 +52,9 @@ describe('a worker killed while it holds the recovery queue', () => {
         where datname = current_database() and wait_event_type = 'Lock' and query like '%simulated_processor.operations%'`
       return waiting !== undefined
     })
-    const [queue] = await sql<{ locked_by: string | null }[]>`select locked_by from graphile_worker._private_job_queues where queue_name = ${RECOVER_TASK}`
+    const [queue] = await sql<
+      { locked_by: string | null }[]
+    >`select locked_by from graphile_worker._private_job_queues where queue_name = ${RECOVER_TASK}`
     expect(queue!.locked_by).toMatch(/^pool-/)
     first.child.kill('SIGKILL')
     await first.exited
@@ -61,10 +65,16 @@ describe('a worker killed while it holds the recovery queue', () => {
 
     // A second worker that will not call the first dead within the test: the queue stays locked, and it says so.
     const metricsPort = await freePort()
-    const second = await startWorkerProcess({ WORKER_DEAD_AFTER_SECONDS: '600', SETTLEMENT_BEHIND_SECONDS: '700', METRICS_PORT: String(metricsPort) })
+    const second = await startWorkerProcess({
+      WORKER_DEAD_AFTER_SECONDS: '600',
+      SETTLEMENT_BEHIND_SECONDS: '700',
+      METRICS_PORT: String(metricsPort),
+    })
     const ready = await fetch(`${second.url}/readyz`)
     expect(ready.status).toBe(503)
-    expect(((await ready.json()) as { detail: string }).detail).toMatch(/^Settlement is behind: 1 abandoned claim\(s\) overdue, the oldest by \d+ s/)
+    expect(((await ready.json()) as { detail: string }).detail).toMatch(
+      /^Settlement is behind: 1 abandoned claim\(s\) overdue, the oldest by \d+ s/,
+    )
     const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
     expect(metrics).toMatch(/^settlement_overdue_claims 1$/m)
     expect(second.output()).toContain('Settlement is behind')
@@ -73,13 +83,19 @@ describe('a worker killed while it holds the recovery queue', () => {
 
     // A worker that calls a pool dead after 3 s of silence frees the dead pool's locks and settles the claim.
     const third = await startWorkerProcess({ WORKER_DEAD_AFTER_SECONDS: '3' })
-    await until(async () => (await sql`select 1 from idempotency_keys where key = ${key} and completed_at is not null`).length === 1, 30_000)
+    await until(
+      async () =>
+        (await sql`select 1 from idempotency_keys where key = ${key} and completed_at is not null`).length === 1,
+      30_000,
+    )
     expect(third.output()).toContain(`worker pools silent for 3 s held jobs`)
     await until(async () => (await fetch(`${third.url}/readyz`)).status === 200)
     const replay = await user.post('/v1/charges', chargeBody({ source: 'pm_card_responseLost' }), { key })
     expect(replay.statusCode).toBe(201)
     expect(replay.headers['idempotent-replayed']).toBe('true')
-    const [charges] = await sql<{ count: number }[]>`select count(*)::int as count from charges where account_id = ${user.id}`
+    const [charges] = await sql<
+      { count: number }[]
+    >`select count(*)::int as count from charges where account_id = ${user.id}`
     expect(charges!.count).toBe(1)
   }, 90_000)
 })

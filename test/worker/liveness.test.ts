@@ -45,7 +45,9 @@ describe('unlockDeadPools', () => {
     expect(await lockerOf(dead)).toEqual({ job: null, queue: null })
     expect(await lockerOf(longJob)).toEqual({ job: 'pool-alive', queue: 'pool-alive' })
     expect(await lockerOf(justStarted)).toEqual({ job: 'pool-new', queue: 'pool-new' })
-    expect((await sql`select pool_id from worker_heartbeats order by pool_id`).map((row) => row.pool_id)).toEqual(['pool-alive'])
+    expect((await sql`select pool_id from worker_heartbeats order by pool_id`).map((row) => row.pool_id)).toEqual([
+      'pool-alive',
+    ])
     expect(await unlockDeadPools(sql, { deadAfterSeconds: 30 })).toEqual([])
   })
 })
@@ -57,12 +59,18 @@ describe('freeOrphanedLocks', () => {
     const justTaken = await lockedJob('pool-own', 1, 'just-taken')
     const othersJob = await lockedJob('pool-other', 60)
 
-    expect(await freeOrphanedLocks(database.sql, ['pool-own'], [running], { deadAfterSeconds: 30 })).toEqual({ jobs: 1, queues: 1 })
+    expect(await freeOrphanedLocks(database.sql, ['pool-own'], [running], { deadAfterSeconds: 30 })).toEqual({
+      jobs: 1,
+      queues: 1,
+    })
 
     expect(await lockerOf(orphaned)).toEqual({ job: null, queue: null })
     expect(await lockerOf(running)).toEqual({ job: 'pool-own', queue: 'pool-own' })
     expect(await lockerOf(justTaken)).toEqual({ job: 'pool-own', queue: 'pool-own' })
     expect(await lockerOf(othersJob)).toEqual({ job: 'pool-other', queue: 'pool-other' })
-    expect(await freeOrphanedLocks(database.sql, ['pool-own'], [running], { deadAfterSeconds: 30 })).toEqual({ jobs: 0, queues: 0 })
+    expect(await freeOrphanedLocks(database.sql, ['pool-own'], [running], { deadAfterSeconds: 30 })).toEqual({
+      jobs: 0,
+      queues: 0,
+    })
   })
 })

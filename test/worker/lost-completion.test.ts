@@ -22,11 +22,15 @@ afterAll(async () => {
 })
 
 /** A worker whose log lines (warn and above) the test reads; no scheduled recovery run gets in the way. */
-async function startWatchedWorker(deadAfterSeconds: number): Promise<{ worker: Worker; lines: Record<string, unknown>[] }> {
+async function startWatchedWorker(
+  deadAfterSeconds: number,
+): Promise<{ worker: Worker; lines: Record<string, unknown>[] }> {
   const lines: Record<string, unknown>[] = []
   const capture = new Writable({ write: (chunk, _encoding, done) => (lines.push(JSON.parse(String(chunk))), done()) })
   const config = { ...loadConfig({}), WORKER_DEAD_AFTER_SECONDS: deadAfterSeconds, RECOVERY_SCHEDULE: '0 0 1 1 *' }
-  const worker = await startWorker(workerOptions(config, database, createSimulatedProcessor({ sql: database.sql }), pino({ level: 'warn' }, capture)))
+  const worker = await startWorker(
+    workerOptions(config, database, createSimulatedProcessor({ sql: database.sql }), pino({ level: 'warn' }, capture)),
+  )
   return { worker, lines }
 }
 
@@ -63,7 +67,11 @@ async function refuseCompletion(jobKey: string, sqlstate: string) {
     end $$`)
   await sql`create trigger refuse_completion before delete on graphile_worker._private_jobs for each row execute function refuse_completion()`
   return {
-    refusals: async () => Number((await sql<{ n: string | null }[]>`select last_value as n from pg_sequences where sequencename = 'refusals'`)[0]?.n ?? 0),
+    refusals: async () =>
+      Number(
+        (await sql<{ n: string | null }[]>`select last_value as n from pg_sequences where sequencename = 'refusals'`)[0]
+          ?.n ?? 0,
+      ),
     stop: async () => void (await sql`drop trigger refuse_completion on graphile_worker._private_jobs`),
   }
 }
@@ -75,16 +83,25 @@ describe('a job whose completion could not be recorded', () => {
       // An error graphile-worker does not retry.
       const refusing = await refuseCompletion('refused-for-good', 'P0001')
       const job = await addRecoveryJob('refused-for-good')
-      await until(async () => lines.some((line) => String(line.msg).startsWith(`Failed to record the completion of job ${job.id}`)))
+      await until(async () =>
+        lines.some((line) => String(line.msg).startsWith(`Failed to record the completion of job ${job.id}`)),
+      )
       // Ran, and still locked by the pool that ran it: no other recovery can run in the queue.
       expect((await job.lockOf())?.queue).toMatch(/^pool-/)
       await refusing.stop()
 
       // Freed after WORKER_DEAD_AFTER_SECONDS, run again, and this time recorded as done.
       await until(async () => (await job.lockOf()) === undefined)
-      const [queue] = await database.sql<{ locked_by: string | null }[]>`select locked_by from graphile_worker._private_job_queues where queue_name = ${RECOVER_TASK}`
+      const [queue] = await database.sql<
+        { locked_by: string | null }[]
+      >`select locked_by from graphile_worker._private_job_queues where queue_name = ${RECOVER_TASK}`
       expect(queue?.locked_by ?? null).toBeNull()
-      expect(lines.find((line) => String(line.msg).includes('none of its workers runs'))).toMatchObject({ level: 40, jobs: 1, queues: 1, component: 'watchdog' })
+      expect(lines.find((line) => String(line.msg).includes('none of its workers runs'))).toMatchObject({
+        level: 40,
+        jobs: 1,
+        queues: 1,
+        component: 'watchdog',
+      })
     } finally {
       await worker.stop()
     }

@@ -27,7 +27,10 @@ async function server(): Promise<ServerProcess> {
   return started
 }
 
-const schemas = async () => (await database.sql<{ nspname: string }[]>`select nspname from pg_namespace where nspname like '%worker%'`).map((row) => row.nspname)
+const schemas = async () =>
+  (await database.sql<{ nspname: string }[]>`select nspname from pg_namespace where nspname like '%worker%'`).map(
+    (row) => row.nspname,
+  )
 
 describe('a worker that stops', () => {
   it('when the invoice example runs beside the server, then it uses a database of its own and the server’s worker keeps running', async () => {
@@ -43,14 +46,20 @@ describe('a worker that stops', () => {
 
   it('when graphile-worker stops by itself (another schema migrated in its database), then the process logs why and exits 1', async () => {
     const service = await server()
-    await withGraphilePool(database.url, 'another app', (pgPool) => runMigrations({ pgPool, schema: 'another_app_worker', logger: new Logger(() => () => {}) }))
+    await withGraphilePool(database.url, 'another app', (pgPool) =>
+      runMigrations({ pgPool, schema: 'another_app_worker', logger: new Logger(() => () => {}) }),
+    )
 
     expect(await service.exited).toBe(1)
     expect(service.output()).toContain('the background worker stopped by itself; exiting with status 1')
   })
 
   it('when the worker is not running, then /readyz answers 503 and says so', async () => {
-    const app = await buildHealthApp({ sql: database.sql, log: pino({ level: 'silent' }), notReady: () => 'The background worker is not running.' })
+    const app = await buildHealthApp({
+      sql: database.sql,
+      log: pino({ level: 'silent' }),
+      notReady: () => 'The background worker is not running.',
+    })
     const response = await app.inject({ method: 'GET', url: '/readyz' })
     await app.close()
 

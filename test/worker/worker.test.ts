@@ -17,7 +17,9 @@ let worker: Worker
 beforeAll(async () => {
   database = await createTestDatabase()
   const config = { ...loadConfig({}), REAPER_BATCH_SIZE: 2 }
-  worker = await startWorker(workerOptions(config, database, createSimulatedProcessor({ sql: database.sql }), pino({ level: 'silent' })))
+  worker = await startWorker(
+    workerOptions(config, database, createSimulatedProcessor({ sql: database.sql }), pino({ level: 'silent' })),
+  )
 })
 afterAll(async () => {
   await worker.stop()
@@ -28,7 +30,11 @@ describe('the worker', () => {
   it('when it starts, then the reaper and the recovery are on the crontab under their identifiers', async () => {
     // Cron registers what it knows a moment after start.
     for (const identifier of [REAP_TASK, RECOVER_TASK]) {
-      await until(async () => (await database.sql`select 1 from graphile_worker._private_known_crontabs where identifier = ${identifier}`).length === 1)
+      await until(
+        async () =>
+          (await database.sql`select 1 from graphile_worker._private_known_crontabs where identifier = ${identifier}`)
+            .length === 1,
+      )
     }
   })
 
@@ -46,7 +52,9 @@ describe('the worker', () => {
 
     await database.sql`select graphile_worker.add_job(${REAP_TASK})`
 
-    await until(async () => (await database.sql`select 1 from idempotency_keys where account_id = ${accountId}`).length === 3)
+    await until(
+      async () => (await database.sql`select 1 from idempotency_keys where account_id = ${accountId}`).length === 3,
+    )
     const left = await database.sql`select key from idempotency_keys where account_id = ${accountId} order by key`
     expect(left.map((row) => row.key)).toEqual(['key-6', 'key-7', 'key-8'])
   })
@@ -54,7 +62,14 @@ describe('the worker', () => {
   it('when its connections are terminated while it completes jobs, then it logs one-line warnings, does not crash, and goes on working', async () => {
     const lines: Record<string, unknown>[] = []
     const capture = new Writable({ write: (chunk, _encoding, done) => (lines.push(JSON.parse(String(chunk))), done()) })
-    const watched = await startWorker(workerOptions(loadConfig({}), database, createSimulatedProcessor({ sql: database.sql }), pino({ level: 'warn' }, capture)))
+    const watched = await startWorker(
+      workerOptions(
+        loadConfig({}),
+        database,
+        createSimulatedProcessor({ sql: database.sql }),
+        pino({ level: 'warn' }, capture),
+      ),
+    )
     const terminate = () => database.sql`select pg_terminate_backend(pid) from pg_stat_activity
                                         where datname = current_database() and application_name = 'payments-api worker'`
     try {
@@ -80,8 +95,14 @@ describe('the worker', () => {
                                           where task_id = (select id from graphile_worker._private_tasks where identifier = ${REAP_TASK})`
       await until(async () => (await reapJobs()).length === 0)
       // Still working: a job added now runs to completion.
-      const [{ id }] = (await database.sql<{ id: string }[]>`select (graphile_worker.add_job(${REAP_TASK}, '{}'::json, max_attempts => 1)).id`) as unknown as [{ id: string }]
-      await until(async () => (await database.sql`select 1 from graphile_worker._private_jobs where id = ${id}`).length === 0)
+      const [{ id }] = (await database.sql<
+        { id: string }[]
+      >`select (graphile_worker.add_job(${REAP_TASK}, '{}'::json, max_attempts => 1)).id`) as unknown as [
+        { id: string },
+      ]
+      await until(
+        async () => (await database.sql`select 1 from graphile_worker._private_jobs where id = ${id}`).length === 0,
+      )
     } finally {
       await watched.stop()
     }

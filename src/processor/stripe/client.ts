@@ -26,12 +26,17 @@ class DeadlineHttpClient extends Stripe.HttpClient {
     return this.#inner.getClientName()
   }
 
-  override makeRequest(...args: Parameters<Stripe.HttpClient['makeRequest']>): ReturnType<Stripe.HttpClient['makeRequest']> {
+  override makeRequest(
+    ...args: Parameters<Stripe.HttpClient['makeRequest']>
+  ): ReturnType<Stripe.HttpClient['makeRequest']> {
     const deadline = callDeadlines.getStore()
     if (deadline !== undefined) {
       const remaining = deadline - Date.now()
       // Not retried as a reset connection would be: the SDK gives up once its retries are spent, sending nothing.
-      if (remaining <= 0) return Promise.reject(Object.assign(new Error('the call ran out of time; this attempt was not sent'), { code: 'EDEADLINE' }))
+      if (remaining <= 0)
+        return Promise.reject(
+          Object.assign(new Error('the call ran out of time; this attempt was not sent'), { code: 'EDEADLINE' }),
+        )
       // The SDK's timeout is an idle timeout on the socket, which also bounds connecting: the request is written
       // as soon as the connection opens, so it is sent before the deadline or not at all.
       args[7] = Math.min(args[7], remaining)

@@ -20,7 +20,9 @@ export function toBoundaryError(error: unknown): unknown {
       return new ProcessorUnavailableError(`Stripe did not act or did not answer: ${error.message}`)
     // idempotency_error: the key was first used with other parameters, or on another endpoint.
     case 'StripeIdempotencyError':
-      return new ProcessorIdempotencyError(`Stripe refused the operation id as already used with other parameters: ${error.message}`)
+      return new ProcessorIdempotencyError(
+        `Stripe refused the operation id as already used with other parameters: ${error.message}`,
+      )
     // authentication_error (401) and permission_error (403): the service's own key is wrong or lacks a right;
     // nothing was done, and the operator must act (the 503 says so to clients; the log has the cause).
     case 'StripeAuthenticationError':
@@ -30,17 +32,22 @@ export function toBoundaryError(error: unknown): unknown {
     case 'StripeInvalidRequestError':
       return invalidRequest(error)
     default:
-      return new ProcessorUnavailableError(`Stripe answered an error this service does not know (${error.type}): ${error.message}`)
+      return new ProcessorUnavailableError(
+        `Stripe answered an error this service does not know (${error.type}): ${error.message}`,
+      )
   }
 }
 
 function invalidRequest(error: Stripe.errors.StripeError): Error {
   const code = error.code ?? 'invalid_request'
   // idempotency_key_in_use (409): the first request under this key is still executing; its outcome is unknown.
-  if (code === 'idempotency_key_in_use' || error.statusCode === 409) return new ProcessorUnavailableError(`Stripe is still executing this operation: ${error.message}`)
+  if (code === 'idempotency_key_in_use' || error.statusCode === 409)
+    return new ProcessorUnavailableError(`Stripe is still executing this operation: ${error.message}`)
   // resource_missing on payment_method, payment_method_unactivated, payment_method_invalid_parameter, ...
-  if (error.param === 'payment_method' || code.startsWith('payment_method_')) return new ProcessorRequestError('source', code, error.message)
-  if (error.param === 'amount' || code === 'amount_too_small' || code === 'amount_too_large') return new ProcessorRequestError('amount_cents', code, error.message)
+  if (error.param === 'payment_method' || code.startsWith('payment_method_'))
+    return new ProcessorRequestError('source', code, error.message)
+  if (error.param === 'amount' || code === 'amount_too_small' || code === 'amount_too_large')
+    return new ProcessorRequestError('amount_cents', code, error.message)
   if (error.param === 'currency') return new ProcessorRequestError('currency', code, error.message)
   if (error.param === 'return_url') return new ProcessorRequestError('return_url', code, error.message)
   if (error.param?.startsWith('mandate_data')) return new ProcessorRequestError('mandate', code, error.message)

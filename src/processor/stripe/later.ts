@@ -4,7 +4,15 @@
 // count: a PaymentIntent carries the charge it was made for in metadata.charge_id (src/processor/stripe/stripe.ts);
 // one without (a payment taken in the Dashboard, a lookup's probe) changes nothing here.
 import Stripe from 'stripe'
-import type { DisputeState, DisputeStatus, LaterOutcomes, PaymentState, ProcessorChange, ProcessorEvent, RefundState } from '../later.js'
+import type {
+  DisputeState,
+  DisputeStatus,
+  LaterOutcomes,
+  PaymentState,
+  ProcessorChange,
+  ProcessorEvent,
+  RefundState,
+} from '../later.js'
 import { WebhookRefusedError } from '../later.js'
 import { withDeadline } from './client.js'
 import { toBoundaryError } from './errors.js'
@@ -23,7 +31,13 @@ const PAYMENT_EVENTS = new Set([
   'payment_intent.requires_action',
 ])
 const REFUND_EVENTS = new Set(['refund.created', 'refund.updated', 'refund.failed'])
-const DISPUTE_EVENTS = new Set(['charge.dispute.created', 'charge.dispute.updated', 'charge.dispute.closed', 'charge.dispute.funds_withdrawn', 'charge.dispute.funds_reinstated'])
+const DISPUTE_EVENTS = new Set([
+  'charge.dispute.created',
+  'charge.dispute.updated',
+  'charge.dispute.closed',
+  'charge.dispute.funds_withdrawn',
+  'charge.dispute.funds_reinstated',
+])
 
 export function stripeLater(stripe: Stripe, options: { webhookSecret?: string | undefined }): LaterOutcomes {
   const listing = <T>(work: () => Promise<T>): Promise<T> =>
@@ -40,7 +54,8 @@ export function stripeLater(stripe: Stripe, options: { webhookSecret?: string | 
       const payment = paymentState(object as Stripe.PaymentIntent)
       return { ...told, changes: payment ? [payment] : [] }
     }
-    if (REFUND_EVENTS.has(event.type)) return { ...told, changes: [await refundState(object as Stripe.Refund)].filter(isChange<RefundState>) }
+    if (REFUND_EVENTS.has(event.type))
+      return { ...told, changes: [await refundState(object as Stripe.Refund)].filter(isChange<RefundState>) }
     if (event.type === 'charge.refunded') {
       // A Charge, whose refunds are not in it (API versions since 2022-11-15 leave them out): listed instead.
       const intent = (object as Stripe.Charge).payment_intent
@@ -53,7 +68,8 @@ export function stripeLater(stripe: Stripe, options: { webhookSecret?: string | 
       })
       return { ...told, changes: (await Promise.all(refunds.map(refundState))).filter(isChange<RefundState>) }
     }
-    if (DISPUTE_EVENTS.has(event.type)) return { ...told, changes: [await disputeState(object as Stripe.Dispute)].filter(isChange<DisputeState>) }
+    if (DISPUTE_EVENTS.has(event.type))
+      return { ...told, changes: [await disputeState(object as Stripe.Dispute)].filter(isChange<DisputeState>) }
     return { ...told, changes: [] }
   }
 
@@ -80,13 +96,22 @@ export function stripeLater(stripe: Stripe, options: { webhookSecret?: string | 
     if (!paymentReference) return undefined
     const chargeId = (await intentOf(paymentReference)).metadata.charge_id
     if (!chargeId) return undefined
-    return { object: 'dispute', reference: dispute.id, paymentReference, chargeId, status: disputeStatus(dispute.status), amountCents: dispute.amount, reason: dispute.reason }
+    return {
+      object: 'dispute',
+      reference: dispute.id,
+      paymentReference,
+      chargeId,
+      status: disputeStatus(dispute.status),
+      amountCents: dispute.amount,
+      reason: dispute.reason,
+    }
   }
 
   return {
     name: 'stripe',
     async receive(rawBody, headers) {
-      if (!options.webhookSecret) throw new WebhookRefusedError('STRIPE_WEBHOOK_SECRET is not set: no delivery can be verified')
+      if (!options.webhookSecret)
+        throw new WebhookRefusedError('STRIPE_WEBHOOK_SECRET is not set: no delivery can be verified')
       const signature = headers['stripe-signature']
       if (typeof signature !== 'string') throw new WebhookRefusedError('no Stripe-Signature header')
       let event: Stripe.Event
@@ -100,7 +125,11 @@ export function stripeLater(stripe: Stripe, options: { webhookSecret?: string | 
     async *eventsSince(since) {
       const events = await listing(async () => {
         const found: Stripe.Event[] = []
-        for await (const event of stripe.events.list({ created: { gte: Math.floor(since.getTime() / 1000) }, limit: 100 })) found.push(event)
+        for await (const event of stripe.events.list({
+          created: { gte: Math.floor(since.getTime() / 1000) },
+          limit: 100,
+        }))
+          found.push(event)
         return found
       })
       // The list is newest first; told oldest first, as they happened.
@@ -124,7 +153,10 @@ export function stripeLater(stripe: Stripe, options: { webhookSecret?: string | 
           if (!paymentReference) continue
           const operationId = refund.metadata?.operation_id
           // One made in the Dashboard is the books' only if its payment is: its PaymentIntent says.
-          const chargeId = operationId ? undefined : (payments.get(paymentReference)?.chargeId ?? (await stripe.paymentIntents.retrieve(paymentReference)).metadata.charge_id)
+          const chargeId = operationId
+            ? undefined
+            : (payments.get(paymentReference)?.chargeId ??
+              (await stripe.paymentIntents.retrieve(paymentReference)).metadata.charge_id)
           refunds.push({
             object: 'refund',
             reference: refund.id,
@@ -147,7 +179,14 @@ export function stripeLater(stripe: Stripe, options: { webhookSecret?: string | 
 export function paymentState(intent: Stripe.PaymentIntent): PaymentState | undefined {
   const chargeId = intent.metadata.charge_id
   if (!chargeId || intent.metadata.lookup_probe !== undefined) return undefined
-  const base = { object: 'payment' as const, reference: intent.id, chargeId, createdAt: new Date(intent.created * 1000), amountCents: intent.amount, amountCapturedCents: intent.amount_received }
+  const base = {
+    object: 'payment' as const,
+    reference: intent.id,
+    chargeId,
+    createdAt: new Date(intent.created * 1000),
+    amountCents: intent.amount,
+    amountCapturedCents: intent.amount_received,
+  }
   switch (intent.status) {
     case 'requires_action':
       return { ...base, status: 'requires_action' }
@@ -159,11 +198,23 @@ export function paymentState(intent: Stripe.PaymentIntent): PaymentState | undef
       return { ...base, status: 'succeeded' }
     case 'canceled':
       // 'automatic': Stripe canceled it itself, as it does an authorization that lapsed.
-      return { ...base, status: 'canceled', cancellation: intent.cancellation_reason === 'automatic' || intent.cancellation_reason === 'expired' ? 'expired' : 'canceled' }
+      return {
+        ...base,
+        status: 'canceled',
+        cancellation:
+          intent.cancellation_reason === 'automatic' || intent.cancellation_reason === 'expired'
+            ? 'expired'
+            : 'canceled',
+      }
     default: {
       // requires_payment_method after a confirmation: declined, or the customer failed to authenticate.
       const error = intent.last_payment_error
-      return { ...base, status: 'failed', failureCode: error?.decline_code ?? error?.code ?? 'payment_failed', failureMessage: error?.message ?? 'The payment failed.' }
+      return {
+        ...base,
+        status: 'failed',
+        failureCode: error?.decline_code ?? error?.code ?? 'payment_failed',
+        failureMessage: error?.message ?? 'The payment failed.',
+      }
     }
   }
 }
@@ -176,7 +227,8 @@ function refundStatus(status: string | null): RefundState['status'] {
 function disputeStatus(status: Stripe.Dispute.Status): DisputeStatus {
   if (status === 'won' || status === 'warning_closed' || status === 'prevented') return 'won'
   if (status === 'lost') return 'lost'
-  if (status === 'under_review' || status === 'warning_under_review' || status === 'appeal_under_review') return 'under_review'
+  if (status === 'under_review' || status === 'warning_under_review' || status === 'appeal_under_review')
+    return 'under_review'
   return 'needs_response'
 }
 

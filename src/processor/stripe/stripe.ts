@@ -31,7 +31,11 @@ const KEY_KEPT_MS = 23 * 3600_000
 /** Stripe's clock and the database's may disagree: a list by creation time starts this much earlier. */
 const CLOCK_MARGIN_SECONDS = 600
 
-export function createStripeProcessor(options: { stripe: Stripe; timeoutMs: number; webhookSecret?: string | undefined }): PaymentProcessor {
+export function createStripeProcessor(options: {
+  stripe: Stripe
+  timeoutMs: number
+  webhookSecret?: string | undefined
+}): PaymentProcessor {
   const { stripe, timeoutMs } = options
 
   /** One SDK call with all its retries, none of it sent after PROCESSOR_TIMEOUT_MS. Stripe's errors stay raw. */
@@ -43,9 +47,16 @@ export function createStripeProcessor(options: { stripe: Stripe; timeoutMs: numb
     })
 
   /** A PaymentIntent confirmed at once; a decline is its outcome, not an error. */
-  async function createIntent(kind: ChargeKind, request: ChargeRequest, params = intentParams(kind, request)): Promise<ChargeOutcome> {
+  async function createIntent(
+    kind: ChargeKind,
+    request: ChargeRequest,
+    params = intentParams(kind, request),
+  ): Promise<ChargeOutcome> {
     try {
-      return chargeOutcome(kind, await bounded(() => stripe.paymentIntents.create(params, { idempotencyKey: request.idempotencyKey })))
+      return chargeOutcome(
+        kind,
+        await bounded(() => stripe.paymentIntents.create(params, { idempotencyKey: request.idempotencyKey })),
+      )
     } catch (error) {
       if (error instanceof Stripe.errors.StripeCardError) return declined(error)
       throw toBoundaryError(error)
@@ -60,14 +71,20 @@ export function createStripeProcessor(options: { stripe: Stripe; timeoutMs: numb
    * "never" is final. If Stripe saw it, the probe is refused as another request under a used key, and the very
    * request sent is replayed (a replay executes nothing) for the PaymentIntent it made.
    */
-  async function lookupCharge(kind: ChargeKind, request: ChargeRequest, notBefore: Date): Promise<ChargeOutcome | undefined> {
+  async function lookupCharge(
+    kind: ChargeKind,
+    request: ChargeRequest,
+    notBefore: Date,
+  ): Promise<ChargeOutcome | undefined> {
     if (Date.now() - notBefore.getTime() > KEY_KEPT_MS) return listedCharge(kind, request, notBefore)
     // What only a confirmation may carry (return_url, mandate_data) is left out: the probe is never confirmed.
     const { return_url: _returnUrl, mandate_data: _mandate, ...sent } = intentParams(kind, request)
     const probe = { ...sent, confirm: false, metadata: { ...sent.metadata, lookup_probe: 'true' } }
     try {
       const owned = await bounded(() => stripe.paymentIntents.create(probe, { idempotencyKey: request.idempotencyKey }))
-      await call(() => stripe.paymentIntents.cancel(owned.id, {}, { idempotencyKey: `${request.idempotencyKey}:probe-cancel` })).catch(() => {})
+      await call(() =>
+        stripe.paymentIntents.cancel(owned.id, {}, { idempotencyKey: `${request.idempotencyKey}:probe-cancel` }),
+      ).catch(() => {})
       return undefined
     } catch (error) {
       if (!(error instanceof Stripe.errors.StripeIdempotencyError)) {
@@ -81,18 +98,26 @@ export function createStripeProcessor(options: { stripe: Stripe; timeoutMs: numb
   }
 
   /** Past the key's retention: the PaymentIntents created since the claim, listed (lists do not lag), by metadata. */
-  async function listedCharge(kind: ChargeKind, request: ChargeRequest, notBefore: Date): Promise<ChargeOutcome | undefined> {
+  async function listedCharge(
+    kind: ChargeKind,
+    request: ChargeRequest,
+    notBefore: Date,
+  ): Promise<ChargeOutcome | undefined> {
     const created = { gte: Math.floor(notBefore.getTime() / 1000) - CLOCK_MARGIN_SECONDS }
     const found = await call(async () => {
       for await (const intent of stripe.paymentIntents.list({ created, limit: 100 })) {
-        if (intent.metadata.operation_id === request.idempotencyKey && intent.metadata.lookup_probe === undefined) return intent
+        if (intent.metadata.operation_id === request.idempotencyKey && intent.metadata.lookup_probe === undefined)
+          return intent
       }
       return undefined
     })
     return found && chargeOutcome(kind, found)
   }
 
-  async function lookupCapture({ chargeReference, idempotencyKey }: CaptureRequest): Promise<OperationRecord | undefined> {
+  async function lookupCapture({
+    chargeReference,
+    idempotencyKey,
+  }: CaptureRequest): Promise<OperationRecord | undefined> {
     const intent = await call(() => stripe.paymentIntents.retrieve(chargeReference))
     if (intent.status === 'requires_capture') return undefined
     // Captured by this operation: its id in the metadata the capture set (or none, if the API kept none; the books
@@ -100,18 +125,25 @@ export function createStripeProcessor(options: { stripe: Stripe; timeoutMs: numb
     if (intent.status === 'succeeded' && (intent.metadata.capture_operation_id ?? idempotencyKey) === idempotencyKey) {
       return { kind: 'capture', outcome: { processorReference: intent.id } }
     }
-    throw new Error(`the books and Stripe disagree: capture ${idempotencyKey} is pending, PaymentIntent ${intent.id} is ${intent.status}`)
+    throw new Error(
+      `the books and Stripe disagree: capture ${idempotencyKey} is pending, PaymentIntent ${intent.id} is ${intent.status}`,
+    )
   }
 
   async function lookupVoid({ chargeReference, idempotencyKey }: VoidRequest): Promise<OperationRecord | undefined> {
     const intent = await call(() => stripe.paymentIntents.retrieve(chargeReference))
     if (intent.status === 'requires_capture') return undefined
     if (intent.status === 'canceled') return { kind: 'void', outcome: { processorReference: intent.id } }
-    throw new Error(`the books and Stripe disagree: void ${idempotencyKey} is pending, PaymentIntent ${intent.id} is ${intent.status}`)
+    throw new Error(
+      `the books and Stripe disagree: void ${idempotencyKey} is pending, PaymentIntent ${intent.id} is ${intent.status}`,
+    )
   }
 
   /** A PaymentIntent's refunds, listed (lists do not lag), by the operation id in their metadata. */
-  async function lookupRefund({ chargeReference, idempotencyKey }: RefundRequest): Promise<OperationRecord | undefined> {
+  async function lookupRefund({
+    chargeReference,
+    idempotencyKey,
+  }: RefundRequest): Promise<OperationRecord | undefined> {
     const refund = await call(async () => {
       for await (const each of stripe.refunds.list({ payment_intent: chargeReference, limit: 100 })) {
         if (each.metadata?.operation_id === idempotencyKey) return each
@@ -127,17 +159,28 @@ export function createStripeProcessor(options: { stripe: Stripe; timeoutMs: numb
     charge: (request) => createIntent('charge', request),
     authorize: (request) => createIntent('authorization', request),
     async capture(request) {
-      const params = { amount_to_capture: request.amountCents, metadata: { capture_operation_id: request.idempotencyKey } }
-      const intent = await call(() => stripe.paymentIntents.capture(request.chargeReference, params, { idempotencyKey: request.idempotencyKey }))
+      const params = {
+        amount_to_capture: request.amountCents,
+        metadata: { capture_operation_id: request.idempotencyKey },
+      }
+      const intent = await call(() =>
+        stripe.paymentIntents.capture(request.chargeReference, params, { idempotencyKey: request.idempotencyKey }),
+      )
       return { processorReference: intent.id }
     },
     async void(request) {
       // A cancellation takes no metadata; its key is the operation id all the same.
-      const intent = await call(() => stripe.paymentIntents.cancel(request.chargeReference, {}, { idempotencyKey: request.idempotencyKey }))
+      const intent = await call(() =>
+        stripe.paymentIntents.cancel(request.chargeReference, {}, { idempotencyKey: request.idempotencyKey }),
+      )
       return { processorReference: intent.id }
     },
     async refund(request) {
-      const params = { payment_intent: request.chargeReference, amount: request.amountCents, metadata: metadataOf(request) }
+      const params = {
+        payment_intent: request.chargeReference,
+        amount: request.amountCents,
+        metadata: metadataOf(request),
+      }
       const refund = await call(() => stripe.refunds.create(params, { idempotencyKey: request.idempotencyKey }))
       return { processorReference: refund.id }
     },
@@ -180,7 +223,14 @@ function intentParams(kind: ChargeKind, request: ChargeRequest): Stripe.PaymentI
     // Where the customer comes back after 3-D Secure; without it, Stripe answers use_stripe_sdk (Stripe.js).
     ...(request.returnUrl ? { return_url: request.returnUrl } : {}),
     ...(request.mandate
-      ? { mandate_data: { customer_acceptance: { type: 'online', online: { ip_address: request.mandate.ipAddress, user_agent: request.mandate.userAgent } } } }
+      ? {
+          mandate_data: {
+            customer_acceptance: {
+              type: 'online',
+              online: { ip_address: request.mandate.ipAddress, user_agent: request.mandate.userAgent },
+            },
+          },
+        }
       : {}),
     // charge_id: what Stripe's events about this payment are recorded against (src/processor/stripe/later.ts).
     metadata: { ...metadataOf(request), charge_id: request.chargeId },
@@ -193,16 +243,28 @@ function chargeOutcome(kind: ChargeKind, intent: Stripe.PaymentIntent): ChargeOu
   if (succeeded) return { status: 'succeeded', processorReference: intent.id }
   const error = intent.last_payment_error
   if (intent.status === 'requires_payment_method' && error) {
-    return { status: 'failed', failureCode: error.decline_code ?? error.code ?? 'card_declined', failureMessage: error.message ?? 'The card was declined.', processorReference: intent.id }
+    return {
+      status: 'failed',
+      failureCode: error.decline_code ?? error.code ?? 'card_declined',
+      failureMessage: error.message ?? 'The card was declined.',
+      processorReference: intent.id,
+    }
   }
   if (intent.status === 'requires_action') {
     const redirect = intent.next_action?.redirect_to_url
-    const nextAction: NextAction =
-      redirect?.url ? { type: 'redirect_to_url', url: redirect.url, returnUrl: redirect.return_url ?? null } : { type: 'use_stripe_sdk', clientSecret: intent.client_secret ?? '' }
+    const nextAction: NextAction = redirect?.url
+      ? { type: 'redirect_to_url', url: redirect.url, returnUrl: redirect.return_url ?? null }
+      : { type: 'use_stripe_sdk', clientSecret: intent.client_secret ?? '' }
     return { status: 'requires_action', processorReference: intent.id, nextAction }
   }
   if (intent.status === 'processing') return { status: 'processing', processorReference: intent.id }
-  if (intent.status === 'canceled') return { status: 'failed', failureCode: 'canceled', failureMessage: 'The payment was canceled at the processor.', processorReference: intent.id }
+  if (intent.status === 'canceled')
+    return {
+      status: 'failed',
+      failureCode: 'canceled',
+      failureMessage: 'The payment was canceled at the processor.',
+      processorReference: intent.id,
+    }
   throw new ProcessorUnavailableError(`PaymentIntent ${intent.id} is ${intent.status}: its outcome is not known yet`)
 }
 

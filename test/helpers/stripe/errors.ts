@@ -12,12 +12,22 @@ export class StripeFailure extends Error {
 
 /** 400 invalid_request_error: a parameter is missing or wrong. */
 export function invalidRequest(message: string, param?: string, code?: string): StripeFailure {
-  return new StripeFailure(400, { type: 'invalid_request_error', message, ...(param && { param }), ...(code && { code }) })
+  return new StripeFailure(400, {
+    type: 'invalid_request_error',
+    message,
+    ...(param && { param }),
+    ...(code && { code }),
+  })
 }
 
 /** 404 resource_missing: docs.stripe.com/error-codes#resource-missing. */
 export function noSuch(what: string, id: string, param?: string): StripeFailure {
-  return new StripeFailure(404, { type: 'invalid_request_error', code: 'resource_missing', message: `No such ${what}: '${id}'`, ...(param && { param }) })
+  return new StripeFailure(404, {
+    type: 'invalid_request_error',
+    code: 'resource_missing',
+    message: `No such ${what}: '${id}'`,
+    ...(param && { param }),
+  })
 }
 
 /** 400 payment_intent_unexpected_state: the PaymentIntent's status does not allow the action. */

@@ -42,8 +42,10 @@ export class StripeEvents {
 export function listEvents(events: StripeEvents, form: Form): Answer<Stripe.ApiList<Stripe.Event>> {
   const type = stringParam(form, 'type')
   const types = arrayParam(form, 'types')
-  if (type !== undefined && types !== undefined) throw invalidRequest('You may only specify one of these parameters: type, types.', 'types')
-  const wanted = (event: Stripe.Event) => (type === undefined || matches(type, event.type)) && (types === undefined || types.includes(event.type))
+  if (type !== undefined && types !== undefined)
+    throw invalidRequest('You may only specify one of these parameters: type, types.', 'types')
+  const wanted = (event: Stripe.Event) =>
+    (type === undefined || matches(type, event.type)) && (types === undefined || types.includes(event.type))
   return { status: 200, body: listOf(events.all.filter(wanted), form, '/v1/events') }
 }
 
@@ -108,7 +110,11 @@ export function chargeOf(intent: Stripe.PaymentIntent, refunded: number, dispute
 }
 
 /** A dispute of the PaymentIntent's charge, as docs.stripe.com/api/disputes describes one. */
-export function disputeOf(intent: Stripe.PaymentIntent, status: Stripe.Dispute.Status, reason = 'fraudulent'): Stripe.Dispute {
+export function disputeOf(
+  intent: Stripe.PaymentIntent,
+  status: Stripe.Dispute.Status,
+  reason = 'fraudulent',
+): Stripe.Dispute {
   return {
     id: stripeId('du'),
     object: 'dispute',
@@ -149,7 +155,14 @@ export function disputeOf(intent: Stripe.PaymentIntent, status: Stripe.Dispute.S
       uncategorized_text: null,
       appeal: null,
     },
-    evidence_details: { due_by: unixNow() + 7 * 86_400, enhanced_eligibility: {}, has_evidence: false, past_due: false, submission_count: 0, submission_method: 'not_submitted' },
+    evidence_details: {
+      due_by: unixNow() + 7 * 86_400,
+      enhanced_eligibility: {},
+      has_evidence: false,
+      past_due: false,
+      submission_count: 0,
+      submission_method: 'not_submitted',
+    },
     intended_submission_method: null,
     is_charge_refundable: false,
     livemode: false,

@@ -74,10 +74,12 @@ export function stringMap(form: Form, name: string): Record<string, string> | un
   // An empty string clears metadata in Stripe's API; an empty map is what it leaves.
   if (value === '') return {}
   if (typeof value !== 'object' || Array.isArray(value)) throw new FormError(`Invalid hash: ${name}`)
-  return Object.fromEntries(Object.entries(value).map(([key, entry]) => {
-    if (typeof entry !== 'string') throw new FormError(`Invalid string: ${name}[${key}]`)
-    return [key, entry]
-  }))
+  return Object.fromEntries(
+    Object.entries(value).map(([key, entry]) => {
+      if (typeof entry !== 'string') throw new FormError(`Invalid string: ${name}[${key}]`)
+      return [key, entry]
+    }),
+  )
 }
 
 /** A nested hash (automatic_payment_methods, created): its string fields. */

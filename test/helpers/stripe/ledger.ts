@@ -66,7 +66,9 @@ export class StripeLedger {
   /** Refunds of one PaymentIntent that did not fail: what can no longer be refunded again. */
   refundedOf(intentId: string): number {
     return [...this.refunds.values()]
-      .filter((refund) => refund.payment_intent === intentId && refund.status !== 'failed' && refund.status !== 'canceled')
+      .filter(
+        (refund) => refund.payment_intent === intentId && refund.status !== 'failed' && refund.status !== 'canceled',
+      )
       .reduce((sum, refund) => sum + refund.amount, 0)
   }
 }

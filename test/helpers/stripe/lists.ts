@@ -12,7 +12,11 @@ export interface Answer<Body> {
 }
 
 /** One page of `items` (oldest first, as stored), after the `created` filter, newest first. */
-export function listOf<Item extends { id: string; created: number }>(items: Item[], form: Form, url: string): Stripe.ApiList<Item> {
+export function listOf<Item extends { id: string; created: number }>(
+  items: Item[],
+  form: Form,
+  url: string,
+): Stripe.ApiList<Item> {
   const limit = integerParam(form, 'limit') ?? 10
   if (limit < 1 || limit > 100) throw invalidRequest('Invalid limit: must be between 1 and 100', 'limit')
   const matching = items.filter(createdFilter(form)).reverse()

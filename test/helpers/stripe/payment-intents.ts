@@ -26,13 +26,16 @@ export function createPaymentIntent(ledger: StripeLedger, form: Form, caller: Ca
   if (currency === undefined) throw invalidRequest('Missing required param: currency.', 'currency', 'parameter_missing')
   checkAmount(amount, currency)
   const captureMethod = stringParam(form, 'capture_method') ?? 'automatic'
-  if (!['automatic', 'automatic_async', 'manual'].includes(captureMethod)) throw invalidRequest(`Invalid capture_method: ${captureMethod}`, 'capture_method')
+  if (!['automatic', 'automatic_async', 'manual'].includes(captureMethod))
+    throw invalidRequest(`Invalid capture_method: ${captureMethod}`, 'capture_method')
   const paymentMethod = stringParam(form, 'payment_method')
-  if (paymentMethod !== undefined && !testPaymentMethod(paymentMethod)) throw noSuch('PaymentMethod', paymentMethod, 'payment_method')
+  if (paymentMethod !== undefined && !testPaymentMethod(paymentMethod))
+    throw noSuch('PaymentMethod', paymentMethod, 'payment_method')
   const paymentMethodTypes = arrayParam(form, 'payment_method_types')
   // Since API version 2023-08-16, automatic payment methods are on unless payment_method_types is given.
   const automatic = hashParam(form, 'automatic_payment_methods')
-  const automaticEnabled = paymentMethodTypes === undefined && (automatic === undefined || booleanParam(automatic, 'enabled') !== false)
+  const automaticEnabled =
+    paymentMethodTypes === undefined && (automatic === undefined || booleanParam(automatic, 'enabled') !== false)
   const allowRedirects = automaticEnabled ? (stringParam(automatic ?? {}, 'allow_redirects') ?? 'always') : undefined
   const id = stripeId('pi')
   const intent: Stripe.PaymentIntent = {
@@ -44,7 +47,9 @@ export function createPaymentIntent(ledger: StripeLedger, form: Form, caller: Ca
     amount_received: 0,
     application: null,
     application_fee_amount: null,
-    automatic_payment_methods: automaticEnabled ? { enabled: true, allow_redirects: allowRedirects as 'always' | 'never' } : null,
+    automatic_payment_methods: automaticEnabled
+      ? { enabled: true, allow_redirects: allowRedirects as 'always' | 'never' }
+      : null,
     canceled_at: null,
     cancellation_reason: null,
     capture_method: captureMethod as Stripe.PaymentIntent.CaptureMethod,
@@ -88,14 +93,25 @@ export function createPaymentIntent(ledger: StripeLedger, form: Form, caller: Ca
       'return_url',
     )
   }
-  if (returnUrl !== undefined && !confirm) throw invalidRequest('return_url can only be used with confirm=true.', 'return_url')
-  if (returnUrl !== undefined && !URL.canParse(returnUrl)) throw invalidRequest('Not a valid URL', 'return_url', 'url_invalid')
+  if (returnUrl !== undefined && !confirm)
+    throw invalidRequest('return_url can only be used with confirm=true.', 'return_url')
+  if (returnUrl !== undefined && !URL.canParse(returnUrl))
+    throw invalidRequest('Not a valid URL', 'return_url', 'url_invalid')
   const mandate = hashParam(form, 'mandate_data')
-  if (mandate !== undefined && !confirm) throw invalidRequest('mandate_data can only be used with confirm=true.', 'mandate_data')
+  if (mandate !== undefined && !confirm)
+    throw invalidRequest('mandate_data can only be used with confirm=true.', 'mandate_data')
   if (confirm && paymentMethod !== undefined && testPaymentMethod(paymentMethod)?.kind === 'bank_debit') {
-    if (captureMethod === 'manual') throw invalidRequest('The payment method type us_bank_account does not support capture_method manual.', 'capture_method')
+    if (captureMethod === 'manual')
+      throw invalidRequest(
+        'The payment method type us_bank_account does not support capture_method manual.',
+        'capture_method',
+      )
     if (!acceptedMandate(mandate)) {
-      throw invalidRequest('A mandate is required to confirm this payment: provide mandate_data[customer_acceptance] (type online with ip_address and user_agent).', 'mandate_data', 'parameter_missing')
+      throw invalidRequest(
+        'A mandate is required to confirm this payment: provide mandate_data[customer_acceptance] (type online with ip_address and user_agent).',
+        'mandate_data',
+        'parameter_missing',
+      )
     }
   }
   ledger.addPaymentIntent(intent)
@@ -110,17 +126,34 @@ function acceptedMandate(mandate: Form | undefined): boolean {
   const type = acceptance && stringParam(acceptance, 'type')
   if (type === 'offline') return true
   const online = acceptance && hashParam(acceptance, 'online')
-  return type === 'online' && online !== undefined && !!stringParam(online, 'ip_address') && !!stringParam(online, 'user_agent')
+  return (
+    type === 'online' &&
+    online !== undefined &&
+    !!stringParam(online, 'ip_address') &&
+    !!stringParam(online, 'user_agent')
+  )
 }
 
 /** Confirms with the intent's payment method: it succeeds (or is authorized), is declined, needs authentication, or processes. */
-function confirmIntent(ledger: StripeLedger, intent: Stripe.PaymentIntent, returnUrl: string | undefined, caller: Caller): void {
-  if (!intent.payment_method) throw invalidRequest("You cannot confirm this PaymentIntent because it's missing a payment method.", 'payment_method')
+function confirmIntent(
+  ledger: StripeLedger,
+  intent: Stripe.PaymentIntent,
+  returnUrl: string | undefined,
+  caller: Caller,
+): void {
+  if (!intent.payment_method)
+    throw invalidRequest(
+      "You cannot confirm this PaymentIntent because it's missing a payment method.",
+      'payment_method',
+    )
   const behaviour = testPaymentMethod(intent.payment_method as string)!
   if (behaviour.kind === 'requires_authentication') {
     intent.status = 'requires_action'
     intent.next_action = returnUrl
-      ? { type: 'redirect_to_url', redirect_to_url: { url: `${caller.baseUrl}/test/authenticate/${intent.id}`, return_url: returnUrl } }
+      ? {
+          type: 'redirect_to_url',
+          redirect_to_url: { url: `${caller.baseUrl}/test/authenticate/${intent.id}`, return_url: returnUrl },
+        }
       : { type: 'use_stripe_sdk', use_stripe_sdk: {} as Stripe.PaymentIntent.NextAction.UseStripeSdk }
     ledger.events.emit('payment_intent.requires_action', intent, caller.idempotencyKey)
     return
@@ -136,8 +169,19 @@ function confirmIntent(ledger: StripeLedger, intent: Stripe.PaymentIntent, retur
 }
 
 /** A decline: back to requires_payment_method with the error, told, and answered 402 to the confirmation. */
-function decline(ledger: StripeLedger, intent: Stripe.PaymentIntent, behaviour: { code: string; declineCode?: string; message: string }, idempotencyKey?: string): never {
-  const error = { type: 'card_error' as const, code: behaviour.code as Stripe.PaymentIntent.LastPaymentError.Code, message: behaviour.message, charge: intent.latest_charge as string, ...(behaviour.declineCode && { decline_code: behaviour.declineCode }) }
+function decline(
+  ledger: StripeLedger,
+  intent: Stripe.PaymentIntent,
+  behaviour: { code: string; declineCode?: string; message: string },
+  idempotencyKey?: string,
+): never {
+  const error = {
+    type: 'card_error' as const,
+    code: behaviour.code as Stripe.PaymentIntent.LastPaymentError.Code,
+    message: behaviour.message,
+    charge: intent.latest_charge as string,
+    ...(behaviour.declineCode && { decline_code: behaviour.declineCode }),
+  }
   intent.status = 'requires_payment_method'
   intent.next_action = null
   intent.last_payment_error = error
@@ -170,8 +214,14 @@ export function completeAuthentication(ledger: StripeLedger, id: string, succeed
   const behaviour = testPaymentMethod(intent.payment_method as string)
   intent.latest_charge = stripeId('ch')
   try {
-    if (!succeeded) decline(ledger, intent, { code: 'payment_intent_authentication_failure', message: 'We are unable to authenticate your payment method. Please choose a different payment method and try again.' })
-    if (behaviour?.kind === 'requires_authentication' && behaviour.thenDeclines) decline(ledger, intent, behaviour.thenDeclines)
+    if (!succeeded)
+      decline(ledger, intent, {
+        code: 'payment_intent_authentication_failure',
+        message:
+          'We are unable to authenticate your payment method. Please choose a different payment method and try again.',
+      })
+    if (behaviour?.kind === 'requires_authentication' && behaviour.thenDeclines)
+      decline(ledger, intent, behaviour.thenDeclines)
   } catch (error) {
     if (error instanceof StripeFailure) return intent
     throw error
@@ -184,7 +234,8 @@ export function completeAuthentication(ledger: StripeLedger, id: string, succeed
 export function settleBankDebit(ledger: StripeLedger, id: string): Stripe.PaymentIntent {
   const intent = retrievePaymentIntent(ledger, id).body
   const behaviour = testPaymentMethod(intent.payment_method as string)
-  if (intent.status !== 'processing' || behaviour?.kind !== 'bank_debit' || behaviour.then === 'stays') throw unexpectedState(intent, 'settlement')
+  if (intent.status !== 'processing' || behaviour?.kind !== 'bank_debit' || behaviour.then === 'stays')
+    throw unexpectedState(intent, 'settlement')
   if (behaviour.then !== 'succeeds') {
     try {
       decline(ledger, intent, behaviour.then)
@@ -209,7 +260,8 @@ export function openDispute(ledger: StripeLedger, intent: Stripe.PaymentIntent):
 /** The dispute is decided: charge.dispute.closed. */
 export function closeDispute(ledger: StripeLedger, intentId: string, outcome: 'won' | 'lost'): Stripe.Dispute {
   const dispute = ledger.disputeOf(intentId)
-  if (!dispute || dispute.status === 'won' || dispute.status === 'lost') throw invalidRequest(`PaymentIntent ${intentId} has no open dispute.`)
+  if (!dispute || dispute.status === 'won' || dispute.status === 'lost')
+    throw invalidRequest(`PaymentIntent ${intentId} has no open dispute.`)
   dispute.status = outcome
   ledger.events.emit('charge.dispute.closed', dispute)
   return dispute
@@ -229,24 +281,46 @@ export function listPaymentIntents(ledger: StripeLedger, form: Form): Answer<Str
  * docs.stripe.com/search: eventually consistent; an object appears in results only some time after it was
  * written. Understands the query this server is asked: `metadata['key']:'value'` (and `status:'value'`).
  */
-export function searchPaymentIntents(ledger: StripeLedger, form: Form): Answer<Stripe.ApiSearchResult<Stripe.PaymentIntent>> {
+export function searchPaymentIntents(
+  ledger: StripeLedger,
+  form: Form,
+): Answer<Stripe.ApiSearchResult<Stripe.PaymentIntent>> {
   const query = stringParam(form, 'query')
   if (!query) throw invalidRequest('Missing required param: query.', 'query', 'parameter_missing')
-  const clauses = [...query.matchAll(/(metadata\['([^']+)'\]|status):'([^']*)'/g)].map((match) => ({ metadataKey: match[2], value: match[3]! }))
+  const clauses = [...query.matchAll(/(metadata\['([^']+)'\]|status):'([^']*)'/g)].map((match) => ({
+    metadataKey: match[2],
+    value: match[3]!,
+  }))
   const now = Date.now()
   const data = [...ledger.paymentIntents.values()]
     .reverse()
     .filter((intent) => (ledger.searchableAt.get(intent.id) ?? 0) <= now)
-    .filter((intent) => clauses.every((clause) => (clause.metadataKey ? intent.metadata[clause.metadataKey] === clause.value : intent.status === clause.value)))
-  return { status: 200, body: { object: 'search_result', data, has_more: false, next_page: null, url: '/v1/payment_intents/search' } }
+    .filter((intent) =>
+      clauses.every((clause) =>
+        clause.metadataKey ? intent.metadata[clause.metadataKey] === clause.value : intent.status === clause.value,
+      ),
+    )
+  return {
+    status: 200,
+    body: { object: 'search_result', data, has_more: false, next_page: null, url: '/v1/payment_intents/search' },
+  }
 }
 
-export function capturePaymentIntent(ledger: StripeLedger, id: string, form: Form, caller: Caller): Answer<Stripe.PaymentIntent> {
+export function capturePaymentIntent(
+  ledger: StripeLedger,
+  id: string,
+  form: Form,
+  caller: Caller,
+): Answer<Stripe.PaymentIntent> {
   const intent = retrievePaymentIntent(ledger, id).body
   if (intent.status !== 'requires_capture') throw unexpectedState(intent, 'capture')
   const amount = integerParam(form, 'amount_to_capture') ?? intent.amount_capturable
   if (amount < 1 || amount > intent.amount_capturable) {
-    throw invalidRequest(`The amount_to_capture (${amount}) must be at least 1 and no more than the amount_capturable (${intent.amount_capturable}).`, 'amount_to_capture', 'amount_too_large')
+    throw invalidRequest(
+      `The amount_to_capture (${amount}) must be at least 1 and no more than the amount_capturable (${intent.amount_capturable}).`,
+      'amount_to_capture',
+      'amount_too_large',
+    )
   }
   intent.status = 'succeeded'
   intent.amount_received = amount
@@ -258,15 +332,33 @@ export function capturePaymentIntent(ledger: StripeLedger, id: string, form: For
   return { status: 200, body: intent }
 }
 
-const CANCELABLE = new Set(['requires_payment_method', 'requires_capture', 'requires_confirmation', 'requires_action', 'processing'])
+const CANCELABLE = new Set([
+  'requires_payment_method',
+  'requires_capture',
+  'requires_confirmation',
+  'requires_action',
+  'processing',
+])
 
-export function cancelPaymentIntent(ledger: StripeLedger, id: string, form: Form, caller: Caller): Answer<Stripe.PaymentIntent> {
+export function cancelPaymentIntent(
+  ledger: StripeLedger,
+  id: string,
+  form: Form,
+  caller: Caller,
+): Answer<Stripe.PaymentIntent> {
   const intent = retrievePaymentIntent(ledger, id).body
   if (!CANCELABLE.has(intent.status)) throw unexpectedState(intent, 'cancel')
-  if (intent.status === 'requires_capture') ledger.move({ kind: 'void', object: intent.id, amount: intent.amount_capturable, idempotencyKey: caller.idempotencyKey })
+  if (intent.status === 'requires_capture')
+    ledger.move({
+      kind: 'void',
+      object: intent.id,
+      amount: intent.amount_capturable,
+      idempotencyKey: caller.idempotencyKey,
+    })
   intent.status = 'canceled'
   intent.canceled_at = unixNow()
-  intent.cancellation_reason = (stringParam(form, 'cancellation_reason') ?? null) as Stripe.PaymentIntent.CancellationReason | null
+  intent.cancellation_reason = (stringParam(form, 'cancellation_reason') ??
+    null) as Stripe.PaymentIntent.CancellationReason | null
   intent.amount_capturable = 0
   intent.next_action = null
   ledger.events.emit('payment_intent.canceled', intent, caller.idempotencyKey)
@@ -295,8 +387,18 @@ function mergedMetadata(current: Stripe.Metadata, update: Record<string, string>
 
 function checkAmount(amount: number, currency: string): void {
   const minimum = MINIMUM_AMOUNTS[currency]
-  if (minimum === undefined) throw invalidRequest(`Invalid currency: ${currency}. Stripe currently supports these currencies: ${Object.keys(MINIMUM_AMOUNTS).join(', ')}`, 'currency')
+  if (minimum === undefined)
+    throw invalidRequest(
+      `Invalid currency: ${currency}. Stripe currently supports these currencies: ${Object.keys(MINIMUM_AMOUNTS).join(', ')}`,
+      'currency',
+    )
   const shown = (value: number) => (ZERO_DECIMAL_CURRENCIES.has(currency) ? `${value}` : (value / 100).toFixed(2))
-  if (amount < minimum) throw invalidRequest(`Amount must be at least ${shown(minimum)} ${currency}`, 'amount', 'amount_too_small')
-  if (amount > MAXIMUM_AMOUNT) throw invalidRequest(`Amount must be no more than ${shown(MAXIMUM_AMOUNT)} ${currency}`, 'amount', 'amount_too_large')
+  if (amount < minimum)
+    throw invalidRequest(`Amount must be at least ${shown(minimum)} ${currency}`, 'amount', 'amount_too_small')
+  if (amount > MAXIMUM_AMOUNT)
+    throw invalidRequest(
+      `Amount must be no more than ${shown(MAXIMUM_AMOUNT)} ${currency}`,
+      'amount',
+      'amount_too_large',
+    )
 }

@@ -14,7 +14,12 @@ export type CardBehaviour =
   | { kind: 'bank_debit'; then: 'succeeds' | 'stays' | { code: string; message: string } }
 
 const succeeds: CardBehaviour = { kind: 'succeeds' }
-const declined = (declineCode: string, message = 'Your card was declined.'): CardBehaviour => ({ kind: 'declines', code: 'card_declined', declineCode, message })
+const declined = (declineCode: string, message = 'Your card was declined.'): CardBehaviour => ({
+  kind: 'declines',
+  code: 'card_declined',
+  declineCode,
+  message,
+})
 
 const TEST_PAYMENT_METHODS: Record<string, CardBehaviour> = {
   pm_card_visa: succeeds,
@@ -39,8 +44,18 @@ const TEST_PAYMENT_METHODS: Record<string, CardBehaviour> = {
   pm_card_chargeDeclinedFraudulent: declined('fraudulent'),
   pm_card_visa_chargeDeclinedFraudulent: declined('fraudulent'),
   pm_card_visa_chargeDeclinedVelocityLimitExceeded: declined('card_velocity_exceeded'),
-  pm_card_chargeDeclinedExpiredCard: { kind: 'declines', code: 'expired_card', declineCode: 'expired_card', message: 'Your card has expired.' },
-  pm_card_chargeDeclinedIncorrectCvc: { kind: 'declines', code: 'incorrect_cvc', declineCode: 'incorrect_cvc', message: "Your card's security code is incorrect." },
+  pm_card_chargeDeclinedExpiredCard: {
+    kind: 'declines',
+    code: 'expired_card',
+    declineCode: 'expired_card',
+    message: 'Your card has expired.',
+  },
+  pm_card_chargeDeclinedIncorrectCvc: {
+    kind: 'declines',
+    code: 'incorrect_cvc',
+    declineCode: 'incorrect_cvc',
+    message: "Your card's security code is incorrect.",
+  },
   pm_card_chargeDeclinedProcessingError: {
     kind: 'declines',
     code: 'processing_error',
@@ -51,12 +66,25 @@ const TEST_PAYMENT_METHODS: Record<string, CardBehaviour> = {
   pm_card_threeDSecure2Required: { kind: 'requires_authentication' },
   pm_card_authenticationRequiredChargeDeclinedInsufficientFunds: {
     kind: 'requires_authentication',
-    thenDeclines: { code: 'card_declined', declineCode: 'insufficient_funds', message: 'Your card has insufficient funds.' },
+    thenDeclines: {
+      code: 'card_declined',
+      declineCode: 'insufficient_funds',
+      message: 'Your card has insufficient funds.',
+    },
   },
   pm_usBankAccount_success: { kind: 'bank_debit', then: 'succeeds' },
   pm_usBankAccount_processing: { kind: 'bank_debit', then: 'stays' },
-  pm_usBankAccount_insufficientFunds: { kind: 'bank_debit', then: { code: 'insufficient_funds', message: 'The customer’s account has insufficient funds to cover this payment.' } },
-  pm_usBankAccount_accountClosed: { kind: 'bank_debit', then: { code: 'account_closed', message: 'The customer’s bank account has been closed.' } },
+  pm_usBankAccount_insufficientFunds: {
+    kind: 'bank_debit',
+    then: {
+      code: 'insufficient_funds',
+      message: 'The customer’s account has insufficient funds to cover this payment.',
+    },
+  },
+  pm_usBankAccount_accountClosed: {
+    kind: 'bank_debit',
+    then: { code: 'account_closed', message: 'The customer’s bank account has been closed.' },
+  },
 }
 
 /**
@@ -84,7 +112,24 @@ export const MINIMUM_AMOUNTS: Record<string, number> = {
 export const MAXIMUM_AMOUNT = 99_999_999
 
 /** docs.stripe.com/currencies#zero-decimal */
-export const ZERO_DECIMAL_CURRENCIES = new Set(['bif', 'clp', 'djf', 'gnf', 'jpy', 'kmf', 'krw', 'mga', 'pyg', 'rwf', 'ugx', 'vnd', 'vuv', 'xaf', 'xof', 'xpf'])
+export const ZERO_DECIMAL_CURRENCIES = new Set([
+  'bif',
+  'clp',
+  'djf',
+  'gnf',
+  'jpy',
+  'kmf',
+  'krw',
+  'mga',
+  'pyg',
+  'rwf',
+  'ugx',
+  'vnd',
+  'vuv',
+  'xaf',
+  'xof',
+  'xpf',
+])
 
 /** What the test payment method `id` does; undefined for any other id (own names only: not `toString`). */
 export function testPaymentMethod(id: string): CardBehaviour | undefined {

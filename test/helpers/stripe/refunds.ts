@@ -11,17 +11,35 @@ import type { Caller } from './payment-intents.js'
 
 export function createRefund(ledger: StripeLedger, form: Form, caller: Caller): Answer<Stripe.Refund> {
   const intentId = stringParam(form, 'payment_intent')
-  if (intentId === undefined) throw invalidRequest('One of the following params should be provided for this request: payment_intent or charge.', 'payment_intent', 'parameter_missing')
+  if (intentId === undefined)
+    throw invalidRequest(
+      'One of the following params should be provided for this request: payment_intent or charge.',
+      'payment_intent',
+      'parameter_missing',
+    )
   const intent = ledger.paymentIntent(intentId)
   if (!intent) throw noSuch('payment_intent', intentId, 'payment_intent')
   if (intent.status !== 'succeeded') {
-    throw invalidRequest(`This PaymentIntent (${intent.id}) does not have a successful charge to refund.`, 'payment_intent', 'charge_not_refundable')
+    throw invalidRequest(
+      `This PaymentIntent (${intent.id}) does not have a successful charge to refund.`,
+      'payment_intent',
+      'charge_not_refundable',
+    )
   }
   const left = intent.amount_received - ledger.refundedOf(intent.id)
-  if (left === 0) throw invalidRequest(`Charge ${String(intent.latest_charge)} has already been refunded.`, undefined, 'charge_already_refunded')
+  if (left === 0)
+    throw invalidRequest(
+      `Charge ${String(intent.latest_charge)} has already been refunded.`,
+      undefined,
+      'charge_already_refunded',
+    )
   const amount = integerParam(form, 'amount') ?? left
   if (amount < 1 || amount > left) {
-    throw invalidRequest(`Refund amount (${amount}) is greater than unrefunded amount on charge (${left})`, 'amount', 'amount_too_large')
+    throw invalidRequest(
+      `Refund amount (${amount}) is greater than unrefunded amount on charge (${left})`,
+      'amount',
+      'amount_too_large',
+    )
   }
   const refund: Stripe.Refund = {
     id: stripeId('re'),
@@ -60,7 +78,8 @@ export function refundFromDashboard(ledger: StripeLedger, intentId: string, amou
 /** A refund that succeeded fails later (the card was closed): refund.failed, and its charge's refunds change. */
 export function failRefund(ledger: StripeLedger, id: string): Stripe.Refund {
   const refund = retrieveRefund(ledger, id).body
-  if (refund.status !== 'succeeded' && refund.status !== 'pending') throw invalidRequest(`Refund ${id} is ${refund.status}.`)
+  if (refund.status !== 'succeeded' && refund.status !== 'pending')
+    throw invalidRequest(`Refund ${id} is ${refund.status}.`)
   refund.status = 'failed'
   refund.failure_reason = 'expired_or_canceled_card'
   refund.failure_balance_transaction = stripeId('txn')
@@ -73,7 +92,11 @@ export function failRefund(ledger: StripeLedger, id: string): Stripe.Refund {
 function told(ledger: StripeLedger, refund: Stripe.Refund, type: string, idempotencyKey?: string): void {
   ledger.events.emit(type, refund, idempotencyKey)
   const intent = ledger.paymentIntent(refund.payment_intent as string)!
-  ledger.events.emit('charge.refunded', chargeOf(intent, ledger.refundedOf(intent.id), ledger.disputeOf(intent.id) !== undefined), idempotencyKey)
+  ledger.events.emit(
+    'charge.refunded',
+    chargeOf(intent, ledger.refundedOf(intent.id), ledger.disputeOf(intent.id) !== undefined),
+    idempotencyKey,
+  )
 }
 
 export function retrieveRefund(ledger: StripeLedger, id: string): Answer<Stripe.Refund> {
@@ -86,6 +109,9 @@ export function retrieveRefund(ledger: StripeLedger, id: string): Answer<Stripe.
 export function listRefunds(ledger: StripeLedger, form: Form): Answer<Stripe.ApiList<Stripe.Refund>> {
   const intent = stringParam(form, 'payment_intent')
   const charge = stringParam(form, 'charge')
-  const refunds = [...ledger.refunds.values()].filter((refund) => (intent === undefined || refund.payment_intent === intent) && (charge === undefined || refund.charge === charge))
+  const refunds = [...ledger.refunds.values()].filter(
+    (refund) =>
+      (intent === undefined || refund.payment_intent === intent) && (charge === undefined || refund.charge === charge),
+  )
   return { status: 200, body: listOf(refunds, form, '/v1/refunds') }
 }

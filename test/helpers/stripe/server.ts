@@ -110,7 +110,12 @@ interface Saved {
 type Route = { method: string; pattern: RegExp; handle: (form: Form, caller: Caller, id: string) => Answer<unknown> }
 
 export async function startStripeServer(
-  options: { secretKey?: string; searchLagMs?: number; port?: number; /** Unset: bank debits settle only when a test says. */ settleBankDebitsAfterMs?: number } = {},
+  options: {
+    secretKey?: string
+    searchLagMs?: number
+    port?: number /** Unset: bank debits settle only when a test says. */
+    settleBankDebitsAfterMs?: number
+  } = {},
 ): Promise<StripeTestServer> {
   const secretKey = options.secretKey ?? `sk_test_${randomBytes(12).toString('hex')}`
   const ledger = new StripeLedger(options.searchLagMs ?? 60_000)
@@ -118,12 +123,28 @@ export async function startStripeServer(
   const faults: FaultRule[] = []
   const saved = new Map<string, Saved>()
   const routes: Route[] = [
-    { method: 'POST', pattern: /^\/v1\/payment_intents$/, handle: (form, caller) => createPaymentIntent(ledger, form, caller) },
+    {
+      method: 'POST',
+      pattern: /^\/v1\/payment_intents$/,
+      handle: (form, caller) => createPaymentIntent(ledger, form, caller),
+    },
     { method: 'GET', pattern: /^\/v1\/payment_intents$/, handle: (form) => listPaymentIntents(ledger, form) },
     { method: 'GET', pattern: /^\/v1\/payment_intents\/search$/, handle: (form) => searchPaymentIntents(ledger, form) },
-    { method: 'GET', pattern: /^\/v1\/payment_intents\/([^/]+)$/, handle: (_form, _caller, id) => retrievePaymentIntent(ledger, id) },
-    { method: 'POST', pattern: /^\/v1\/payment_intents\/([^/]+)\/capture$/, handle: (form, caller, id) => capturePaymentIntent(ledger, id, form, caller) },
-    { method: 'POST', pattern: /^\/v1\/payment_intents\/([^/]+)\/cancel$/, handle: (form, caller, id) => cancelPaymentIntent(ledger, id, form, caller) },
+    {
+      method: 'GET',
+      pattern: /^\/v1\/payment_intents\/([^/]+)$/,
+      handle: (_form, _caller, id) => retrievePaymentIntent(ledger, id),
+    },
+    {
+      method: 'POST',
+      pattern: /^\/v1\/payment_intents\/([^/]+)\/capture$/,
+      handle: (form, caller, id) => capturePaymentIntent(ledger, id, form, caller),
+    },
+    {
+      method: 'POST',
+      pattern: /^\/v1\/payment_intents\/([^/]+)\/cancel$/,
+      handle: (form, caller, id) => cancelPaymentIntent(ledger, id, form, caller),
+    },
     { method: 'POST', pattern: /^\/v1\/refunds$/, handle: (form, caller) => createRefund(ledger, form, caller) },
     { method: 'GET', pattern: /^\/v1\/refunds$/, handle: (form) => listRefunds(ledger, form) },
     { method: 'GET', pattern: /^\/v1\/refunds\/([^/]+)$/, handle: (_form, _caller, id) => retrieveRefund(ledger, id) },
@@ -131,7 +152,11 @@ export async function startStripeServer(
     { method: 'GET', pattern: /^\/v1\/payouts$/, handle: (form) => listPayouts(ledger, form) },
     { method: 'GET', pattern: /^\/v1\/payouts\/([^/]+)$/, handle: (_form, _caller, id) => retrievePayout(ledger, id) },
     { method: 'GET', pattern: /^\/v1\/events$/, handle: (form) => listEvents(ledger.events, form) },
-    { method: 'GET', pattern: /^\/v1\/events\/([^/]+)$/, handle: (_form, _caller, id) => retrieveEvent(ledger.events, id) },
+    {
+      method: 'GET',
+      pattern: /^\/v1\/events\/([^/]+)$/,
+      handle: (_form, _caller, id) => retrieveEvent(ledger.events, id),
+    },
   ]
   const webhooks = webhookSender()
   ledger.events.onEmit((event) => webhooks.send(event))
@@ -158,7 +183,15 @@ export async function startStripeServer(
     const url = new URL(request.url ?? '/', 'http://stripe.test')
     const raw = await readBody(request)
     const idempotencyKey = headerOf(request, 'idempotency-key')
-    const entry: LoggedRequest = { method: request.method ?? 'GET', path: url.pathname, idempotencyKey, form: {}, receivedAt: Date.now(), outcome: 'dropped', replayed: false }
+    const entry: LoggedRequest = {
+      method: request.method ?? 'GET',
+      path: url.pathname,
+      idempotencyKey,
+      form: {},
+      receivedAt: Date.now(),
+      outcome: 'dropped',
+      replayed: false,
+    }
     requests.push(entry)
     const answer = (status: number, body: unknown, headers: Record<string, string> = {}) => {
       entry.outcome = status
@@ -169,7 +202,9 @@ export async function startStripeServer(
     const authentication = /^\/test\/authenticate\/([^/]+)$/.exec(url.pathname)
     if (authentication) return authenticationPage(request, response, authentication[1]!, raw)
     if (bearerOf(request) !== secretKey) {
-      return answer(401, { error: { type: 'invalid_request_error', message: `Invalid API Key provided: ${redacted(bearerOf(request))}` } })
+      return answer(401, {
+        error: { type: 'invalid_request_error', message: `Invalid API Key provided: ${redacted(bearerOf(request))}` },
+      })
     }
     let form: Form
     try {
@@ -178,20 +213,40 @@ export async function startStripeServer(
       return answer(400, { error: { type: 'invalid_request_error', message: (error as Error).message } })
     }
     entry.form = form
-    const found = routes.map((route) => ({ route, match: route.method === request.method ? route.pattern.exec(url.pathname) : null })).find((candidate) => candidate.match)
-    if (!found) return answer(404, { error: { type: 'invalid_request_error', message: `Unrecognized request URL (${request.method}: ${url.pathname}).` } })
+    const found = routes
+      .map((route) => ({ route, match: route.method === request.method ? route.pattern.exec(url.pathname) : null }))
+      .find((candidate) => candidate.match)
+    if (!found)
+      return answer(404, {
+        error: {
+          type: 'invalid_request_error',
+          message: `Unrecognized request URL (${request.method}: ${url.pathname}).`,
+        },
+      })
 
     const fault = takeFault(entry)
     if (fault?.kind === 'drop-before') return void request.socket.destroy()
     if (fault?.kind === 'error') {
-      return answer(fault.status, { error: { type: fault.status === 429 ? 'invalid_request_error' : 'api_error', message: 'Simulated failure on cue.' } }, fault.shouldRetry === undefined ? {} : { 'stripe-should-retry': String(fault.shouldRetry) })
+      return answer(
+        fault.status,
+        {
+          error: {
+            type: fault.status === 429 ? 'invalid_request_error' : 'api_error',
+            message: 'Simulated failure on cue.',
+          },
+        },
+        fault.shouldRetry === undefined ? {} : { 'stripe-should-retry': String(fault.shouldRetry) },
+      )
     }
     const caller: Caller = { idempotencyKey, baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }
     const run = async () => {
       if (fault?.kind === 'delay' && fault.when === 'before') await sleep(fault.ms)
       return execute(found.route, form, caller, found.match![1] ?? '')
     }
-    const result = request.method === 'POST' && idempotencyKey !== undefined ? await idempotent(idempotencyKey, url.pathname, form, run) : { ...(await run()), replayed: false }
+    const result =
+      request.method === 'POST' && idempotencyKey !== undefined
+        ? await idempotent(idempotencyKey, url.pathname, form, run)
+        : { ...(await run()), replayed: false }
 
     if (fault?.kind === 'drop-after') return void request.socket.destroy()
     if (fault?.kind === 'delay' && fault.when === 'after') await sleep(fault.ms)
@@ -200,7 +255,12 @@ export async function startStripeServer(
   }
 
   /** The endpoint's answer; a refusal before it acted is marked so that it is not saved under the key. */
-  function execute(route: Route, form: Form, caller: Caller, id: string): { status: number; body: unknown; save: boolean } {
+  function execute(
+    route: Route,
+    form: Form,
+    caller: Caller,
+    id: string,
+  ): { status: number; body: unknown; save: boolean } {
     try {
       const { status, body } = route.handle(form, caller, id)
       return { status, body, save: true }
@@ -213,7 +273,12 @@ export async function startStripeServer(
     }
   }
 
-  async function idempotent(key: string, path: string, form: Form, run: () => Promise<{ status: number; body: unknown; save: boolean }>) {
+  async function idempotent(
+    key: string,
+    path: string,
+    form: Form,
+    run: () => Promise<{ status: number; body: unknown; save: boolean }>,
+  ) {
     const fingerprint = createHash('sha256').update(canonical(form)).digest('hex')
     const earlier = saved.get(key)
     if (earlier && (earlier.path !== path || earlier.fingerprint !== fingerprint)) {
@@ -229,7 +294,16 @@ export async function startStripeServer(
     }
     if (earlier && !earlier.answer) {
       return {
-        ...failure(new StripeFailure(409, { type: 'invalid_request_error', code: 'idempotency_key_in_use', message: 'There is currently another in-progress request using this Idempotent Key (that probably means you submitted twice, and the other request is still going through): ' + key + '. Please try again later.' })),
+        ...failure(
+          new StripeFailure(409, {
+            type: 'invalid_request_error',
+            code: 'idempotency_key_in_use',
+            message:
+              'There is currently another in-progress request using this Idempotent Key (that probably means you submitted twice, and the other request is still going through): ' +
+              key +
+              '. Please try again later.',
+          }),
+        ),
         replayed: false,
       }
     }
@@ -248,10 +322,16 @@ export async function startStripeServer(
    */
   function authenticationPage(request: IncomingMessage, response: ServerResponse, id: string, raw: string): void {
     const intent = ledger.paymentIntent(id)
-    if (!intent) return void response.writeHead(404, { 'content-type': 'text/plain' }).end(`No such payment_intent: ${id}`)
+    if (!intent)
+      return void response.writeHead(404, { 'content-type': 'text/plain' }).end(`No such payment_intent: ${id}`)
     if (request.method === 'GET') {
-      const form = (result: string) => `<form method="post"><input type="hidden" name="result" value="${result}"><button>${result === 'succeeded' ? 'Complete' : 'Fail'} authentication</button></form>`
-      return void response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><title>3D Secure test page</title><p>${intent.id}: ${intent.status}</p>${form('succeeded')}${form('failed')}`)
+      const form = (result: string) =>
+        `<form method="post"><input type="hidden" name="result" value="${result}"><button>${result === 'succeeded' ? 'Complete' : 'Fail'} authentication</button></form>`
+      return void response
+        .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+        .end(
+          `<!doctype html><title>3D Secure test page</title><p>${intent.id}: ${intent.status}</p>${form('succeeded')}${form('failed')}`,
+        )
     }
     const returnUrl = intent.next_action?.redirect_to_url?.return_url ?? null
     try {
@@ -265,13 +345,18 @@ export async function startStripeServer(
   }
 
   function takeFault(entry: LoggedRequest): Fault | undefined {
-    const rule = faults.find((candidate) => (candidate.method === undefined || candidate.method === entry.method) && candidate.path.test(entry.path))
+    const rule = faults.find(
+      (candidate) =>
+        (candidate.method === undefined || candidate.method === entry.method) && candidate.path.test(entry.path),
+    )
     if (!rule) return undefined
     if (--rule.times === 0) faults.splice(faults.indexOf(rule), 1)
     return rule.fault
   }
 
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(options.port ?? 0, '127.0.0.1', resolve))
+  await new Promise<void>((resolve, reject) =>
+    server.once('error', reject).listen(options.port ?? 0, '127.0.0.1', resolve),
+  )
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     secretKey,
@@ -304,7 +389,12 @@ function failure(error: StripeFailure): { status: number; body: { error: Stripe.
 
 function send(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body)
-  response.writeHead(status, { 'content-type': 'application/json', 'request-id': `req_${randomBytes(7).toString('hex')}`, 'content-length': Buffer.byteLength(text), ...headers })
+  response.writeHead(status, {
+    'content-type': 'application/json',
+    'request-id': `req_${randomBytes(7).toString('hex')}`,
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  })
   response.end(text)
 }
 
@@ -335,5 +425,8 @@ function redacted(key: string | undefined): string {
 function canonical(value: unknown): string {
   if (typeof value !== 'object' || value === null) return JSON.stringify(value)
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
-  return `{${Object.keys(value).sort().map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`).join(',')}}`
+  return `{${Object.keys(value)
+    .sort()
+    .map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`)
+    .join(',')}}`
 }

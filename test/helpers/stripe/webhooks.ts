@@ -59,7 +59,11 @@ export function webhookSender(): WebhookSender & { send(event: Stripe.Event): vo
     try {
       const response = await fetch(target.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json; charset=utf-8', 'stripe-signature': sign(body, signedAt), 'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)' },
+        headers: {
+          'content-type': 'application/json; charset=utf-8',
+          'stripe-signature': sign(body, signedAt),
+          'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)',
+        },
         body,
       })
       await response.arrayBuffer()

@@ -16,11 +16,23 @@ import type { CreatePayoutBody } from '../schemas/payout.js'
 import { debitAndInsertPending, findPayoutByOperation, markPayout, type PayoutRow, toPayout } from './repository.js'
 
 /** Phase 1. Refuses with a problem the client can act on; a 4xx here leaves the key free for a corrected retry. */
-export async function reservePayout(tx: Transaction, accountId: string, input: CreatePayoutBody, operationId: string): Promise<PayoutRow> {
+export async function reservePayout(
+  tx: Transaction,
+  accountId: string,
+  input: CreatePayoutBody,
+  operationId: string,
+): Promise<PayoutRow> {
   const existing = await findPayoutByOperation(tx, operationId)
   if (existing?.status === 'pending') return existing
-  const reserved = await debitAndInsertPending(tx, { accountId, amountCents: input.amount_cents, currency: input.currency, description: input.description ?? null, operationId })
-  if (!reserved) throw new Problem('payout-exceeds-balance', `The ${input.currency} balance does not hold ${input.amount_cents}.`)
+  const reserved = await debitAndInsertPending(tx, {
+    accountId,
+    amountCents: input.amount_cents,
+    currency: input.currency,
+    description: input.description ?? null,
+    operationId,
+  })
+  if (!reserved)
+    throw new Problem('payout-exceeds-balance', `The ${input.currency} balance does not hold ${input.amount_cents}.`)
   return reserved
 }
 
@@ -32,7 +44,11 @@ export function payoutCall(payout: PayoutRow, idempotencyKey: string): PayoutReq
 /** Phase 3: what the processor did becomes the payout, its event, and the response a request for it returns. */
 export async function recordPayout(tx: Transaction, payout: PayoutRow, outcome: PayoutOutcome): Promise<RouteResponse> {
   const paid = outcome.status === 'paid'
-  const row = await markPayout(tx, payout, paid ? { paid, processorReference: outcome.processorReference } : { paid, failureCode: outcome.failureCode })
+  const row = await markPayout(
+    tx,
+    payout,
+    paid ? { paid, processorReference: outcome.processorReference } : { paid, failureCode: outcome.failureCode },
+  )
   const settled = toPayout(row)
   send(tx, insertRow(tx, eventInsert(row.account_id, paid ? 'payout.paid' : 'payout.failed', { object: settled })))
   return { status: 201, location: `/v1/payouts/${settled.id}`, body: settled }

@@ -13,11 +13,16 @@ export function payoutRecovery(processor: PaymentProcessor, sql: Sql): Recovery<
       // The reservation comes before the call: without it, nothing under this operation went out.
       const pending = await findPayoutByOperation(sql, claim.operationId)
       if (pending?.status !== 'pending') return undefined
-      return lookupOutcome(processor, { kind: 'payout', request: payoutCall(pending, claim.operationId), notBefore: claim.createdAt })
+      return lookupOutcome(processor, {
+        kind: 'payout',
+        request: payoutCall(pending, claim.operationId),
+        notBefore: claim.createdAt,
+      })
     },
     async record(tx, claim, outcome) {
       const payout = await findPayoutByOperation(tx, claim.operationId)
-      if (!payout) throw new Error(`the processor paid out operation ${claim.operationId}, but no pending payout records it`)
+      if (!payout)
+        throw new Error(`the processor paid out operation ${claim.operationId}, but no pending payout records it`)
       return recordPayout(tx, payout, outcome)
     },
     release: (tx, claim) => deletePendingPayout(tx, claim.operationId),

@@ -40,13 +40,20 @@ export async function debitAndInsertPending(
   return row
 }
 
-export async function findPayoutByOperation(db: Sql | Transaction, operationId: string): Promise<PayoutRow | undefined> {
+export async function findPayoutByOperation(
+  db: Sql | Transaction,
+  operationId: string,
+): Promise<PayoutRow | undefined> {
   const [row] = await db<PayoutRow[]>`select * from payouts where operation_id = ${operationId}`
   return row
 }
 
 /** The processor's answer: paid, or failed (and then the amount is back in the balance). */
-export async function markPayout(tx: Transaction, payout: PayoutRow, outcome: { paid: boolean; processorReference?: string; failureCode?: string }): Promise<PayoutRow> {
+export async function markPayout(
+  tx: Transaction,
+  payout: PayoutRow,
+  outcome: { paid: boolean; processorReference?: string; failureCode?: string },
+): Promise<PayoutRow> {
   const [row] = await tx<PayoutRow[]>`
     update payouts set status = ${outcome.paid ? 'paid' : 'failed'}, processor_reference = ${outcome.processorReference ?? null},
                        failure_code = ${outcome.failureCode ?? null}
@@ -59,7 +66,9 @@ export async function markPayout(tx: Transaction, payout: PayoutRow, outcome: { 
 
 /** The processor never saw it: the pending payout is forgotten and its amount given back. */
 export async function deletePendingPayout(tx: Transaction, operationId: string): Promise<void> {
-  const [deleted] = await tx<PayoutRow[]>`delete from payouts where operation_id = ${operationId} and status = 'pending' returning *`
+  const [deleted] = await tx<
+    PayoutRow[]
+  >`delete from payouts where operation_id = ${operationId} and status = 'pending' returning *`
   if (deleted) await credit(tx, deleted)
 }
 

@@ -24,20 +24,38 @@ export default async function payoutRoutes(base: FastifyInstance, options: { sql
     responses: { 201: { description: 'The payout, paid or failed.', schema: Payout, headers: ['Location' as const] } },
     problems: ['payout-exceeds-balance' as const, 'processor-unavailable' as const, 'processor-refused' as const],
   }
-  app.post('/payouts', { schema: { body: CreatePayoutBody }, config: { idempotency: { required: true }, openapi: create } }, async (request, reply) => {
-    const payout = await reply.reserve((tx) => reservePayout(tx, request.account.id, request.body, operationIdOf(request)))
-    const outcome = await reply.callOut((idempotencyKey) => processor.payout(payoutCall(payout, idempotencyKey))).catch(rethrowAsProblem)
-    return reply.transact((tx) => recordPayout(tx, payout, outcome))
-  })
+  app.post(
+    '/payouts',
+    { schema: { body: CreatePayoutBody }, config: { idempotency: { required: true }, openapi: create } },
+    async (request, reply) => {
+      const payout = await reply.reserve((tx) =>
+        reservePayout(tx, request.account.id, request.body, operationIdOf(request)),
+      )
+      const outcome = await reply
+        .callOut((idempotencyKey) => processor.payout(payoutCall(payout, idempotencyKey)))
+        .catch(rethrowAsProblem)
+      return reply.transact((tx) => recordPayout(tx, payout, outcome))
+    },
+  )
 
-  const retrieve = { operationId: 'getPayout', tag: 'Payouts' as const, summary: 'Retrieve a payout', responses: { 200: { description: 'The payout.', schema: Payout } } }
+  const retrieve = {
+    operationId: 'getPayout',
+    tag: 'Payouts' as const,
+    summary: 'Retrieve a payout',
+    responses: { 200: { description: 'The payout.', schema: Payout } },
+  }
   app.get('/payouts/:id', { schema: { params: PayoutParams }, config: { openapi: retrieve } }, async (request) => {
     const payout = await findPayout(sql, request.account.id, request.params.id)
     if (!payout) throw new Problem('resource-not-found', `No payout ${request.params.id}.`)
     return payout
   })
 
-  const list = { operationId: 'listPayouts', tag: 'Payouts' as const, summary: 'List payouts, newest first', responses: { 200: { description: 'One page of payouts.', schema: PayoutList } } }
+  const list = {
+    operationId: 'listPayouts',
+    tag: 'Payouts' as const,
+    summary: 'List payouts, newest first',
+    responses: { 200: { description: 'One page of payouts.', schema: PayoutList } },
+  }
   app.get('/payouts', { schema: { querystring: ListPayoutsQuery }, config: { openapi: list } }, async (request) => {
     return listBody(await listPayouts(sql, request.account.id, pageRequest(request.query)), 'payout of this account')
   })

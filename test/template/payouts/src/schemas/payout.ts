@@ -18,7 +18,10 @@ export const Payout = Type.Object(
     amount_cents: AmountCents,
     currency: Currency,
     description: Type.Union([Type.String(), Type.Null()]),
-    status: Type.Enum(['pending', 'paid', 'failed'], { description: '`pending` from the moment its amount is taken from the balance until the processor’s answer is recorded.' }),
+    status: Type.Enum(['pending', 'paid', 'failed'], {
+      description:
+        '`pending` from the moment its amount is taken from the balance until the processor’s answer is recorded.',
+    }),
     failure_code: Type.Union([Type.String(), Type.Null()]),
     processor_reference: Type.Union([Type.String(), Type.Null()]),
     created_at: Timestamp,

@@ -8,14 +8,25 @@ import { controllableProcessor, useTestApp, type TestAccount } from '../helpers/
 
 const processor = controllableProcessor()
 const suite = useTestApp({ processor: processor.factory })
-const recover = () => recoverAbandonedClaims(suite.context.sql, recoveries(suite.context.processor, suite.context.sql), { graceSeconds: 0, leaseSeconds: 30, batchSize: 100 }, pino({ level: 'silent' }))
+const recover = () =>
+  recoverAbandonedClaims(
+    suite.context.sql,
+    recoveries(suite.context.processor, suite.context.sql),
+    { graceSeconds: 0, leaseSeconds: 30, batchSize: 100 },
+    pino({ level: 'silent' }),
+  )
 
 async function fundedAccount(cents: number): Promise<TestAccount> {
   const user = await suite.context.newAccount()
-  await suite.context.sql`insert into payout_balances (account_id, currency, available_cents) values (${user.id}, 'usd', ${cents})`
+  await suite.context
+    .sql`insert into payout_balances (account_id, currency, available_cents) values (${user.id}, 'usd', ${cents})`
   return user
 }
-const balance = async (user: TestAccount) => Number((await suite.context.sql`select available_cents from payout_balances where account_id = ${user.id}`)[0]!.available_cents)
+const balance = async (user: TestAccount) =>
+  Number(
+    (await suite.context.sql`select available_cents from payout_balances where account_id = ${user.id}`)[0]!
+      .available_cents,
+  )
 const payout = (amount_cents: number) => ({ amount_cents, currency: 'usd' })
 
 describe('POST /v1/payouts', () => {

@@ -4,6 +4,7 @@ import type { ClientExercise } from './exercise.js'
 export const exercise: ClientExercise = async (client, { sql, accountId }) => {
   await sql`insert into payout_balances (account_id, currency, available_cents) values (${accountId}, 'usd', 10000)`
   const paid = await client.payouts.create({ amount_cents: 1000, currency: 'usd' })
-  if ((await client.payouts.retrieve(paid.data.id)).data.id !== paid.data.id) throw new Error('the payout retrieved is not the one made')
+  if ((await client.payouts.retrieve(paid.data.id)).data.id !== paid.data.id)
+    throw new Error('the payout retrieved is not the one made')
   if ((await client.payouts.list()).data.data.length !== 1) throw new Error('the list does not hold the one payout')
 }

@@ -9,7 +9,12 @@ import type { ContractCases } from './cases.js'
 export const contractCases: ContractCases = (under) => {
   it('when a payout is made, then the same request again gets the same outcome, one movement, and the lookup finds it', async () => {
     const notBefore = new Date(Date.now() - 60_000)
-    const request: PayoutRequest = { amountCents: 1000, currency: 'usd', accountId: 'acct_contract', idempotencyKey: randomUUID() }
+    const request: PayoutRequest = {
+      amountCents: 1000,
+      currency: 'usd',
+      accountId: 'acct_contract',
+      idempotencyKey: randomUUID(),
+    }
     const { processor } = under()
     const paid = await processor.payout(request)
     expect(paid).toEqual({ status: 'paid', processorReference: expect.any(String) })
