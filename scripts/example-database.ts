@@ -17,16 +17,16 @@ export async function exampleDatabase(
   const given = process.env[urlVariable]
   // The service's database only to find its server (and keep the embedded one running while we use it).
   const service = given ? undefined : await openDatabase(loadConfig(), {}, { migrate: false })
-  let url = given
+  let url = given ?? ''
   if (service) {
     const own = new URL(parseHosts(service.url).firstHostUrl)
     const database = `${decodeURIComponent(own.pathname.slice(1))}_${name}`
     await createDatabaseIfMissing(service.url, database)
     url = withDatabase(service.url, database)
   }
-  const sql = connect(url!, pool)
+  const sql = connect(url, pool)
   return {
-    url: url!,
+    url,
     sql,
     close: async () => {
       await sql.end({ timeout: 5 })

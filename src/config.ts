@@ -24,12 +24,16 @@ const ConfigSchema = Type.Object({
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   DATA_DIR: Type.String({ minLength: 1, default: '.data' }),
   EMBEDDED_PG_PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 54329 }),
-  /** Apply pending migrations when a process opens the database (serialised by an advisory lock); else run `npm run migrate`. */
+  /**
+   * Apply pending migrations when a process opens the database (serialised by an advisory lock); else run `npm run
+   * migrate`.
+   */
   MIGRATE_ON_START: Type.Boolean({ default: true }),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
   /**
    * DATABASE_URL goes through a pooler in transaction mode (PgBouncer's pool_mode = transaction): no prepared
-   * statements, no session settings at connect (the timeouts must then be set on the role), see docs/high-availability.md.
+   * statements, no session settings at connect (the timeouts must then be set on the role), see
+   * docs/high-availability.md.
    */
   DATABASE_TRANSACTION_POOLING: Type.Boolean({ default: false }),
   /** How long opening a connection may take before the attempt fails (and the request gets a 503). */
@@ -68,13 +72,19 @@ const ConfigSchema = Type.Object({
   AUTH_FAILURE_LIMIT: Type.Integer({ minimum: 1, default: 20 }),
   /** How long a completed response is replayed for; after that the key names a new request. */
   IDEMPOTENCY_TTL_SECONDS: Seconds(86_400),
-  /** Completed keys each instance remembers once they have been replayed, so that repeated replays skip the database. 0: none. */
+  /**
+   * Completed keys each instance remembers once they have been replayed, so that repeated replays skip the database. 0:
+   * none.
+   */
   IDEMPOTENCY_REPLAY_CACHE_SIZE: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 10_000 }),
   /** How long a claim may stay in flight before another request may take it over (the holder is presumed dead). */
   IDEMPOTENCY_LEASE_SECONDS: Seconds(30),
   /** Rows the reaper deletes per statement; small batches keep locks and WAL bursts short. */
   REAPER_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 100_000, default: 1000 }),
-  /** When the recovery worker looks for abandoned claims (it is also woken when a request ends its lease after the processor call). */
+  /**
+   * When the recovery worker looks for abandoned claims (it is also woken when a request ends its lease after the
+   * processor call).
+   */
   RECOVERY_SCHEDULE: Type.String({ minLength: 9, default: '* * * * *' }),
   /**
    * How long after its lease ended an abandoned claim is left to its client's own retry before the worker settles
@@ -112,7 +122,9 @@ const ConfigSchema = Type.Object({
   EVENT_RETENTION_DAYS: Type.Integer({ minimum: 1, default: 30 }),
   /** How long shutdown waits for requests in flight before the process exits anyway. */
   SHUTDOWN_GRACE_SECONDS: Seconds(25),
-  /** Cron schedule (graphile-worker crontab syntax) of the expired-key reaper; each run reaps, paced, for up to 50 s. */
+  /**
+   * Cron schedule (graphile-worker crontab syntax) of the expired-key reaper; each run reaps, paced, for up to 50 s.
+   */
   REAPER_SCHEDULE: Type.String({ minLength: 9, default: '* * * * *' }),
   /** Who moves the money: the simulated processor (test cards, its ledger in the service's database), or Stripe. */
   PROCESSOR: Type.Enum(['simulated', 'stripe'], { default: 'simulated' }),
@@ -120,13 +132,21 @@ const ConfigSchema = Type.Object({
   STRIPE_SECRET_KEY: Type.Optional(Type.String({ minLength: 1 })),
   /** With PROCESSOR=stripe: Stripe's API, or a Stripe-compatible server (plain http only on a loopback address). */
   STRIPE_API_URL: Type.String({ pattern: '^https?://', default: 'https://api.stripe.com' }),
-  /** With PROCESSOR=stripe: the signing secret (whsec_...) of the webhook endpoint Stripe sends to (POST /processor/webhooks). */
+  /**
+   * With PROCESSOR=stripe: the signing secret (whsec_...) of the webhook endpoint Stripe sends to (POST
+   * /processor/webhooks).
+   */
   STRIPE_WEBHOOK_SECRET: Type.Optional(Type.String({ pattern: '^whsec_' })),
   /** How long the simulated processor's pm_card_slow takes. */
   SIMULATED_SLOW_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 2000 }),
-  /** Where a customer's browser reaches this service, for the simulated processor's authentication page; unset: http://HOST:PORT. */
+  /**
+   * Where a customer's browser reaches this service, for the simulated processor's authentication page; unset:
+   * http://HOST:PORT.
+   */
   SIMULATED_PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^/]+$' })),
-  /** When the processor's list of events is read for what its webhooks did not bring (and waiting events applied again). */
+  /**
+   * When the processor's list of events is read for what its webhooks did not bring (and waiting events applied again).
+   */
   RECONCILE_SCHEDULE: Type.String({ minLength: 9, default: '* * * * *' }),
   /** When the books are compared with the processor's payments and refunds; disagreements: npm run reconcile:report. */
   COMPARE_SCHEDULE: Type.String({ minLength: 9, default: '*/10 * * * *' }),

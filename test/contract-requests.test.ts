@@ -85,7 +85,8 @@ function invalidValues(raw: Schema): [string, unknown][] {
   return out
 }
 
-// Strings the server takes: whole graphemes (no lone surrogate) without NUL (docs/operations.md says why), counted in code points.
+// Strings the server takes: whole graphemes (no lone surrogate) without NUL (docs/operations.md says why), counted in
+// code points.
 const text = (minLength = 0, maxLength = 40) =>
   fc
     .string({ unit: 'grapheme', minLength, maxLength })
@@ -171,6 +172,7 @@ interface Operation {
  * hand. (The processor's webhook takes bytes it verifies by their signature: test/outcomes covers it.)
  */
 const bodyOperations: Operation[] = Object.entries(
+  // biome-ignore lint/suspicious/noExplicitAny: the parsed YAML's operations, read by what each holds
   spec.paths as Record<string, Record<string, Record<string, any>>>,
 ).flatMap(([path, methods]) =>
   Object.entries(methods)

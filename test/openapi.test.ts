@@ -26,7 +26,7 @@ beforeAll(async () => {
 afterEach(() => failOnContractViolations(context))
 afterAll(() => context.close())
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the parsed YAML, walked
+// biome-ignore lint/suspicious/noExplicitAny: the parsed YAML, walked by what each node holds
 type Node = any
 
 /**
@@ -87,7 +87,7 @@ describe('openapi.yaml', () => {
       const target = ref
         .replace(/^#\//, '')
         .split('/')
-        .reduce<any>((node, segment) => node?.[segment], spec)
+        .reduce<Node>((node, segment) => node?.[segment], spec)
       expect(target, ref).toBeDefined()
     }
   })

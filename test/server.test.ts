@@ -134,7 +134,8 @@ describe('the server process', () => {
     await leaseOver('killed-after-charge') // the dead holder's 1 s lease runs out
 
     const second = await server()
-    // Nobody retries: the restarted worker settles it (margins for a loaded machine: the restart compiles and migrates).
+    // Nobody retries: the restarted worker settles it (margins for a loaded machine: the restart compiles and
+    // migrates).
     await until(async () => (await keyRow('killed-after-charge'))?.completed_at != null, 60_000)
     const [settled] =
       await database.sql`select id from charges where processor_reference = ${expectedReference(operationId)}`

@@ -23,7 +23,12 @@ beforeAll(async () => {
     const upstream = connectSocket(Number(target.port), target.hostname)
     client.pipe(upstream).pipe(client)
     for (const socket of [client, upstream])
-      socket.on('error', () => {}).on('close', () => (client.destroy(), upstream.destroy()))
+      socket
+        .on('error', () => {})
+        .on('close', () => {
+          client.destroy()
+          upstream.destroy()
+        })
   })
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
   const url = new URL(database.url)

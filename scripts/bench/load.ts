@@ -20,7 +20,10 @@ export interface Measurement {
   rssMb: number
   /** Responses that were not the expected status. */
   unexpected: number
-  /** WAL per request, in bytes, the whole cluster's over the measurement (pg_walinspect): all, full-page images, b-tree records. */
+  /**
+   * WAL per request, in bytes, the whole cluster's over the measurement (pg_walinspect): all, full-page images, b-tree
+   * records.
+   */
   walBytes: number
   fpiBytes: number
   btreeBytes: number
@@ -100,11 +103,16 @@ interface WalWritten {
   all: number
   fpi: number
   btree: number
-  /** Each relation's records (a record counts for the first block it changes), and `commits` for transaction records. */
+  /**
+   * Each relation's records (a record counts for the first block it changes), and `commits` for transaction records.
+   */
   byRelation: Record<string, number>
 }
 
-/** The WAL written between two positions, by pg_walinspect: every record, the full-page images in them, b-tree records, and by relation. */
+/**
+ * The WAL written between two positions, by pg_walinspect: every record, the full-page images in them, b-tree records,
+ * and by relation.
+ */
 async function walBetween(sql: Sql, from: string, to: string): Promise<WalWritten> {
   if (from === to) return { all: 0, fpi: 0, btree: 0, byRelation: {} }
   const [row] = await sql<{ all: number; fpi: number; btree: number; commits: number }[]>`

@@ -1,4 +1,5 @@
-// npm run bench [-- --quick] [-- --statements] [-- --collation=en-US] [-- --soak[=minutes]] [-- --reaper[=rows]] [-- --large[=rows]]
+// npm run bench [-- --quick] [-- --statements] [-- --collation=en-US] [-- --soak[=minutes]] [-- --reaper[=rows]] [--
+// --large[=rows]]
 // The project's performance report: this service against two baselines built from the same charges table, the
 // same PostgreSQL, pool size, API-key lookup and simulated processor (scripts/bench/*.ts), driven over HTTP by
 // autocannon. Rounds are interleaved and rotated, so the machine's drift hits every implementation alike, and

@@ -47,7 +47,9 @@ export function report(run: Run): string {
     uncachedReplayVsSeed: perRound((r) => find(r, 'replay', UNCACHED) / find(r, 'replay', 'seed middleware')),
     replayVsOwnNew: perRound((r) => find(r, 'replay', SERVICE) / find(r, 'new charge', SERVICE)),
   }
-  /** A cost per new charge of this service over another's, round by round (the same round's measurements side by side). */
+  /**
+   * A cost per new charge of this service over another's, round by round (the same round's measurements side by side).
+   */
   const costRatio = (pick: (sample: Sample) => number, other: string) =>
     perRound((r) => {
       const of = (implementation: string) =>

@@ -87,7 +87,10 @@ async function read(sql: Sql, which: 'before' | 'now'): Promise<{ ms: number; bu
   return { ms: Number(/Execution Time: ([\d.]+)/.exec(plan.join('\n'))?.[1] ?? Number.NaN), buffers }
 }
 
-/** `runs` sweeps a minute apart with no sender running (a backlog the worker has not reached): jobs queued, last run's ms. */
+/**
+ * `runs` sweeps a minute apart with no sender running (a backlog the worker has not reached): jobs queued, last run's
+ * ms.
+ */
 async function repeated(sql: Sql, sweep: typeof oldSweep, runs: number): Promise<{ jobs: number; lastMs: number }> {
   await sql`delete from graphile_worker._private_jobs`
   let lastMs = 0

@@ -46,15 +46,15 @@ export async function startLossyProxy(target: string): Promise<LossyProxy> {
     const dropped = toDrop > 0 && matches(request)
     if (dropped) toDrop--
     log.push({
-      method: request.method!,
-      path: request.url!,
+      method: request.method ?? 'GET',
+      path: request.url ?? '/',
       idempotencyKey: request.headers['idempotency-key'] as string | undefined,
       body: Buffer.concat(body).toString(),
-      status: answer.statusCode!,
+      status: answer.statusCode ?? 0,
       dropped,
     })
     if (dropped) return void request.socket.destroy() // the API has answered; the client never hears it
-    response.writeHead(answer.statusCode!, answer.headers).end(Buffer.concat(answerBody))
+    response.writeHead(answer.statusCode ?? 502, answer.headers).end(Buffer.concat(answerBody))
   }
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')

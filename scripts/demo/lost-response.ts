@@ -50,11 +50,12 @@ await main('demo:lost-response', async () => {
 })
 
 function showAttempts(log: Awaited<ReturnType<typeof startLossyProxy>>['log']) {
-  log.forEach((entry, index) =>
+  for (const [index, entry] of log.entries()) {
+    const lost = entry.dropped ? ', answer lost on the way back' : ''
     console.log(
-      `   attempt ${index + 1}: ${entry.method} ${entry.path}  Idempotency-Key: ${entry.idempotencyKey}  -> ${entry.status}${entry.dropped ? ', answer lost on the way back' : ''}`,
-    ),
-  )
+      `   attempt ${index + 1}: ${entry.method} ${entry.path}  Idempotency-Key: ${entry.idempotencyKey}  -> ${entry.status}${lost}`,
+    )
+  }
 }
 
 /** The charges of this run's order, counted by the API itself (the charges created since the run began). */
@@ -71,5 +72,5 @@ function newAccountKey(): string {
   const output = execFileSync('npm', ['run', '--silent', 'account:create', '--', '--name', 'Lost-response demo'], {
     encoding: 'utf8',
   })
-  return (JSON.parse(output.trim().split('\n').at(-1)!) as { api_key: string }).api_key
+  return (JSON.parse(output.trim().split('\n').at(-1) ?? '') as { api_key: string }).api_key
 }

@@ -8,6 +8,7 @@ import { type CreateChargeBody, idempotencyKey, ProblemError, type PaymentsClien
 import type { Sql } from '../../src/db/connect.js'
 import { withGraphilePool } from '../../src/db/graphile-pool.js'
 import { prepareLivenessTable } from './liveness.js'
+import { theRow } from '../../src/db/rows.js'
 
 export const COLLECT_TASK = 'collect_invoice'
 /** The collector's own graphile-worker schema: its jobs stay apart from the payments service's. */
@@ -50,11 +51,11 @@ export async function addInvoice(
 ): Promise<Invoice> {
   return sql.begin(async (tx) => {
     const id = `inv_${globalThis.crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`
-    const [row] = await tx<Invoice[]>`
+    const rows = await tx<Invoice[]>`
       insert into invoice_collector.invoices (id, amount_cents, currency, source)
       values (${id}, ${invoice.amount_cents}, ${invoice.currency}, ${invoice.source}) returning *`
     await tx`select ${tx(COLLECTOR_WORKER_SCHEMA)}.add_job(${COLLECT_TASK}, json_build_object('invoice_id', ${id}::text))`
-    return row!
+    return theRow(rows, 'the invoice inserted')
   })
 }
 

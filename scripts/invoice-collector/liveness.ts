@@ -26,12 +26,16 @@ export function poolLiveness(options: {
   const { sql, leaseSeconds } = options
   const events: WorkerEvents = new EventEmitter()
   let poolId: string | undefined
-  events.on('pool:create', ({ workerPool }) => void (poolId = workerPool.id))
+  events.on('pool:create', ({ workerPool }) => {
+    poolId = workerPool.id
+  })
   let timer: NodeJS.Timeout | undefined
 
   async function renew() {
+    // Before graphile-worker made its pool there is nothing to hold a lease for.
+    if (poolId === undefined) return
     await sql`
-      insert into invoice_collector.worker_pools (pool_id, alive_until) values (${poolId!}, now() + ${leaseSeconds} * interval '1 second')
+      insert into invoice_collector.worker_pools (pool_id, alive_until) values (${poolId}, now() + ${leaseSeconds} * interval '1 second')
       on conflict (pool_id) do update set alive_until = excluded.alive_until`
   }
 

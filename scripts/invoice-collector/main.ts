@@ -39,7 +39,7 @@ await main('example:invoices', async () => {
   if (
     !['run', 'add', 'retry', 'list'].includes(command ?? '') ||
     (command === 'retry' && !invoiceId) ||
-    (command === 'add' && (!/^[1-9]\d{0,7}$/.test(values.amount ?? '') || !isCurrency(values.currency!)))
+    (command === 'add' && (!/^[1-9]\d{0,7}$/.test(values.amount ?? '') || !isCurrency(values.currency ?? '')))
   ) {
     console.error(usage)
     process.exitCode = 2
@@ -58,7 +58,7 @@ await main('example:invoices', async () => {
       }),
     )
   } else if (command === 'retry') {
-    const invoice = await retryInvoice(sql, invoiceId!, { source: values.source })
+    const invoice = await retryInvoice(sql, invoiceId ?? '', { source: values.source })
     if (!invoice) throw new Error(`${invoiceId} is not a declined invoice`)
     print(invoice)
   } else if (command === 'list') {

@@ -2,7 +2,8 @@
 // try PROCESSOR=stripe without a Stripe account or a network. It prints the settings to give the service. With
 // --webhook-url it sends its events there, signed with --webhook-secret, and bank debits settle by themselves after
 // --settle-after seconds; 3-D Secure pages are at each payment's next_action.url.
-//   npm run --silent stripe:test-server -- [--port 12111] [--key sk_test_...] [--webhook-url http://127.0.0.1:3000/processor/webhooks]
+//   npm run --silent stripe:test-server -- [--port 12111] [--key sk_test_...] [--webhook-url
+// http://127.0.0.1:3000/processor/webhooks]
 import { parseArgs } from 'node:util'
 import { startStripeServer } from '../../test/helpers/stripe/server.js'
 

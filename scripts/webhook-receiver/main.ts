@@ -17,7 +17,8 @@ const { values } = parseArgs({
     timeout: { type: 'string', default: '30' },
   },
 })
-if (!values.secret?.startsWith('whsec_')) {
+const secret = values.secret ?? ''
+if (!secret.startsWith('whsec_')) {
   console.error('usage: npm run webhook:receiver -- --secret whsec_... [--port 4000] [--once] [--timeout 30]')
   process.exit(2)
 }
@@ -26,7 +27,7 @@ const port = Number(values.port)
 await main('webhook:receiver', async () => {
   const database = await exampleDatabase('RECEIVER_DATABASE_URL', 'webhook_receiver')
   await prepareReceiverTables(database.sql)
-  const receive = createReceiver({ sql: database.sql, secret: values.secret! })
+  const receive = createReceiver({ sql: database.sql, secret })
   let finished!: (code: number) => void
   const done = new Promise<number>((resolve) => (finished = resolve))
   const server = createServer((request, response) => {
@@ -66,10 +67,10 @@ await main('webhook:receiver', async () => {
     `webhook receiver listening on http://127.0.0.1:${port}${values.once ? ' until its first verified delivery' : ''}`,
   )
   if (values.once)
-    setTimeout(
-      () => (console.error(`no verified delivery within ${values.timeout} s`), finished(1)),
-      Number(values.timeout) * 1000,
-    ).unref()
+    setTimeout(() => {
+      console.error(`no verified delivery within ${values.timeout} s`)
+      finished(1)
+    }, Number(values.timeout) * 1000).unref()
   process.once('SIGTERM', () => finished(0))
   process.once('SIGINT', () => finished(0))
   const code = await done

@@ -1,5 +1,6 @@
 // A webhook receiver done right, to copy: it verifies each delivery with the client's verifyWebhook (the public
-// `standardwebhooks` package: signature and timestamp tolerance), and applies each webhook-id at most once: the id is recorded in the same
+// `standardwebhooks` package: signature and timestamp tolerance), and applies each webhook-id at most once: the id is
+// recorded in the same
 // transaction as the delivery's effect, so a redelivery (a retry, a redeliver) is acknowledged and not applied.
 import { type Event, verifyWebhook, WebhookVerificationError } from 'payments-api/client'
 import type { Sql } from '../../src/db/connect.js'

@@ -20,7 +20,8 @@ export class ApiKeyCache {
   set(keyHash: string, accountId: string): void {
     if (this.ttlMs <= 0) return
     // Oldest first out: a Map iterates in insertion order.
-    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!)
+    const oldest = this.entries.keys().next()
+    if (this.entries.size >= this.maxEntries && !oldest.done) this.entries.delete(oldest.value)
     this.entries.set(keyHash, { accountId, expiresAt: performance.now() + this.ttlMs })
   }
 }

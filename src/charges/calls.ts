@@ -28,9 +28,16 @@ type ChargeOf = { account_id: string; processor_reference: string | null }
 
 /** A capture of `amountCents` (what was reserved) of the authorization; the rest of it is released. */
 export function captureCall(charge: ChargeOf, amountCents: number, idempotencyKey: string): CaptureRequest {
-  return { chargeReference: charge.processor_reference!, amountCents, accountId: charge.account_id, idempotencyKey }
+  return { chargeReference: authorizationOf(charge), amountCents, accountId: charge.account_id, idempotencyKey }
 }
 
 export function voidCall(charge: ChargeOf, idempotencyKey: string): VoidRequest {
-  return { chargeReference: charge.processor_reference!, accountId: charge.account_id, idempotencyKey }
+  return { chargeReference: authorizationOf(charge), accountId: charge.account_id, idempotencyKey }
+}
+
+/** The processor's reference of an authorization: every charge that reaches requires_capture has one. */
+function authorizationOf(charge: ChargeOf): string {
+  if (charge.processor_reference === null)
+    throw new Error('an authorization without a processor reference: the processor never made it')
+  return charge.processor_reference
 }

@@ -33,7 +33,8 @@ export async function expireAuthorizations(
   let expired = 0
   for (const charge of claimed) {
     try {
-      await processor.void(voidCall(charge, charge.pending_operation_id!))
+      // Claimed above with its derived key as the pending operation.
+      await processor.void(voidCall(charge, charge.pending_operation_id ?? ''))
       await pipelinedTransaction(sql, (tx) => recordVoid(tx, charge, 'expired'))
       expired++
     } catch (error) {

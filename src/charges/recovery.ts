@@ -15,7 +15,7 @@ import type { CreateChargeBody } from '../schemas/charge.js'
 import { captureCall, chargeCall, chargeIdOf, voidCall } from './calls.js'
 import { authorizationExpiry, recordCharge } from './record-charge.js'
 import type { ChargeRow } from './repository.js'
-import { recordCapture, recordVoid, releaseSettlement, type Settlement } from './settle.js'
+import { pendingCaptureOf, recordCapture, recordVoid, releaseSettlement, type Settlement } from './settle.js'
 
 export function chargeRecovery(
   processor: PaymentProcessor,
@@ -64,7 +64,7 @@ export function settlementRecovery(
       return kind === 'capture'
         ? lookupOutcome(processor, {
             kind,
-            request: captureCall(charge, charge.pending_amount_cents!, claim.operationId),
+            request: captureCall(charge, pendingCaptureOf(charge), claim.operationId),
             notBefore: claim.createdAt,
           })
         : lookupOutcome(processor, { kind, request: voidCall(charge, claim.operationId), notBefore: claim.createdAt })
@@ -75,9 +75,7 @@ export function settlementRecovery(
       // The processor acted, so the reservation was made first; without it the books and the processor disagree.
       if (!charge)
         throw new Error(`the processor performed ${kind} ${claim.operationId}, but the charge does not have it pending`)
-      return kind === 'capture'
-        ? recordCapture(tx, charge, charge.pending_amount_cents!)
-        : recordVoid(tx, charge, 'voided')
+      return kind === 'capture' ? recordCapture(tx, charge, pendingCaptureOf(charge)) : recordVoid(tx, charge, 'voided')
     },
     release: (tx, claim) => releaseSettlement(tx, chargeIdOf(claim), claim.operationId),
   }

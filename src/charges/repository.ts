@@ -1,6 +1,5 @@
 // Charges in SQL, and their mapping to the API resource. Writers take the transaction explicitly.
 import type { Sql, Transaction } from '../db/connect.js'
-import { newId } from '../db/ids.js'
 import { pageOf, type Page } from '../db/pagination.js'
 import type { RowInsert } from '../db/row-insert.js'
 import type { ChargeOutcome, NextAction } from '../processor/processor.js'
@@ -102,7 +101,7 @@ function inJsonbKeyOrder(metadata: Record<string, string>): Record<string, strin
   const keys = Object.keys(metadata).sort(
     (a, b) => a.length - b.length || Buffer.compare(Buffer.from(a), Buffer.from(b)),
   )
-  return Object.fromEntries(keys.map((key) => [key, metadata[key]!]))
+  return Object.fromEntries(keys.map((key) => [key, metadata[key] as string]))
 }
 
 export async function findCharge(sql: Sql, accountId: string, chargeId: string): Promise<Charge | undefined> {

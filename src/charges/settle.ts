@@ -11,6 +11,7 @@ import type { Fragment } from 'postgres'
 import type { Sql, Transaction } from '../db/connect.js'
 import { send } from '../db/pipeline.js'
 import { insertRow } from '../db/row-insert.js'
+import { theRow } from '../db/rows.js'
 import { eventInsert } from '../events/events.js'
 import type { RouteResponse } from '../idempotency/response.js'
 import type { EventType } from '../schemas/webhook.js'
@@ -39,7 +40,7 @@ export async function reserveSettlement(
   const charge = await lockCharge(tx, request.accountId, request.chargeId)
   if (!charge) throw new Problem('resource-not-found', `No charge ${request.chargeId}.`)
   if (charge.pending_operation_id === request.operationId)
-    return { charge, amountCents: charge.pending_amount_cents ?? 0 }
+    return { charge, amountCents: request.kind === 'capture' ? pendingCaptureOf(charge) : 0 }
   if (charge.pending_operation) {
     throw new Problem(
       'charge-operation-in-progress',
@@ -70,11 +71,20 @@ export async function reserveSettlement(
       },
     )
   }
-  const [reserved] = await tx<ChargeRow[]>`
+  const reserved = theRow(
+    await tx<ChargeRow[]>`
     update charges set pending_operation = ${request.kind}, pending_operation_id = ${request.operationId},
                        pending_amount_cents = ${amountCents || null}, pending_until = null
-    where id = ${charge.id} returning *`
-  return { charge: reserved!, amountCents }
+    where id = ${charge.id} returning *`,
+    `charge ${charge.id}, locked above`,
+  )
+  return { charge: reserved, amountCents }
+}
+
+/** What a pending capture captures: written with it when it was reserved. */
+export function pendingCaptureOf(charge: ChargeRow): number {
+  if (charge.pending_amount_cents === null) throw new Error(`charge ${charge.id} has no capture pending`)
+  return charge.pending_amount_cents
 }
 
 /** Phase 3 of a capture: what was captured, and the rest of the authorization released. */

@@ -1,5 +1,6 @@
 // npm run --silent account:create -- --name NAME [--field api_key]
-// Creates an account and prints {"account_id":...,"api_key":...} as one JSON line (or one field's value alone). Uses the server's database
+// Creates an account and prints {"account_id":...,"api_key":...} as one JSON line (or one field's value alone). Uses
+// the server's database
 // (DATABASE_URL, or the embedded one, joined if the server is running and started for the moment if not).
 import { parseArgs } from 'node:util'
 import { createAccount } from '../accounts/api-keys.js'

@@ -20,18 +20,20 @@ if (
   console.error(usage)
   process.exit(2)
 }
+/** An argument the check above made sure of. */
+const required = (value: string | undefined): string => value ?? ''
 
 await main(`key:${command}`, async () => {
   const config = loadConfig()
   const database = await openDatabase(config)
   try {
     if (command === 'create') {
-      const created = await createApiKey(database.sql, values.account!, config.API_KEY_MODE)
+      const created = await createApiKey(database.sql, required(values.account), config.API_KEY_MODE)
       if (!created) throw new Error(`no account ${values.account}`)
       console.log(JSON.stringify({ key_id: created.id, api_key: created.api_key }))
     } else if (command === 'list') {
-      for (const key of await listApiKeys(database.sql, values.account!)) console.log(JSON.stringify(key))
-    } else if (!(await revokeApiKey(database.sql, values.key!))) {
+      for (const key of await listApiKeys(database.sql, required(values.account))) console.log(JSON.stringify(key))
+    } else if (!(await revokeApiKey(database.sql, required(values.key)))) {
       throw new Error(`no active key ${values.key}`)
     } else {
       console.log(

@@ -59,7 +59,10 @@ export function createClient(options: ClientOptions) {
       list: (query?: ListChargesQuery, options?: CallOptions) => get<List<Charge>>('/v1/charges', query, options),
       all: (query?: Omit<ListChargesQuery, 'ending_before'>, options?: CallOptions) =>
         eachItem(call, '/v1/charges', query, options) as AsyncGenerator<Charge>,
-      /** The charge a POST /v1/charges with this key created, if any: for a client that lost the response and its own record of the id. */
+      /**
+       * The charge a POST /v1/charges with this key created, if any: for a client that lost the response and its own
+       * record of the id.
+       */
       findByIdempotencyKey: async (key: string, options?: CallOptions) =>
         (await get<List<Charge>>('/v1/charges', { idempotency_key: key }, options)).data.data[0],
       /** All of the authorization, or `amount_cents` of it (the rest is released). */

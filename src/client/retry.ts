@@ -48,7 +48,10 @@ export function delayBeforeRetry(
   return random() * ceiling
 }
 
-/** Retry-After as milliseconds: delay-seconds or an HTTP date (RFC 9110 section 10.2.3); undefined if absent or unreadable. */
+/**
+ * Retry-After as milliseconds: delay-seconds or an HTTP date (RFC 9110 section 10.2.3); undefined if absent or
+ * unreadable.
+ */
 export function parseRetryAfter(header: string | null, now = Date.now()): number | undefined {
   if (header === null) return undefined
   const text = header.trim()

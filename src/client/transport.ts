@@ -96,15 +96,9 @@ export function createTransport(options: ClientOptions): Transport {
       const result = await attemptOnce<T>(fetch, url, { ...init, signal }, info)
       if ('response' in result) return result.response
       callOptions.signal?.throwIfAborted() // the caller gave up: no more attempts
+      if ('unanswered' in result) sent ||= result.unanswered.mayHaveArrived
       const failure =
-        'failure' in result
-          ? result.failure
-          : connectionError(
-              `${init.method} ${url}`,
-              result.unanswered,
-              info,
-              (sent ||= result.unanswered.mayHaveArrived),
-            )
+        'failure' in result ? result.failure : connectionError(`${init.method} ${url}`, result.unanswered, info, sent)
       if (!result.retryable || attempt >= policy.maxAttempts) throw failure
       const delayMs = delayBeforeRetry(policy, attempt, 'failure' in result ? result.retryAfterMs : undefined)
       if (Date.now() - started + delayMs >= policy.deadlineMs) throw failure
@@ -119,7 +113,7 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
     if (signal?.aborted) return reject(signal.reason)
     const onAbort = () => {
       clearTimeout(timer)
-      reject(signal!.reason)
+      reject(signal?.reason)
     }
     const timer = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort)

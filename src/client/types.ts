@@ -1,16 +1,25 @@
 // The client's types, from the very TypeBox schemas the server validates with: one source of truth. Type imports
 // only, so the client carries none of the server's code.
 import type { Static } from 'typebox'
-import type { CaptureChargeBody, Charge, CreateChargeBody, ListChargesQuery } from '../schemas/charge.js'
-import type { CreateRefundBody, ListRefundsQuery, Refund } from '../schemas/refund.js'
+import type {
+  CaptureChargeBody as CaptureChargeBodySchema,
+  Charge,
+  CreateChargeBody,
+  ListChargesQuery as ListChargesQuerySchema,
+} from '../schemas/charge.js'
+import type {
+  CreateRefundBody as CreateRefundBodySchema,
+  ListRefundsQuery as ListRefundsQuerySchema,
+  Refund,
+} from '../schemas/refund.js'
 import type {
   CreateWebhookEndpointBody,
   Event,
   EventType,
-  ListDeliveriesQuery,
-  ListEventsQuery,
-  ListWebhookEndpointsQuery,
-  RedeliverBody,
+  ListDeliveriesQuery as ListDeliveriesQuerySchema,
+  ListEventsQuery as ListEventsQuerySchema,
+  ListWebhookEndpointsQuery as ListWebhookEndpointsQuerySchema,
+  RedeliverBody as RedeliverBodySchema,
   UpdateWebhookEndpointBody,
   WebhookDelivery,
   WebhookEndpoint,
@@ -27,14 +36,14 @@ export type {
   WebhookDelivery,
   WebhookEndpoint,
 }
-export type CaptureChargeBody = Static<typeof CaptureChargeBody>
-export type CreateRefundBody = Static<typeof CreateRefundBody>
-export type RedeliverBody = Static<typeof RedeliverBody>
-export type ListChargesQuery = Omit<Static<typeof ListChargesQuery>, 'idempotency_key'>
-export type ListRefundsQuery = Static<typeof ListRefundsQuery>
-export type ListEventsQuery = Static<typeof ListEventsQuery>
-export type ListWebhookEndpointsQuery = Static<typeof ListWebhookEndpointsQuery>
-export type ListDeliveriesQuery = Static<typeof ListDeliveriesQuery>
+export type CaptureChargeBody = Static<typeof CaptureChargeBodySchema>
+export type CreateRefundBody = Static<typeof CreateRefundBodySchema>
+export type RedeliverBody = Static<typeof RedeliverBodySchema>
+export type ListChargesQuery = Omit<Static<typeof ListChargesQuerySchema>, 'idempotency_key'>
+export type ListRefundsQuery = Static<typeof ListRefundsQuerySchema>
+export type ListEventsQuery = Static<typeof ListEventsQuerySchema>
+export type ListWebhookEndpointsQuery = Static<typeof ListWebhookEndpointsQuerySchema>
+export type ListDeliveriesQuery = Static<typeof ListDeliveriesQuerySchema>
 
 /** A page of a list, newest first. */
 export interface List<T> {

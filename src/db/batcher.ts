@@ -81,7 +81,10 @@ export class Batcher<In, Out> {
     const stall =
       stallAfterMs === undefined
         ? undefined
-        : setTimeout(() => (onStall?.(batch.length), release()), stallAfterMs).unref()
+        : setTimeout(() => {
+            onStall?.(batch.length)
+            release()
+          }, stallAfterMs).unref()
     const sent = await this.#run(batch.map((waiting) => waiting.item)).then(
       (results) => ({ results }),
       (error: unknown) => ({ error }),
@@ -90,13 +93,13 @@ export class Batcher<In, Out> {
     // The next batch goes out before this one's requests resume: the database need not wait for them.
     release()
     if ('results' in sent) {
-      batch.forEach((waiting, index) => waiting.resolve(sent.results[index]!))
+      for (const [index, waiting] of batch.entries()) waiting.resolve(sent.results[index] as Out)
     } else if (batch.length === 1 || (isDatabaseUnavailable(sent.error) && !isConcurrentUpdate(sent.error))) {
       for (const waiting of batch) waiting.reject(sent.error)
     } else {
       // Nothing of it was committed: alone, each item that can go through does.
       for (const waiting of batch)
-        this.#run([waiting.item]).then(([result]) => waiting.resolve(result!), waiting.reject)
+        this.#run([waiting.item]).then(([result]) => waiting.resolve(result as Out), waiting.reject)
     }
   }
 }

@@ -4,6 +4,7 @@ import type { Config } from '../config.js'
 import { connect, type Sql } from './connect.js'
 import { startEmbeddedPostgres } from './embedded.js'
 import { migrate } from './migrate.js'
+import { theRow } from './rows.js'
 
 export interface Database {
   url: string
@@ -40,7 +41,7 @@ export async function openDatabase(
         database: EMBEDDED_DATABASE_NAME,
         ...log,
       })
-  const url = config.DATABASE_URL ?? embedded!.url
+  const url = embedded?.url ?? config.DATABASE_URL ?? ''
   const sql = connect(url, {
     max: config.DATABASE_POOL_SIZE,
     connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
@@ -77,17 +78,21 @@ export async function openDatabase(
 
 /**
  * Through a transaction pooler the service cannot set its own timeouts, and a statement or a transaction without
- * one can hold locks for ever: it refuses to start until the role has them (ALTER ROLE ... SET, see docs/high-availability.md).
+ * one can hold locks for ever: it refuses to start until the role has them (ALTER ROLE ... SET, see
+ * docs/high-availability.md).
  * Nor may the role's statement_timeout exceed DATABASE_STATEMENT_TIMEOUT_MS: a connection silent past that (plus a
  * margin) is taken for one whose answer was lost and closed (src/db/connect.ts), which would cut longer statements.
  */
 async function requireBoundedWaits(sql: Sql, statementTimeoutMs: number): Promise<void> {
-  const [row] = await sql<{ statement: string; idle: string }[]>`
+  const row = theRow(
+    await sql<{ statement: string; idle: string }[]>`
     select (select setting from pg_settings where name = 'statement_timeout') as statement,
-      (select setting from pg_settings where name = 'idle_in_transaction_session_timeout') as idle`
+      (select setting from pg_settings where name = 'idle_in_transaction_session_timeout') as idle`,
+    'the timeouts',
+  )
   const unbounded = [
-    row!.statement === '0' && 'statement_timeout',
-    row!.idle === '0' && 'idle_in_transaction_session_timeout',
+    row.statement === '0' && 'statement_timeout',
+    row.idle === '0' && 'idle_in_transaction_session_timeout',
   ].filter(Boolean)
   if (unbounded.length) {
     throw new Error(
@@ -95,9 +100,9 @@ async function requireBoundedWaits(sql: Sql, statementTimeoutMs: number): Promis
         `ALTER ROLE <role> SET statement_timeout = '3s'; ALTER ROLE <role> SET idle_in_transaction_session_timeout = '60s'`,
     )
   }
-  if (Number(row!.statement) > statementTimeoutMs) {
+  if (Number(row.statement) > statementTimeoutMs) {
     throw new Error(
-      `DATABASE_TRANSACTION_POOLING: the role's statement_timeout (${row!.statement} ms) is longer than DATABASE_STATEMENT_TIMEOUT_MS ` +
+      `DATABASE_TRANSACTION_POOLING: the role's statement_timeout (${row.statement} ms) is longer than DATABASE_STATEMENT_TIMEOUT_MS ` +
         `(${statementTimeoutMs} ms), past which a silent connection is closed; lower the role's or raise DATABASE_STATEMENT_TIMEOUT_MS`,
     )
   }

@@ -8,6 +8,7 @@ import postgres from 'postgres'
 import { withTimeout } from './errors.js'
 import { LocalCluster } from './local-cluster.js'
 import { canReach, postgresBinaries } from './postgres-binaries.js'
+import { theRow } from './rows.js'
 
 export interface EmbeddedDatabase {
   url: string
@@ -101,7 +102,9 @@ async function hintFor(message: string, directory: string): Promise<string> {
  */
 export async function resetEmbeddedPostgres(options: { dataDir: string; port: number }): Promise<string | undefined> {
   const dataDir = resolve(options.dataDir)
-  const named = (await readFile(join(dataDir, WHERE_FILE), 'utf8').catch(() => '')).split('\n')[0]!.trim()
+  const [named = ''] = (await readFile(join(dataDir, WHERE_FILE), 'utf8').catch(() => ''))
+    .split('\n')
+    .map((line) => line.trim())
   const directory = named || join(dataDir, 'pg')
   const serving = await directoryServedAt(`postgres://${USER}:${PASSWORD}@127.0.0.1:${options.port}/postgres`)
   if (serving !== undefined && serving === (await realpath(directory).catch(() => directory))) {
@@ -139,12 +142,15 @@ async function directoryServedAt(url: string): Promise<string | undefined> {
   const sql = postgres(url, { max: 1, connect_timeout: 2, onnotice: () => {} })
   try {
     // Bounded: postgres.js keeps retrying a server that accepts connections and then drops them.
-    const [row] = await withTimeout(
-      sql<{ data_directory: string }[]>`select current_setting('data_directory') as data_directory`.execute(),
-      3000,
-      'the embedded cluster',
+    const { data_directory: directory } = theRow(
+      await withTimeout(
+        sql<{ data_directory: string }[]>`select current_setting('data_directory') as data_directory`.execute(),
+        3000,
+        'the embedded cluster',
+      ),
+      'the data directory',
     )
-    return await realpath(row!.data_directory).catch(() => row!.data_directory)
+    return await realpath(directory).catch(() => directory)
   } catch {
     return undefined
   } finally {

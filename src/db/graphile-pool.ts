@@ -62,6 +62,8 @@ const PROBE_TIMEOUT_MS = 2000
  * next attempt goes to the new primary.
  */
 function writableNodeClient(hosts: HostPort[]): typeof pg.Client {
+  const [first] = hosts
+  if (!first) throw new Error('a database URL names at least one host')
   let writable: HostPort | undefined
   const probe = async (config: pg.ClientConfig, node: HostPort): Promise<boolean> => {
     const client = Object.assign(new pg.Client({ ...config, connectionTimeoutMillis: PROBE_TIMEOUT_MS }), node)
@@ -91,10 +93,11 @@ function writableNodeClient(hosts: HostPort[]): typeof pg.Client {
     // pg-pool connects with a callback; graphile-worker's own code awaits the promise.
     override connect(): Promise<pg.Client>
     override connect(callback: (error: Error | null, client?: pg.Client) => void): void
-    override connect(callback?: (error: Error | null, client?: pg.Client) => void): Promise<pg.Client> | void {
+    override connect(callback?: (error: Error | null, client?: pg.Client) => void): Promise<pg.Client> | undefined {
       const connected = this.#connectToWritable().then(() => this)
       if (!callback) return connected
       connected.then((client) => callback(null, client), callback)
+      return undefined
     }
 
     // Through a pooler the node behind a live connection can change roles: a write refused as read-only (25006)
@@ -117,7 +120,7 @@ function writableNodeClient(hosts: HostPort[]): typeof pg.Client {
 
     async #connectToWritable(): Promise<void> {
       // None found (every node read-only or down, mid-failover): the first host, whose refusal says why.
-      writable ??= (await findWritable(this.#config, hosts)) ?? hosts[0]!
+      writable ??= (await findWritable(this.#config, hosts)) ?? first
       const node = writable
       Object.assign(this, node)
       // Connected, a lost connection is an 'error' event, and pg-pool listens only once this resolves: one reset

@@ -20,7 +20,7 @@ export function parseHosts(url: string): { hosts: HostPort[]; firstHostUrl: stri
     .map((entry) => {
       // [::1]:5432, host:5432 or host alone.
       const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(entry)
-      const [host, port] = bracketed ? [bracketed[1]!, bracketed[2]] : [entry.split(':')[0]!, entry.split(':')[1]]
+      const [host = '', port] = bracketed ? [bracketed[1], bracketed[2]] : entry.split(':')
       return { host, port: port ? Number(port) : 5432 }
     })
   return { hosts, firstHostUrl: `${head}${hostList.split(',')[0] ?? ''}${tail}` }

@@ -99,7 +99,7 @@ export class LocalCluster {
       const onOutput = (chunk: Buffer) => {
         if (chunk.toString().includes(READY)) resolve()
       }
-      child.stderr!.on('data', onOutput)
+      child.stderr?.on('data', onOutput)
       child.once('exit', (code, signal) => {
         this.process = undefined
         reject(
@@ -172,8 +172,8 @@ export class LocalCluster {
       }
       this.recentOutput = this.recentOutput.slice(-20)
     }
-    child.stdout!.on('data', record)
-    child.stderr!.on('data', record)
+    child.stdout?.on('data', record)
+    child.stderr?.on('data', record)
     return child
   }
 

@@ -12,7 +12,9 @@ export interface StartUpRetry {
   onWait(error: unknown, delayMs: number): void
 }
 
-/** `attempt`'s result, trying again (waits of 0.25 s doubling to 5 s) while the database is unavailable, up to `waitMs`. */
+/**
+ * `attempt`'s result, trying again (waits of 0.25 s doubling to 5 s) while the database is unavailable, up to `waitMs`.
+ */
 export async function whileDatabaseUnavailable<T>(attempt: () => Promise<T>, retry: StartUpRetry): Promise<T> {
   const deadline = Date.now() + retry.waitMs
   for (let delayMs = 250; ; delayMs = Math.min(delayMs * 2, 5000)) {

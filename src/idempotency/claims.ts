@@ -13,20 +13,28 @@ const CLAIM_ROUNDS = 3
 // 409: a request that is committing finishes in milliseconds, and its duplicates then replay instead of failing.
 const IN_FLIGHT_WAITS_MS = [5, 10, 20, 35, 80]
 
-interface KeyRow {
-  inserted: boolean
+/** What the claim statement found of a key: the claim it inserted, or the key as it was. */
+type KeyRow = { inserted: true; id: string; operation_id: string } | ExistingKey
+
+/** A key that existed: unsettled (its claim held, or let go), or completed with its response. */
+type ExistingKey = {
+  inserted: false
   id: string
   operation_id: string
-  fingerprint: Buffer | null
+  fingerprint: Buffer
   claim_token: string | null
   expired: boolean
-  expires_in_ms: number | null
   lease_over: boolean
-  completed_at: Date | null
-  response_status: number | null
-  response_headers: Record<string, string> | null
-  response_body: Buffer | null
-}
+} & (
+  | { completed_at: null }
+  | {
+      completed_at: Date
+      expires_in_ms: number
+      response_status: number
+      response_headers: Record<string, string>
+      response_body: Buffer
+    }
+)
 
 // BATCH_ROWS_ESTIMATE. The batch statements are prepared, and PostgreSQL may keep one generic plan for them for
 // the life of a connection. In a generic plan it guesses that unnest() of an array parameter yields 10 rows, and
@@ -76,7 +84,9 @@ export class KeyClaims {
   async claim(
     scope: KeyScope,
     fingerprint: Buffer,
-    /** Kept with the claim when the endpoint can be recovered: the validated request, to settle it without its client. */
+    /**
+     * Kept with the claim when the endpoint can be recovered: the validated request, to settle it without its client.
+     */
     request: unknown = null,
   ): Promise<ClaimResult> {
     const waits = [...IN_FLIGHT_WAITS_MS]
@@ -96,7 +106,7 @@ export class KeyClaims {
           inherited: false,
         }
 
-      const sameRequest = row.fingerprint!.equals(fingerprint)
+      const sameRequest = row.fingerprint.equals(fingerprint)
       const unsettled = row.completed_at === null
       if (unsettled) {
         // Bound to its request, expired or not: another body would orphan an operation that may be downstream.
@@ -111,8 +121,8 @@ export class KeyClaims {
         }
       } else if (!row.expired) {
         if (!sameRequest) return { outcome: 'fingerprint-mismatch' }
-        const response = { status: row.response_status!, headers: row.response_headers!, body: row.response_body! }
-        return { outcome: 'completed', response, expiresInMs: row.expires_in_ms!, askedAt }
+        const response = { status: row.response_status, headers: row.response_headers, body: row.response_body }
+        return { outcome: 'completed', response, expiresInMs: row.expires_in_ms, askedAt }
       }
       const taken = await takeOver(this.#sql, row, fingerprint, token, this.#timing, request)
       if (taken) {
@@ -139,7 +149,8 @@ export class KeyClaims {
  * was inserted after the statement's snapshot, by another statement or by a twin earlier in this one.
  */
 async function claimStatement(sql: Sql, timing: Timing, attempts: ClaimAttempt[]): Promise<(KeyRow | undefined)[]> {
-  if (attempts.length === 1) return [await claimOne(sql, timing, attempts[0]!)]
+  const [only] = attempts
+  if (only && attempts.length === 1) return [await claimOne(sql, timing, only)]
   const column = (value: (attempt: ClaimAttempt) => string | null) => arrayLiteral(attempts.map(value))
   const rows = await sql<(KeyRow & { ord: string })[]>`
     with input as (
@@ -231,7 +242,14 @@ async function claimOne(
  * takeovers exactly one wins. A completed key is never changed before it expires: the replay cache
  * (replay-cache.ts) relies on that.
  */
-async function takeOver(sql: Sql, row: KeyRow, fingerprint: Buffer, token: string, timing: Timing, request: unknown) {
+async function takeOver(
+  sql: Sql,
+  row: ExistingKey,
+  fingerprint: Buffer,
+  token: string,
+  timing: Timing,
+  request: unknown,
+) {
   const [taken] = await sql<{ operation_id: string; created_at: Date }[]>`
     update idempotency_keys as k set
       fingerprint = ${fingerprint},

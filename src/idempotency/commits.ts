@@ -48,15 +48,17 @@ export class Commits {
  * written.
  */
 async function commitStatement(sql: Sql, commits: Commit[]): Promise<boolean[]> {
-  if (commits.length === 1) return [await commitOne(sql, commits[0]!)]
+  const [only] = commits
+  if (only && commits.length === 1) return [await commitOne(sql, only)]
   const claimed = commits.flatMap((commit, index) =>
     commit.claim ? [{ ord: index + 1, claim: commit.claim, response: commit.response }] : [],
   )
   const column = (value: (item: (typeof claimed)[number]) => string | number) => arrayLiteral(claimed.map(value))
-  const groups = rowsByTable(commits)
-  const types = await Promise.all(groups.map(({ table }) => columnTypes(sql, table)))
+  const groups = await Promise.all(
+    rowsByTable(commits).map(async (group) => ({ ...group, types: await columnTypes(sql, group.table) })),
+  )
   const writes = groups.map(
-    ({ table, columns, ords, rows }, index) => sql`, ${sql.unsafe(`write_${index}`)} as (
+    ({ table, columns, ords, rows, types }, index) => sql`, ${sql.unsafe(`write_${index}`)} as (
       insert into ${sql(table)} (${columnList(sql, columns)})
       select ${columnList(sql, columns)}
       from unnest(${[
@@ -64,7 +66,7 @@ async function commitStatement(sql: Sql, commits: Commit[]): Promise<boolean[]> 
         ...columns.map((column) =>
           columnArray(
             sql,
-            typeOf(types[index]!, table, column),
+            typeOf(types, table, column),
             rows.map((row) => row[column]),
           ),
         ),

@@ -9,8 +9,9 @@ import { idempotencyKeyProblem } from '../schemas/idempotency-key.js'
  */
 export function idempotencyKeyFromRawHeaders(rawHeaders: string[]): string | undefined {
   const values: string[] = []
-  for (let index = 0; index < rawHeaders.length; index += 2) {
-    if (rawHeaders[index]!.toLowerCase() === 'idempotency-key') values.push(rawHeaders[index + 1]!)
+  for (let index = 0; index + 1 < rawHeaders.length; index += 2) {
+    const [name, value] = [rawHeaders[index], rawHeaders[index + 1]]
+    if (name?.toLowerCase() === 'idempotency-key' && value !== undefined) values.push(value)
   }
   if (values.length > 1) throw invalid('send exactly one Idempotency-Key header')
   return parseIdempotencyKey(values[0])

@@ -4,7 +4,8 @@
 // Safe because a completed key never changes before it expires: its fingerprint and response are written once,
 // and only an expired key can be taken over (takeOver in claims.ts) or reaped. So what is found here is what the
 // database would answer, on every instance alike. An entry is dropped EXPIRY_MARGIN_MS before its key expires,
-// timed from the remaining lifetime PostgreSQL reported (counted from before the question was sent), so clock skew between hosts cannot make it outlive the
+// timed from the remaining lifetime PostgreSQL reported (counted from before the question was sent), so clock skew
+// between hosts cannot make it outlive the
 // key; and on two local clocks, whichever runs out first: the monotonic one does not move while the host is
 // suspended, the wall clock may be set back.
 import type { StoredResponse } from './response.js'
@@ -46,8 +47,9 @@ export class ReplayCache {
     if (this.maxEntries <= 0 || expiresInMs <= EXPIRY_MARGIN_MS) return
     const name = entryName(scope)
     // Map iterates in insertion order: the first entry is the oldest.
-    if (!this.entries.has(name) && this.entries.size >= this.maxEntries)
-      this.entries.delete(this.entries.keys().next().value!)
+    const oldest = this.entries.keys().next()
+    if (!this.entries.has(name) && this.entries.size >= this.maxEntries && !oldest.done)
+      this.entries.delete(oldest.value)
     const keep = expiresInMs - EXPIRY_MARGIN_MS
     this.entries.set(name, {
       fingerprint: completed.fingerprint,

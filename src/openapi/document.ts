@@ -174,7 +174,9 @@ function parametersOf(
  */
 function impliedProblems({ doc, schema, idempotency }: DocumentedRoute): Set<ProblemType> {
   const problems = new Set<ProblemType>(['malformed-request', 'internal-error'])
-  const add = (...types: ProblemType[]) => types.forEach((type) => problems.add(type))
+  const add = (...types: ProblemType[]) => {
+    for (const type of types) problems.add(type)
+  }
   if (!doc.public) add('unauthorized', 'rate-limited', 'service-unavailable')
   if (schema.params || schema.querystring) add('validation-failed')
   if (schema.params) add('resource-not-found')

@@ -12,7 +12,7 @@ import type { DisputeState, PaymentState, ProcessorChange, RefundState } from '.
 import { chargeMove, type LaterSettings } from './charge-moves.js'
 import { type RefundRow, toRefund } from '../refunds/repository.js'
 import type { Charge } from '../schemas/charge.js'
-import type { EventType } from '../schemas/webhook.js'
+import { theRow } from '../db/rows.js'
 
 export type { LaterSettings }
 
@@ -42,8 +42,11 @@ async function applyPayment(tx: Transaction, payment: PaymentState, settings: La
   const move = chargeMove(charge, payment, settings)
   if ('wait' in move) return waiting(move.wait)
   if ('ignore' in move) return ignored(move.ignore)
-  const [moved] = await tx<ChargeRow[]>`update charges set ${tx(move.set)} where id = ${charge.id} returning *`
-  await insertRow(tx, eventInsert(charge.account_id, move.event, { object: toCharge(moved!) }))
+  const moved = await tx<ChargeRow[]>`update charges set ${tx(move.set)} where id = ${charge.id} returning *`
+  await insertRow(
+    tx,
+    eventInsert(charge.account_id, move.event, { object: toCharge(theRow(moved, `charge ${charge.id}`)) }),
+  )
   return APPLIED
 }
 
@@ -59,13 +62,19 @@ async function applyRefund(tx: Transaction, refund: RefundState): Promise<Applie
   if (known.status === 'pending') return waiting(`refund ${known.id} is being recorded`)
   const failed = refund.status === 'failed' || refund.status === 'canceled'
   if (known.status === 'failed' || !failed) return ignored(`refund ${known.id} is ${known.status} already`)
-  const [row] = await tx<RefundRow[]>`
-    update refunds set status = 'failed', failure_reason = ${refund.failureReason ?? 'unknown'} where id = ${known.id} returning *`
-  const [charge] = await tx<ChargeRow[]>`
+  const row = theRow(
+    await tx<RefundRow[]>`
+    update refunds set status = 'failed', failure_reason = ${refund.failureReason ?? 'unknown'} where id = ${known.id} returning *`,
+    `refund ${known.id}`,
+  )
+  const charge = await tx<ChargeRow[]>`
     update charges set amount_refunded_cents = amount_refunded_cents - ${known.amount_cents} where id = ${known.charge_id} returning *`
   await insertRow(
     tx,
-    eventInsert(known.account_id, 'charge.refund.failed', { object: toCharge(charge!), refund: toRefund(row!) }),
+    eventInsert(known.account_id, 'charge.refund.failed', {
+      object: toCharge(theRow(charge, `charge ${known.charge_id}`)),
+      refund: toRefund(row),
+    }),
   )
   return APPLIED
 }
@@ -92,7 +101,7 @@ async function recordRefundMadeAtProcessor(tx: Transaction, refund: RefundState)
   // Its twin (the same refund told by another event) was recorded first: under the payment's lock
   // (src/outcomes/inbox.ts) the lookup above finds it, so only a writer that does not take that lock gets here.
   if (!row) return ignored(`refund ${refund.reference} is recorded already`)
-  const [updated] = failed
+  const updated = failed
     ? [charge]
     : await tx<
         ChargeRow[]
@@ -100,7 +109,7 @@ async function recordRefundMadeAtProcessor(tx: Transaction, refund: RefundState)
   await insertRow(
     tx,
     eventInsert(charge.account_id, failed ? 'charge.refund.failed' : 'charge.refunded', {
-      object: toCharge(updated!),
+      object: toCharge(theRow(updated, `charge ${charge.id}`)),
       refund: toRefund(row),
     }),
   )
@@ -125,11 +134,11 @@ async function applyDispute(tx: Transaction, dispute: DisputeState): Promise<App
     processor_reference: dispute.reference,
     created_at: current?.created_at ?? new Date().toISOString(),
   }
-  const [moved] = await tx<
+  const moved = await tx<
     ChargeRow[]
   >`update charges set dispute = ${tx.json(next as never)} where id = ${charge.id} returning *`
   const closed = dispute.status === 'won' || dispute.status === 'lost'
   const type = closed ? 'charge.dispute.closed' : current ? 'charge.dispute.updated' : 'charge.dispute.created'
-  await insertRow(tx, eventInsert(charge.account_id, type, { object: toCharge(moved!) }))
+  await insertRow(tx, eventInsert(charge.account_id, type, { object: toCharge(theRow(moved, `charge ${charge.id}`)) }))
   return APPLIED
 }

@@ -11,6 +11,7 @@ import type { RefundRow } from '../refunds/repository.js'
 import { agreesWith } from './charge-moves.js'
 import { countOpenDiscrepancies, type Discrepancy, recordDiscrepancies, resolveDiscrepancies } from './discrepancies.js'
 import { eventsCursor } from './reconcile.js'
+import { theRow } from '../db/rows.js'
 
 const SETTLE_MARGIN_MS = 10 * 60_000
 /** The processor's clock and the database's may disagree: its lists start this much earlier. */
@@ -35,11 +36,14 @@ export async function compareWithProcessor(
   options: { settleMarginMs?: number } = {},
 ): Promise<Comparison> {
   await eventsCursor(sql, later.name)
-  const [cursor] = await sql<{ compared_after_seq: string; refunds_compared_after_seq: string }[]>`
-    select compared_after_seq, refunds_compared_after_seq from reconciliation_cursors where processor = ${later.name}`
+  const cursor = theRow(
+    await sql<{ compared_after_seq: string; refunds_compared_after_seq: string }[]>`
+      select compared_after_seq, refunds_compared_after_seq from reconciliation_cursors where processor = ${later.name}`,
+    `the cursor of ${later.name}, made above`,
+  )
   const settledBefore = new Date(Date.now() - (options.settleMarginMs ?? SETTLE_MARGIN_MS))
   const fresh = await sql<(ChargeRow & { seq: string })[]>`
-    select * from charges where seq > ${cursor!.compared_after_seq} and created_at < ${settledBefore} order by seq limit ${BATCH}`
+    select * from charges where seq > ${cursor.compared_after_seq} and created_at < ${settledBefore} order by seq limit ${BATCH}`
   // Undecided charges, and those found to disagree before (to see whether they agree now), whatever their age.
   const again = await sql<ChargeRow[]>`
     select * from charges where status in ('requires_action', 'processing')
@@ -47,7 +51,7 @@ export async function compareWithProcessor(
     select c.* from charges c join reconciliation_discrepancies d on d.reference = c.id
     where d.resolved_at is null and d.kind = any(${PAYMENT_KINDS})`
   const refunds = await sql<(RefundRow & { seq: string })[]>`
-    select * from refunds where seq > ${cursor!.refunds_compared_after_seq} and created_at < ${settledBefore} and status <> 'pending' order by seq limit ${BATCH}`
+    select * from refunds where seq > ${cursor.refunds_compared_after_seq} and created_at < ${settledBefore} and status <> 'pending' order by seq limit ${BATCH}`
 
   const oldest = Math.min(
     settledBefore.getTime(),
@@ -90,16 +94,13 @@ export async function compareWithProcessor(
   const unmatched = states.payments.filter(
     (payment) => payment.chargeId && !charges.has(payment.chargeId) && settled(payment),
   )
+  const claimed = unmatched.flatMap((payment) => (payment.chargeId ? [payment.chargeId] : []))
   const known = new Set(
-    unmatched.length
-      ? (
-          await sql<
-            { id: string }[]
-          >`select id from charges where id = any(${unmatched.map((payment) => payment.chargeId!)})`
-        ).map((row) => row.id)
+    claimed.length
+      ? (await sql<{ id: string }[]>`select id from charges where id = any(${claimed})`).map((row) => row.id)
       : [],
   )
-  for (const payment of unmatched.filter((each) => !known.has(each.chargeId!))) {
+  for (const payment of unmatched.filter((each) => each.chargeId && !known.has(each.chargeId))) {
     found.push({
       kind: 'payment_not_in_books',
       reference: payment.reference,
@@ -174,7 +175,7 @@ async function refundDisagreements(sql: Sql, books: RefundRow[], processor: Refu
     ...(ours.length
       ? await sql<
           { key: string }[]
-        >`select operation_id::text as key from refunds where operation_id = any(${ours.map((refund) => refund.operationId!)}::uuid[])`
+        >`select operation_id::text as key from refunds where operation_id = any(${ours.map((refund) => refund.operationId ?? '')}::uuid[])`
       : []
     ).map((row) => row.key),
     ...(outside.length

@@ -4,6 +4,7 @@
 import type { Logger } from 'pino'
 import type { Sql } from '../db/connect.js'
 import { reconciliationDiscrepancies } from '../observability/metrics.js'
+import { theRow } from '../db/rows.js'
 
 export interface Discrepancy {
   /** What disagrees: payment_differs, payment_missing_at_processor, payment_not_in_books, refund_…, event_waiting. */
@@ -71,9 +72,11 @@ export async function listDiscrepancies(
 
 /** Sets the gauge an alert watches. */
 export async function countOpenDiscrepancies(sql: Sql): Promise<number> {
-  const [row] = await sql<
-    { count: number }[]
-  >`select count(*)::int as count from reconciliation_discrepancies where resolved_at is null`
-  reconciliationDiscrepancies.set(row!.count)
-  return row!.count
+  const { count } = theRow(
+    await sql<{ count: number }[]>`
+      select count(*)::int as count from reconciliation_discrepancies where resolved_at is null`,
+    'a count',
+  )
+  reconciliationDiscrepancies.set(count)
+  return count
 }

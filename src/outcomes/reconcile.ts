@@ -8,8 +8,11 @@ import { processorEventsWaiting } from '../observability/metrics.js'
 import type { LaterOutcomes } from '../processor/later.js'
 import type { LaterSettings } from './apply.js'
 import { acceptEvent, retryWaitingEvents } from './inbox.js'
+import { theRow } from '../db/rows.js'
 
-/** How far back each run reads again: an event listed late (its id already written, its list entry not) is not missed. */
+/**
+ * How far back each run reads again: an event listed late (its id already written, its list entry not) is not missed.
+ */
 const OVERLAP_MS = 5 * 60_000
 /** Stripe keeps events 30 days: a cursor older than that has lost some. */
 const EVENTS_KEPT_MS = 30 * 86_400_000
@@ -42,10 +45,12 @@ export async function pullEvents(
   }
   await sql`update reconciliation_cursors set events_since = ${newest}, last_run_at = now() where processor = ${later.name}`
   result.appliedFromWaiting = await retryWaitingEvents(sql, settings)
-  const [waiting] = await sql<
-    { count: number }[]
-  >`select count(*)::int as count from processor_events where status = 'waiting'`
-  processorEventsWaiting.set(waiting!.count)
+  const waiting = theRow(
+    await sql<{ count: number }[]>`
+      select count(*)::int as count from processor_events where status = 'waiting'`,
+    'a count',
+  )
+  processorEventsWaiting.set(waiting.count)
   return result
 }
 
@@ -55,8 +60,10 @@ export async function eventsCursor(sql: Sql, processor: string): Promise<Date> {
     insert into reconciliation_cursors (processor, events_since, compared_since)
     select ${processor}, coalesce((select created_at from charges order by seq limit 1), now()), now()
     on conflict (processor) do nothing`
-  const [cursor] = await sql<
-    { events_since: Date }[]
-  >`select events_since from reconciliation_cursors where processor = ${processor}`
-  return cursor!.events_since
+  const cursor = theRow(
+    await sql<{ events_since: Date }[]>`
+      select events_since from reconciliation_cursors where processor = ${processor}`,
+    `the cursor of ${processor}, made above`,
+  )
+  return cursor.events_since
 }

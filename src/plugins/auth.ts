@@ -23,7 +23,9 @@ const BEARER = /^Bearer +([\x21-\x7e]{1,200})$/i
 export interface AuthOptions {
   sql: Sql
   cacheSeconds?: number
-  /** Runs before a failed authentication is refused with 401: may refuse it otherwise (429, src/plugins/rate-limit.ts). */
+  /**
+   * Runs before a failed authentication is refused with 401: may refuse it otherwise (429, src/plugins/rate-limit.ts).
+   */
   beforeRefusing?: (request: FastifyRequest) => Promise<void>
 }
 

@@ -48,7 +48,7 @@ export default fp(
       for (const method of [route.method].flat()) routes.push({ path: pathPattern(route.url), method })
     })
     const noRoute = (request: FastifyRequest, reply: FastifyReply) => {
-      const path = request.url.split('?')[0]!
+      const [path = ''] = request.url.split('?')
       const allowed = [...new Set(routes.filter((route) => route.path.test(path)).map((route) => route.method))]
       if (allowed.length) {
         return reply

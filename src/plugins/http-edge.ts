@@ -65,7 +65,8 @@ export default fp(
           undefined,
         )
       }
-      parseJson(request, text, (error, parsed) =>
+      // A callback parser: what it parsed comes through `done`, never through a promise.
+      void parseJson(request, text, (error, parsed) =>
         done(error && isJson(text) ? new Problem('validation-failed', PROTOTYPE_KEY_REFUSED) : error, parsed),
       )
     })
@@ -73,7 +74,9 @@ export default fp(
   { name: 'http-edge' },
 )
 
-/** Whether JSON text opens more than `max` arrays and objects inside each other (strings skipped): one pass, no parse. */
+/**
+ * Whether JSON text opens more than `max` arrays and objects inside each other (strings skipped): one pass, no parse.
+ */
 export function nestsDeeperThan(text: string, max: number): boolean {
   let depth = 0
   let inString = false

@@ -249,10 +249,11 @@ export default fp(
     // given back when the operation never went downstream.
     async function giveBackKeyless(request: FastifyRequest, recovery: Recovery | undefined) {
       const operationId = request.keylessOperationId
-      if (!recovery?.release || operationId === null || request.operationMayBeDownstream) return
+      const release = recovery?.release
+      if (!release || operationId === null || request.operationMayBeDownstream) return
       const operation: ClaimedOperation = { operationId, accountId: request.account.id, request: requestOf(request) }
       await sql
-        .begin((tx) => recovery.release!(tx, operation))
+        .begin((tx) => release(tx, operation))
         .catch((error: unknown) => request.log.error({ err: error }, 'could not give back a reservation'))
     }
 

@@ -8,7 +8,7 @@ export type SourceBehaviour =
   /** 3-D Secure: the customer must authenticate; then it succeeds, or is declined with `thenDeclines`. */
   | { kind: 'authenticates'; thenDeclines?: { failureCode: string; failureMessage: string } }
   /** A bank debit: `processing` until it settles (the settle control), then succeeds or fails; `never`: stays. */
-  | { kind: 'settles_later'; then: 'succeeds' | 'never' | { failureCode: string; failureMessage: string } }
+  | { kind: 'settles_later'; settles: 'succeeds' | 'never' | { failureCode: string; failureMessage: string } }
 
 const succeeds: SourceBehaviour = { kind: 'succeeds' }
 const declines = (failureCode: string, failureMessage: string): SourceBehaviour => ({
@@ -47,16 +47,16 @@ const SOURCES: Record<string, SourceBehaviour> = {
     kind: 'authenticates',
     thenDeclines: insufficientFunds,
   },
-  pm_usBankAccount_success: { kind: 'settles_later', then: 'succeeds' },
+  pm_usBankAccount_success: { kind: 'settles_later', settles: 'succeeds' },
   pm_usBankAccount_insufficientFunds: {
     kind: 'settles_later',
-    then: { failureCode: 'insufficient_funds', failureMessage: 'The bank account has insufficient funds.' },
+    settles: { failureCode: 'insufficient_funds', failureMessage: 'The bank account has insufficient funds.' },
   },
   pm_usBankAccount_accountClosed: {
     kind: 'settles_later',
-    then: { failureCode: 'account_closed', failureMessage: 'The bank account has been closed.' },
+    settles: { failureCode: 'account_closed', failureMessage: 'The bank account has been closed.' },
   },
-  pm_usBankAccount_processing: { kind: 'settles_later', then: 'never' },
+  pm_usBankAccount_processing: { kind: 'settles_later', settles: 'never' },
   pm_card_processorDown: succeeds,
 }
 

@@ -15,6 +15,7 @@ import type {
 } from './later.js'
 import type { ChargeOutcome } from './processor.js'
 import { AUTHENTICATION_FAILED, behaviourOf } from './simulated-cards.js'
+import { theRow } from '../db/rows.js'
 
 /** What the controls act on: a payment, refund or dispute by the processor's reference. */
 export interface SimulatedControls {
@@ -106,11 +107,11 @@ export function simulatedLater(sql: Sql): {
         const behaviour = behaviourOf(row.parameters.source)
         if (payment.status !== 'processing' || behaviour?.kind !== 'settles_later')
           throw new SimulatedControlError(`payment ${reference} is ${payment.status}: there is nothing to settle`)
-        if (behaviour.then === 'never')
+        if (behaviour.settles === 'never')
           throw new SimulatedControlError(`payment ${reference} (${row.parameters.source}) stays processing`)
-        if (behaviour.then === 'succeeds')
+        if (behaviour.settles === 'succeeds')
           return { ...payment, status: 'succeeded', amountCapturedCents: payment.amountCents }
-        return { ...payment, status: 'failed', ...behaviour.then }
+        return { ...payment, status: 'failed', ...behaviour.settles }
       }),
     expire: (reference) =>
       movePayment(reference, 'payment.canceled', (payment) => {
@@ -131,10 +132,14 @@ export function simulatedLater(sql: Sql): {
         const row = await paymentRow(tx, reference, true)
         if (!row) throw new SimulatedControlError(`no payment ${reference}`)
         const payment = paymentState(row)
-        const [sum] = await tx<{ refunded: number }[]>`
-          select coalesce(sum((parameters->>'amount_cents')::int), 0)::int as refunded from simulated_processor.operations
-          where kind = 'refund' and parameters->>'charge_reference' = ${reference} and coalesce(state->>'status', 'succeeded') <> 'failed'`
-        const left = payment.status === 'succeeded' ? payment.amountCapturedCents - sum!.refunded : 0
+        const { refunded } = theRow(
+          await tx<{ refunded: number }[]>`
+            select coalesce(sum((parameters->>'amount_cents')::int), 0)::int as refunded from simulated_processor.operations
+            where kind = 'refund' and parameters->>'charge_reference' = ${reference}
+              and coalesce(state->>'status', 'succeeded') <> 'failed'`,
+          'a sum',
+        )
+        const left = payment.status === 'succeeded' ? payment.amountCapturedCents - refunded : 0
         const amount = amountCents ?? left
         if (amount < 1 || amount > left)
           throw new SimulatedControlError(`payment ${reference} has ${left} left to refund, not ${amount}`)
@@ -156,7 +161,7 @@ export function simulatedLater(sql: Sql): {
       sql.begin(async (tx) => {
         const row = await paymentRow(tx, reference, true)
         const payment = row && paymentState(row)
-        if (!payment || payment.status !== 'succeeded')
+        if (payment?.status !== 'succeeded')
           throw new SimulatedControlError(
             `payment ${reference} is ${payment?.status ?? 'unknown'}: only a captured payment can be disputed`,
           )
@@ -262,9 +267,13 @@ async function openDispute(tx: Transaction, payment: PaymentState): Promise<Proc
 /** An event of the processor, written with the change it tells. */
 async function tell(tx: Transaction, type: string, changes: ProcessorChange[]): Promise<ProcessorEvent> {
   const id = `sim_evt_${randomBytes(12).toString('hex')}`
-  const [row] = await tx<{ created_at: Date }[]>`
-    insert into simulated_processor.events (id, type, changes) values (${id}, ${type}, ${tx.json(changes as never)}) returning created_at`
-  return { id, type, createdAt: row!.created_at, changes }
+  const row = theRow(
+    await tx<{ created_at: Date }[]>`
+      insert into simulated_processor.events (id, type, changes) values (${id}, ${type}, ${tx.json(changes as never)})
+      returning created_at`,
+    `event ${id}`,
+  )
+  return { id, type, createdAt: row.created_at, changes }
 }
 
 async function paymentRow(db: Sql | Transaction, reference: string, lock: boolean): Promise<PaymentRow | undefined> {

@@ -14,7 +14,6 @@ import {
   ProcessorIdempotencyError,
   ProcessorRequestError,
   ProcessorUnavailableError,
-  type RefundOutcome,
 } from './processor.js'
 import { behaviourOf, type SourceBehaviour } from './simulated-cards.js'
 import { disputeAtOnce, recordSettlement, type SimulatedControls, simulatedLater } from './simulated-later.js'

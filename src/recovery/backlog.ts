@@ -3,6 +3,7 @@
 // claim by moving its lease, so a claim stays overdue only while no run reaches it: the recovery queue stalled,
 // every worker down, or more claims than a run settles in its time.
 import type { Sql } from '../db/connect.js'
+import { theRow } from '../db/rows.js'
 
 export interface SettlementBacklog {
   overdue: number
@@ -17,7 +18,7 @@ export async function settlementBacklog(
 ): Promise<SettlementBacklog> {
   if (endpoints.length === 0) return { overdue: 0, oldestSeconds: 0 }
   // The same due time as the recovery worker's (src/recovery/recover-abandoned-claims.ts).
-  const [row] = await sql<{ overdue: number; oldest_seconds: number | null }[]>`
+  const rows = await sql<{ overdue: number; oldest_seconds: number | null }[]>`
     select count(*)::int as overdue, extract(epoch from now() - min(due))::float8 as oldest_seconds
     from (
       select locked_until + ${graceSeconds} * least(power(2, recovery_attempts), 64) * interval '1 second' as due
@@ -25,5 +26,6 @@ export async function settlementBacklog(
       where completed_at is null and locked_until < now() and endpoint = any(${endpoints})
     ) as claims
     where due < now()`
-  return { overdue: row!.overdue, oldestSeconds: row!.oldest_seconds ?? 0 }
+  const row = theRow(rows, 'a count')
+  return { overdue: row.overdue, oldestSeconds: row.oldest_seconds ?? 0 }
 }

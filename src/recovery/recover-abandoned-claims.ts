@@ -44,7 +44,9 @@ export async function recoverAbandonedClaims(
   const byEndpoint = new Map(recoveries.map((recovery) => [recovery.endpoint, recovery]))
   const run: RecoveryRun = { settled: 0, released: 0, failed: 0 }
   for (const claim of await claimAbandoned(sql, [...byEndpoint.keys()], settings)) {
-    const recovery = byEndpoint.get(claim.endpoint)!
+    const recovery = byEndpoint.get(claim.endpoint)
+    // Claimed by the endpoints given, so never: a claim of another endpoint would be a defect of claimAbandoned.
+    if (!recovery) throw new Error(`claimed ${claim.endpoint}, which has no Recovery`)
     const context = {
       idempotency_key: claim.key,
       operation_id: claim.operationId,

@@ -7,6 +7,7 @@ import type { PageRequest } from '../schemas/page.js'
 import { toCharge, type ChargeRow } from '../charges/repository.js'
 import type { Charge } from '../schemas/charge.js'
 import type { Refund } from '../schemas/refund.js'
+import { theRow } from '../db/rows.js'
 
 export interface RefundRow {
   id: string
@@ -52,21 +53,23 @@ export async function insertPendingRefund(
   operationId: string,
 ): Promise<RefundRow> {
   await tx`update charges set amount_refund_pending_cents = amount_refund_pending_cents + ${amountCents} where id = ${charge.id}`
-  const [row] = await tx<RefundRow[]>`
+  const rows = await tx<RefundRow[]>`
     insert into refunds (id, account_id, charge_id, amount_cents, currency, status, operation_id)
     values (${newId('re')}, ${charge.account_id}, ${charge.id}, ${amountCents}, ${charge.currency}, 'pending', ${operationId})
     returning *`
-  return row!
+  return theRow(rows, 'the refund inserted')
 }
 
-/** The processor refunded: the reserved amount becomes refunded, and the refund succeeded. Returns both as they now are. */
+/**
+ * The processor refunded: the reserved amount becomes refunded, and the refund succeeded. Returns both as they now are.
+ */
 export async function markRefundSucceeded(
   tx: Transaction,
   refund: RefundRow,
   processorReference: string,
 ): Promise<{ refund: Refund; charge: Charge }> {
   // The charges check constraint (refunded + pending <= amount) backs up the reservation.
-  const [charge] = await tx<ChargeRow[]>`
+  const charges = await tx<ChargeRow[]>`
     update charges set amount_refunded_cents = amount_refunded_cents + ${refund.amount_cents},
                        amount_refund_pending_cents = amount_refund_pending_cents - ${refund.amount_cents}
     where id = ${refund.charge_id}
@@ -76,7 +79,7 @@ export async function markRefundSucceeded(
     where id = ${refund.id} and status = 'pending'
     returning *`
   if (!row) throw new Error(`refund ${refund.id} is no longer pending`)
-  return { refund: toRefund(row), charge: toCharge(charge!) }
+  return { refund: toRefund(row), charge: toCharge(theRow(charges, `charge ${refund.charge_id}`)) }
 }
 
 /** The processor never refunded: the reservation is given back and the pending refund forgotten. */

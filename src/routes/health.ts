@@ -11,7 +11,9 @@ export const READINESS_TIMEOUT_MS = 1500
 
 const Healthy = Type.Object({ status: Type.Literal('ok') })
 
-/** Why the process is not ready apart from its database (its worker stopped, or cannot write), or undefined when it is. */
+/**
+ * Why the process is not ready apart from its database (its worker stopped, or cannot write), or undefined when it is.
+ */
 export type NotReady = () => string | undefined | Promise<string | undefined>
 
 export default async function healthRoutes(app: FastifyInstance, options: { sql: Sql; notReady?: NotReady }) {

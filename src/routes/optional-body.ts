@@ -7,7 +7,9 @@ import { Type } from 'typebox'
 /** The body of a POST that takes none: an object with nothing in it. */
 export const EmptyBody = Type.Object({}, { title: 'Empty', additionalProperties: false })
 
-/** preValidation: an absent body is the empty object (an empty JSON body parses to absent: src/plugins/http-edge.ts). */
+/**
+ * preValidation: an absent body is the empty object (an empty JSON body parses to absent: src/plugins/http-edge.ts).
+ */
 export async function absentBodyIsEmpty(request: FastifyRequest): Promise<void> {
   if (request.body === undefined) request.body = {}
 }

@@ -60,8 +60,11 @@ const eventMembers = [...new Set(Object.values(EVENT_DATA))].map((data) =>
     data,
   }),
 )
+const [onlyMember] = eventMembers
 export const Event: TSchema =
-  eventMembers.length === 1 ? { ...eventMembers[0]!, title: 'Event' } : Type.Union(eventMembers, { title: 'Event' })
+  onlyMember && eventMembers.length === 1
+    ? { ...onlyMember, title: 'Event' }
+    : Type.Union(eventMembers, { title: 'Event' })
 export const EventList = ListOf(Event)
 
 export const EventParams = Type.Object({ id: EventId })

@@ -2,7 +2,9 @@
 import type { Sql, Transaction } from '../db/connect.js'
 import type { DeliveryAttempt, WebhookDelivery } from '../schemas/webhook.js'
 
-/** The graphile-worker task that sends a delivery (src/webhooks/deliver.ts); the events_fan_out trigger names it too. */
+/**
+ * The graphile-worker task that sends a delivery (src/webhooks/deliver.ts); the events_fan_out trigger names it too.
+ */
 export const DELIVER_TASK = 'deliver_webhook'
 
 /** What the sender needs for one attempt, claimed so that no other sender attempts it meanwhile. */

@@ -6,6 +6,7 @@ import { pageOf, type Page } from '../db/pagination.js'
 import type { PageRequest } from '../schemas/page.js'
 import type { CreateWebhookEndpointBody, UpdateWebhookEndpointBody, WebhookEndpoint } from '../schemas/webhook.js'
 import { newSecret } from './signature.js'
+import { theRow } from '../db/rows.js'
 
 interface EndpointRow {
   id: string
@@ -27,11 +28,14 @@ export async function createEndpoint(
   accountId: string,
   input: CreateWebhookEndpointBody,
 ): Promise<WebhookEndpoint> {
-  const [row] = await tx<EndpointRow[]>`
-    insert into webhook_endpoints (id, account_id, url, description, enabled_events, secret)
-    values (${newId('we')}, ${accountId}, ${input.url}, ${input.description ?? null}, ${input.enabled_events}, ${newSecret()})
-    returning *`
-  return { ...toEndpoint(row!), secret: row!.secret }
+  const row = theRow(
+    await tx<EndpointRow[]>`
+      insert into webhook_endpoints (id, account_id, url, description, enabled_events, secret)
+      values (${newId('we')}, ${accountId}, ${input.url}, ${input.description ?? null}, ${input.enabled_events}, ${newSecret()})
+      returning *`,
+    'the endpoint inserted',
+  )
+  return { ...toEndpoint(row), secret: row.secret }
 }
 
 export async function findEndpoint(

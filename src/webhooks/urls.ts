@@ -41,7 +41,9 @@ export interface WebhookTarget {
 export type Resolver = (host: string) => Promise<{ address: string; family: number }[]>
 const systemResolver: Resolver = (host) => lookup(host, { all: true })
 
-/** Why `url` may not receive webhooks, or undefined when it may. In development any host goes, resolvable yet or not. */
+/**
+ * Why `url` may not receive webhooks, or undefined when it may. In development any host goes, resolvable yet or not.
+ */
 export async function webhookUrlProblem(
   url: string,
   allowPrivate: boolean,
@@ -92,12 +94,12 @@ export async function webhookTarget(
   } catch {
     return { problem: `has a host (${host}) that does not resolve` }
   }
-  if (addresses.length === 0) return { problem: `has a host (${host}) that does not resolve` }
+  const [first] = addresses
+  if (!first) return { problem: `has a host (${host}) that does not resolve` }
   const internal = addresses.find(({ address, family }) => blocked.check(address, family === 6 ? 'ipv6' : 'ipv4'))
   if (internal && !allowPrivate)
     return {
       problem: `resolves to ${internal.address}, a loopback, private or link-local address (taken only where the service runs with ${ALLOW_SETTING}, in development)`,
     }
-  const [first] = addresses
-  return { url: parsed, address: first!.address, family: first!.family === 6 ? 6 : 4 }
+  return { url: parsed, address: first.address, family: first.family === 6 ? 6 : 4 }
 }

@@ -15,6 +15,7 @@
 // are at least once, expiry holds a lease on the charge, the reapers delete what is due). A pool that was only
 // stalled and wakes up finds its job done or redone; completing it then deletes nothing of another pool's.
 import type { Sql } from '../db/connect.js'
+import { theRow } from '../db/rows.js'
 
 export interface LivenessSettings {
   /** A pool silent this long (and holding locks taken at least this long ago) is dead. */
@@ -69,7 +70,7 @@ export async function freeOrphanedLocks(
   if (poolIds.length === 0) return { jobs: 0, queues: 0 }
   // graphile-worker's own unlock (force_unlock_workers) frees every lock of a pool, the running jobs' too; this
   // is the same update, limited to what no worker runs.
-  const [freed] = await sql<{ jobs: number; queues: number }[]>`
+  const freed = await sql<{ jobs: number; queues: number }[]>`
     with jobs as (
       update graphile_worker._private_jobs set locked_by = null, locked_at = null
       where locked_by = any(${poolIds}::text[])
@@ -83,7 +84,7 @@ export async function freeOrphanedLocks(
         and not exists (select 1 from graphile_worker._private_jobs as job where job.job_queue_id = queue.id and job.id = any(${runningJobIds}::bigint[]))
       returning queue.id)
     select (select count(*) from jobs)::int as jobs, (select count(*) from queues)::int as queues`
-  return freed!
+  return theRow(freed, 'the counts')
 }
 
 /** Forgets pools that stopped cleanly (graphile-worker released their locks itself). */

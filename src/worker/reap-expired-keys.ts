@@ -1,4 +1,5 @@
-// Deletes completed idempotency records past their expiry. Reads already ignore them; this only reclaims space, at a pace
+// Deletes completed idempotency records past their expiry. Reads already ignore them; this only reclaims space, at a
+// pace
 // that keeps up with the peak write rate without crowding out the requests that share the database.
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Sql } from '../db/connect.js'

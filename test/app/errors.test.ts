@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { chargeBody, useTestApp } from '../helpers/app.js'
+import type { ProblemBody } from '../../src/schemas/problem-types.js'
 
 const suite = useTestApp()
 
 function expectProblem(
-  response: { statusCode: number; headers: Record<string, unknown>; json(): any },
+  response: { statusCode: number; headers: Record<string, unknown>; json(): ProblemBody },
   status: number,
   type?: RegExp,
 ) {

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest'
 import { chargeBody, controllableProcessor, countCharges, useTestApp } from '../helpers/app.js'
 import { parseRawResponse, rawExchange, rawRequest } from '../helpers/http.js'
+import type { ProblemBody } from '../../src/schemas/problem-types.js'
 
 const recorder = controllableProcessor()
 const suite = useTestApp({ processor: recorder.factory })
@@ -28,7 +29,7 @@ async function listen(): Promise<number> {
 }
 
 function expectProblem(
-  response: { statusCode: number; headers: Record<string, unknown>; json(): any },
+  response: { statusCode: number; headers: Record<string, unknown>; json(): ProblemBody },
   status: number,
   type?: RegExp,
 ) {

@@ -26,7 +26,10 @@ beforeAll(async () => {
 afterEach(() => failOnContractViolations(context))
 afterAll(() => context.close())
 
-/** Opens a socket, writes `chunks` as given, and resolves with what the server sent and how long it kept the socket open. */
+/**
+ * Opens a socket, writes `chunks` as given, and resolves with what the server sent and how long it kept the socket
+ * open.
+ */
 function session(write: (socket: Socket) => void): Promise<{ received: string; openMs: number }> {
   return new Promise((resolve, reject) => {
     const started = performance.now()

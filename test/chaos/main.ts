@@ -97,7 +97,8 @@ async function main(): Promise<number> {
   await admin`create role payments login`
   await admin`alter database payments owner to payments`
   await admin`create database payments_stripe owner payments`
-  // Through PgBouncer the service cannot set its timeouts per connection: the role has them (docs/high-availability.md).
+  // Through PgBouncer the service cannot set its timeouts per connection: the role has them
+  // (docs/high-availability.md).
   await admin`alter role payments in database payments set statement_timeout = '3s'`
   await admin`alter role payments in database payments set idle_in_transaction_session_timeout = '60s'`
   await admin.end({ timeout: 1 })
@@ -313,7 +314,10 @@ function report(
     for (const output of [...member.failedStarts, ...member.ownExits].slice(0, 2))
       log(`${member.name}: ${output.split('\n').filter(Boolean).slice(-20).join(' | ')}`)
   log(`settled ${(settledAfterMs / 1000).toFixed(1)} s after the last fault`)
-  if (violations.size === 0) return log('violations: none')
+  if (violations.size === 0) {
+    log('violations: none')
+    return
+  }
   log(`VIOLATIONS: ${violations.size} properties`)
   for (const [property, details] of violations) {
     log(`  ${property} (${details.length}):`)
@@ -347,7 +351,9 @@ async function unsettled({ sql, accountId }: Service): Promise<string> {
   return JSON.stringify({ keys, jobs, queues, pools })
 }
 
-/** Writes everything each process printed, one file per member, and says where: the first place to look after a failure. */
+/**
+ * Writes everything each process printed, one file per member, and says where: the first place to look after a failure.
+ */
 function writeProcessLogs(): void {
   const members = services.flatMap((service) => service.stack.members)
   if (members.length === 0) return

@@ -118,7 +118,10 @@ export async function startStack(
       const deadline = Date.now() + timeoutMs
       for (;;) {
         for (const member of members) {
-          if (member.stopped && member.process) member.process.child.kill('SIGCONT'), (member.stopped = false)
+          if (member.stopped && member.process) {
+            member.process.child.kill('SIGCONT')
+            member.stopped = false
+          }
         }
         const ready = await Promise.all(members.map((member) => isReady(member)))
         if (ready.every(Boolean)) return

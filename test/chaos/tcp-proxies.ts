@@ -25,22 +25,29 @@ export async function startDatabaseProxy(targetPort: number): Promise<DatabasePr
     upstream.pipe(client)
     if (Date.now() < stalledUntil) pausePair(pair, stalledUntil - Date.now())
     for (const socket of pair)
-      socket.on('error', () => {}).on('close', () => (pairs.delete(pair), client.destroy(), upstream.destroy()))
+      socket
+        .on('error', () => {})
+        .on('close', () => {
+          pairs.delete(pair)
+          client.destroy()
+          upstream.destroy()
+        })
   })
   const pausePair = (pair: [Socket, Socket], ms: number) => {
     for (const socket of pair) socket.pause()
-    setTimeout(() => pair.forEach((socket) => socket.resume()), ms).unref()
+    setTimeout(() => {
+      for (const socket of pair) socket.resume()
+    }, ms).unref()
   }
   const port = await listen(server)
   return {
     port,
-    cut: () => pairs.forEach(([client, upstream]) => (client.destroy(), upstream.destroy())),
+    cut: () => destroyAll(pairs),
     stall: (ms) => {
       stalledUntil = Date.now() + ms
-      pairs.forEach((pair) => pausePair(pair, ms))
+      for (const pair of pairs) pausePair(pair, ms)
     },
-    close: () =>
-      closeServer(server, () => pairs.forEach(([client, upstream]) => (client.destroy(), upstream.destroy()))),
+    close: () => closeServer(server, () => destroyAll(pairs)),
   }
 }
 
@@ -60,13 +67,22 @@ export async function startFront(ports: () => number[], pick: (count: number) =>
     upstream.pipe(client)
     for (const socket of [client, upstream]) {
       sockets.add(socket)
-      socket.on('error', () => {}).on('close', () => (sockets.delete(socket), client.destroy(), upstream.destroy()))
+      socket
+        .on('error', () => {})
+        .on('close', () => {
+          sockets.delete(socket)
+          client.destroy()
+          upstream.destroy()
+        })
     }
   })
   const port = await listen(server)
   return {
     url: `http://127.0.0.1:${port}`,
-    close: () => closeServer(server, () => sockets.forEach((socket) => socket.destroy())),
+    close: () =>
+      closeServer(server, () => {
+        for (const socket of sockets) socket.destroy()
+      }),
   }
 }
 
@@ -78,4 +94,11 @@ async function listen(server: Server): Promise<number> {
 function closeServer(server: Server, destroyAll: () => void): Promise<void> {
   destroyAll()
   return new Promise((resolve) => server.close(() => resolve()))
+}
+
+function destroyAll(pairs: Iterable<[Socket, Socket]>): void {
+  for (const [client, upstream] of pairs) {
+    client.destroy()
+    upstream.destroy()
+  }
 }

@@ -190,7 +190,11 @@ export function controllableProcessor(inner: ProcessorFactory = simulatedProcess
       lookupGate = { reached, opened }
       return { reached: reachedPromise, open }
     },
-    timeOutNext: () => void (timeOutNext = true),
-    loseNextAnswer: () => void (loseNextAnswer = true),
+    timeOutNext: () => {
+      timeOutNext = true
+    },
+    loseNextAnswer: () => {
+      loseNextAnswer = true
+    },
   }
 }

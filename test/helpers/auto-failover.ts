@@ -310,7 +310,12 @@ interface NodeState {
 function canConnect(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connectSocket(port, '127.0.0.1')
-    socket.once('connect', () => (socket.end(), resolve(true))).once('error', () => resolve(false))
+    socket
+      .once('connect', () => {
+        socket.end()
+        resolve(true)
+      })
+      .once('error', () => resolve(false))
   })
 }
 

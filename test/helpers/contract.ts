@@ -7,6 +7,7 @@ import addFormats from 'ajv-formats'
 import type { FastifyInstance } from 'fastify'
 import { parse } from 'yaml'
 
+// biome-ignore lint/suspicious/noExplicitAny: the parsed YAML, walked by what each node holds
 type Node = Record<string, any>
 
 const spec = parse(readFileSync(new URL('../../openapi.yaml', import.meta.url), 'utf8')) as Node
@@ -53,7 +54,10 @@ export function contractViolation(
     : `paths/${pointer([path, method.toLowerCase()])}/responses/${responseKey}/content/${pointer([type])}/schema`
   if (!response.content[type].schema) return undefined
   let validate = validators.get(schemaPath)
-  if (!validate) validators.set(schemaPath, (validate = ajv.compile({ $ref: `openapi#/${schemaPath}` })))
+  if (!validate) {
+    validate = ajv.compile({ $ref: `openapi#/${schemaPath}` })
+    validators.set(schemaPath, validate)
+  }
   let parsed: unknown = body
   if (type.endsWith('json')) {
     try {
@@ -100,7 +104,10 @@ const templates = Object.keys(spec.paths ?? {}).map((template) => ({
   pattern: new RegExp(`^${template.replace(/\{\w+\}/g, '[^/]+')}$`),
 }))
 
-/** The operation a concrete path is an instance of (/v1/charges/ch_… → /v1/charges/:id), as a route; none if no operation has it. */
+/**
+ * The operation a concrete path is an instance of (/v1/charges/ch_… → /v1/charges/:id), as a route; none if no
+ * operation has it.
+ */
 export function routeOf(pathname: string): string | undefined {
   return templates.find(({ pattern }) => pattern.test(pathname))?.route
 }

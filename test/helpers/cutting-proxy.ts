@@ -28,8 +28,15 @@ export async function startCuttingProxy(
       if (silent) return
       if (cuts < times && cut(chunk)) {
         cuts++
-        if (how === 'silence') return void (silent = true)
-        if (how === 'reset') return void (client.resetAndDestroy(), upstream.destroy())
+        if (how === 'silence') {
+          silent = true
+          return
+        }
+        if (how === 'reset') {
+          client.resetAndDestroy()
+          upstream.destroy()
+          return
+        }
         client.end(fatalTermination())
         upstream.destroy()
         return
@@ -38,7 +45,12 @@ export async function startCuttingProxy(
     })
     upstream.on('data', (chunk: Buffer) => client.writable && client.write(chunk))
     for (const socket of [client, upstream])
-      socket.on('error', () => {}).on('close', () => (client.destroy(), upstream.destroy()))
+      socket
+        .on('error', () => {})
+        .on('close', () => {
+          client.destroy()
+          upstream.destroy()
+        })
   })
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
   const url = new URL(databaseUrl)

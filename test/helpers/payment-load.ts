@@ -23,7 +23,10 @@ export interface Answer {
 
 export interface PaymentLoad {
   acknowledged: Acknowledged[]
-  /** Keys of charges whose client gave up after a lost answer (a 503), as a crashed client does: the recovery worker must settle them. */
+  /**
+   * Keys of charges whose client gave up after a lost answer (a 503), as a crashed client does: the recovery worker
+   * must settle them.
+   */
   abandoned: string[]
   answers: Answer[]
   /** Requests that got no HTTP answer (a connection refused or cut, a timeout); retried all the same. */

@@ -27,7 +27,10 @@ export async function startServer(
   )
 }
 
-/** Starts a TypeScript script (with this package's own subpaths resolving to source) and resolves once its output matches `ready`; `url` is the match's first group, if any. */
+/**
+ * Starts a TypeScript script (with this package's own subpaths resolving to source) and resolves once its output
+ * matches `ready`; `url` is the match's first group, if any.
+ */
 export async function startScript(
   script: string,
   args: string[],

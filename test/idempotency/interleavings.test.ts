@@ -19,7 +19,12 @@ const LATE_END = 'request failed after its deadline had been answered'
 const lateEnds: string[] = []
 const log = pino(
   { level: 'warn' },
-  new Writable({ write: (chunk, _encoding, done) => (lateEnds.push(...lineIf(String(chunk))), done()) }),
+  new Writable({
+    write: (chunk, _encoding, done) => {
+      lateEnds.push(...lineIf(String(chunk)))
+      done()
+    },
+  }),
 )
 const lineIf = (line: string) => (JSON.parse(line).msg === LATE_END ? [line] : [])
 // The smallest lease the configuration accepts for a 1 s deadline (lease >= deadline).
@@ -65,7 +70,12 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
       await released
     })
     await isLocked
-    return { release: async () => (release(), await holding) }
+    return {
+      release: async () => {
+        release()
+        return await holding
+      },
+    }
   }
 
   /** Backends of this database waiting for a lock. */

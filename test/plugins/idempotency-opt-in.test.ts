@@ -24,7 +24,9 @@ let authorization: string
 function publisher(sql: Sql) {
   let loseNextAnswer = false
   return {
-    loseNextAnswer: () => void (loseNextAnswer = true),
+    loseNextAnswer: () => {
+      loseNextAnswer = true
+    },
     async publish(text: string, idempotencyKey: string): Promise<string> {
       const [row] = await sql<{ ref: string }[]>`
         insert into published (key, text, ref) values (${idempotencyKey}, ${text}, 'pub_' || md5(${idempotencyKey}))

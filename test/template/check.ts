@@ -73,7 +73,7 @@ async function apply(dir: string, steps: Step[], strict: boolean): Promise<void>
 /** Runs a check in the copy: whether it passed, and what it printed. */
 async function check(dir: string, what: Check): Promise<{ passed: boolean; output: string }> {
   const [command, args] = what.kind === 'tsc' ? ['npx', ['tsc', '-p', '.']] : ['npx', ['vitest', 'run', ...what.files]]
-  const plain = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, '')
+  const plain = (text: string) => text.replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g'), '')
   return run(command, args, { cwd: dir, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1' } }).then(
     ({ stdout, stderr }) => ({ passed: true, output: plain(stdout + stderr) }),
     (error: { stdout?: string; stderr?: string }) => ({

@@ -247,6 +247,7 @@ export const STEPS: Step[] = [
         text:
           'payouts: {\n' +
           "      create: (body: CreatePayoutBody, options?: IdempotentCallOptions) => post<Payout>('/v1/payouts', body, options),\n" +
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: the code a forker writes, a template literal in it
           '      retrieve: (payoutId: string, options?: CallOptions) => get<Payout>(`/v1/payouts/${id(payoutId)}`, undefined, options),\n' +
           "      list: (query?: object, options?: CallOptions) => get<List<Payout>>('/v1/payouts', query, options),\n" +
           '    }',

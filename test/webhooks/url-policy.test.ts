@@ -47,7 +47,10 @@ describe('DNS rebinding: the address checked is the address connected to', () =>
   it('when a resolver answers a public address, then a private one, then the target is the first answer and DNS is asked once', async () => {
     const answers = ['93.184.215.14', '127.0.0.1']
     const asked: string[] = []
-    const rebinding: Resolver = async (host) => (asked.push(host), [{ address: answers[asked.length - 1]!, family: 4 }])
+    const rebinding: Resolver = async (host) => {
+      asked.push(host)
+      return [{ address: answers[asked.length - 1]!, family: 4 }]
+    }
     const target = await webhookTarget('https://hooks.example.test/in', false, rebinding)
     expect(target).toMatchObject({ address: '93.184.215.14', family: 4 })
     expect(asked).toEqual(['hooks.example.test'])
@@ -63,7 +66,10 @@ describe('DNS rebinding: the address checked is the address connected to', () =>
       let body = ''
       request
         .on('data', (chunk) => (body += chunk))
-        .on('end', () => (received.push({ host: request.headers.host, body }), response.writeHead(204).end()))
+        .on('end', () => {
+          received.push({ host: request.headers.host, body })
+          response.writeHead(204).end()
+        })
     })
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
     const { port } = server.address() as { port: number }

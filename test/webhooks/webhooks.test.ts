@@ -56,7 +56,10 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await worker?.stop()
-  for (const server of receivers) server.closeAllConnections(), server.close()
+  for (const server of receivers) {
+    server.closeAllConnections()
+    server.close()
+  }
 })
 
 async function endpointFor(user: TestAccount, url: string, events = ['*']) {
@@ -202,7 +205,8 @@ describe('delivery', () => {
     const hooks = await receiver()
     const endpoint = await endpointFor(user, hooks.url)
     const { sql } = suite.context
-    // The endpoint is busy for an hour: the jobs the events wake find it so and wait for the hour (an outage's backlog).
+    // The endpoint is busy for an hour: the jobs the events wake find it so and wait for the hour (an outage's
+    // backlog).
     await sql`update webhook_endpoints set sending_until = now() + interval '1 hour' where id = ${endpoint.id}`
     for (let n = 0; n < 12; n++) await user.post('/v1/charges', chargeBody())
     const parked = () => sql<{ waiting: number; due: number }[]>`

@@ -26,7 +26,12 @@ async function startWatchedWorker(
   deadAfterSeconds: number,
 ): Promise<{ worker: Worker; lines: Record<string, unknown>[] }> {
   const lines: Record<string, unknown>[] = []
-  const capture = new Writable({ write: (chunk, _encoding, done) => (lines.push(JSON.parse(String(chunk))), done()) })
+  const capture = new Writable({
+    write: (chunk, _encoding, done) => {
+      lines.push(JSON.parse(String(chunk)))
+      done()
+    },
+  })
   const config = { ...loadConfig({}), WORKER_DEAD_AFTER_SECONDS: deadAfterSeconds, RECOVERY_SCHEDULE: '0 0 1 1 *' }
   const worker = await startWorker(
     workerOptions(config, database, createSimulatedProcessor({ sql: database.sql }), pino({ level: 'warn' }, capture)),
@@ -34,7 +39,10 @@ async function startWatchedWorker(
   return { worker, lines }
 }
 
-/** Adds a recovery job under `jobKey`; resolves with its id and a reader of who locks it and its queue (undefined once it is done). */
+/**
+ * Adds a recovery job under `jobKey`; resolves with its id and a reader of who locks it and its queue (undefined once
+ * it is done).
+ */
 async function addRecoveryJob(jobKey: string) {
   const { sql } = database
   const [job] = await sql<{ id: string }[]>`

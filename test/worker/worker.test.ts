@@ -61,7 +61,12 @@ describe('the worker', () => {
 
   it('when its connections are terminated while it completes jobs, then it logs one-line warnings, does not crash, and goes on working', async () => {
     const lines: Record<string, unknown>[] = []
-    const capture = new Writable({ write: (chunk, _encoding, done) => (lines.push(JSON.parse(String(chunk))), done()) })
+    const capture = new Writable({
+      write: (chunk, _encoding, done) => {
+        lines.push(JSON.parse(String(chunk)))
+        done()
+      },
+    })
     const watched = await startWorker(
       workerOptions(
         loadConfig({}),

@@ -3,7 +3,7 @@
 // not lag), and its PaymentIntents and Refunds as they are now, for the comparison. Only objects this service made
 // count: a PaymentIntent carries the charge it was made for in metadata.charge_id (src/processor/stripe/stripe.ts);
 // one without (a payment taken in the Dashboard, a lookup's probe) changes nothing here.
-import Stripe from 'stripe'
+import type Stripe from 'stripe'
 import type {
   DisputeState,
   DisputeStatus,

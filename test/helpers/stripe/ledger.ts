@@ -1,4 +1,5 @@
-// What the Stripe test server holds: its PaymentIntents, Refunds, Disputes and Payouts (typed with the SDK's own types, so that a
+// What the Stripe test server holds: its PaymentIntents, Refunds, Disputes and Payouts (typed with the SDK's own types,
+// so that a
 // shape the SDK no longer has fails tsc), and every money movement with the idempotency key that caused it, for
 // tests that count them. Lists are newest first, as Stripe's are.
 import type Stripe from 'stripe'
@@ -23,7 +24,10 @@ export class StripeLedger {
   readonly movements: Movement[] = []
   /** Every change, as an Event (listed, and sent to the webhook endpoint). */
   readonly events = new StripeEvents()
-  /** What Stripe does shortly after answering (a dispute of pm_card_createDispute, a refund of pm_card_refundFail failing). */
+  /**
+   * What Stripe does shortly after answering (a dispute of pm_card_createDispute, a refund of pm_card_refundFail
+   * failing).
+   */
   private readonly next: (() => void)[] = []
   /** When each object becomes visible to search (docs.stripe.com/search: the index lags). */
   readonly searchableAt = new Map<string, number>()

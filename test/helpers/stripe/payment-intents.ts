@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto'
 import type Stripe from 'stripe'
 import { invalidRequest, noSuch, StripeFailure, unexpectedState } from './errors.js'
 import { arrayParam, booleanParam, type Form, hashParam, integerParam, stringMap, stringParam } from './form.js'
-import { type StripeLedger } from './ledger.js'
+import type { StripeLedger } from './ledger.js'
 import { stripeId, unixNow } from './ids.js'
 import { listOf, type Answer } from './lists.js'
 import { chargeOf, disputeOf } from './events.js'
@@ -134,7 +134,10 @@ function acceptedMandate(mandate: Form | undefined): boolean {
   )
 }
 
-/** Confirms with the intent's payment method: it succeeds (or is authorized), is declined, needs authentication, or processes. */
+/**
+ * Confirms with the intent's payment method: it succeeds (or is authorized), is declined, needs authentication, or
+ * processes.
+ */
 function confirmIntent(
   ledger: StripeLedger,
   intent: Stripe.PaymentIntent,
@@ -234,11 +237,11 @@ export function completeAuthentication(ledger: StripeLedger, id: string, succeed
 export function settleBankDebit(ledger: StripeLedger, id: string): Stripe.PaymentIntent {
   const intent = retrievePaymentIntent(ledger, id).body
   const behaviour = testPaymentMethod(intent.payment_method as string)
-  if (intent.status !== 'processing' || behaviour?.kind !== 'bank_debit' || behaviour.then === 'stays')
+  if (intent.status !== 'processing' || behaviour?.kind !== 'bank_debit' || behaviour.settles === 'stays')
     throw unexpectedState(intent, 'settlement')
-  if (behaviour.then !== 'succeeds') {
+  if (behaviour.settles !== 'succeeds') {
     try {
-      decline(ledger, intent, behaviour.then)
+      decline(ledger, intent, behaviour.settles)
     } catch (error) {
       if (!(error instanceof StripeFailure)) throw error
     }

@@ -5,13 +5,15 @@ export type CardBehaviour =
   | { kind: 'succeeds' }
   /** docs.stripe.com/testing#declined-payments: the error's code, decline_code and message. */
   | { kind: 'declines'; code: string; declineCode: string; message: string }
-  /** docs.stripe.com/testing#regulatory-cards: 3D Secure is required; once authenticated it succeeds, or is declined. */
+  /**
+   * docs.stripe.com/testing#regulatory-cards: 3D Secure is required; once authenticated it succeeds, or is declined.
+   */
   | { kind: 'requires_authentication'; thenDeclines?: { code: string; declineCode: string; message: string } }
   /**
    * docs.stripe.com/payments/ach-debit/accept-a-payment#test-integration: a bank debit is processing after its
    * confirmation, then succeeds or fails (or stays processing); it needs mandate_data.
    */
-  | { kind: 'bank_debit'; then: 'succeeds' | 'stays' | { code: string; message: string } }
+  | { kind: 'bank_debit'; settles: 'succeeds' | 'stays' | { code: string; message: string } }
 
 const succeeds: CardBehaviour = { kind: 'succeeds' }
 const declined = (declineCode: string, message = 'Your card was declined.'): CardBehaviour => ({
@@ -72,18 +74,18 @@ const TEST_PAYMENT_METHODS: Record<string, CardBehaviour> = {
       message: 'Your card has insufficient funds.',
     },
   },
-  pm_usBankAccount_success: { kind: 'bank_debit', then: 'succeeds' },
-  pm_usBankAccount_processing: { kind: 'bank_debit', then: 'stays' },
+  pm_usBankAccount_success: { kind: 'bank_debit', settles: 'succeeds' },
+  pm_usBankAccount_processing: { kind: 'bank_debit', settles: 'stays' },
   pm_usBankAccount_insufficientFunds: {
     kind: 'bank_debit',
-    then: {
+    settles: {
       code: 'insufficient_funds',
       message: 'The customer’s account has insufficient funds to cover this payment.',
     },
   },
   pm_usBankAccount_accountClosed: {
     kind: 'bank_debit',
-    then: { code: 'account_closed', message: 'The customer’s bank account has been closed.' },
+    settles: { code: 'account_closed', message: 'The customer’s bank account has been closed.' },
   },
 }
 

@@ -3,7 +3,7 @@
 import type Stripe from 'stripe'
 import { invalidRequest, noSuch } from './errors.js'
 import { type Form, integerParam, stringMap, stringParam } from './form.js'
-import { type StripeLedger } from './ledger.js'
+import type { StripeLedger } from './ledger.js'
 import { stripeId, unixNow } from './ids.js'
 import { listOf, type Answer } from './lists.js'
 import { chargeOf } from './events.js'

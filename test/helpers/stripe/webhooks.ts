@@ -32,7 +32,9 @@ export interface WebhookSender {
   clearFaults(): void
   /** Delivers what was held, newest first. */
   release(): void
-  /** Sends an event again, signed as at `signedAt` (unix seconds; now by default): a replay. Resolves with the status. */
+  /**
+   * Sends an event again, signed as at `signedAt` (unix seconds; now by default): a replay. Resolves with the status.
+   */
   resend(event: Stripe.Event, signedAt?: number): Promise<number>
   /** Signs `body` as Stripe does, for tests that forge or tamper. */
   sign(body: string, signedAt?: number, secret?: string): string
@@ -89,7 +91,9 @@ export function webhookSender(): WebhookSender & { send(event: Stripe.Event): vo
   }
 
   return {
-    endpoint: (url, secret) => void (target = { url, secret }),
+    endpoint: (url, secret) => {
+      target = { url, secret }
+    },
     fault: (type, fault, times = 1) => void faults.push({ type, fault, times }),
     clearFaults: () => void faults.splice(0),
     send(event) {
