@@ -62,7 +62,7 @@ export function completion(db: Sql | Transaction, claim: Claim, response: Stored
   return db`select complete_idempotency_key(${claim.rowId}, ${claim.token}, ${response.status}, ${db.json(response.headers)}, ${response.body})`
 }
 
-/** The error of a completion whose claim another request took over (complete_idempotency_key, migration 0003). */
+/** The error of a completion whose claim another request took over (complete_idempotency_key, db/functions.sql). */
 export function isTakenOver(error: unknown): boolean {
   return (error as { code?: string } | null)?.code === 'IK409'
 }

@@ -118,6 +118,12 @@ export const reconciliationDiscrepancies = new Gauge({
   registers,
 })
 
+export const workerJobLongestRunningSeconds = new Gauge({
+  name: 'worker_job_longest_running_seconds',
+  help: 'How long the longest job a worker of this process runs now has been running; over 120 s it is told as stuck',
+  registers,
+})
+
 export const processorEventsWaiting = new Gauge({
   name: 'processor_events_waiting',
   help: "The processor's events that wait for their object to be recorded; one that waits for an hour is also a discrepancy",

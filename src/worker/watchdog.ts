@@ -9,6 +9,7 @@ import {
   orphanedWorkerLocks,
   settlementOverdueClaims,
   settlementOldestOverdueSeconds,
+  workerJobLongestRunningSeconds,
 } from '../observability/metrics.js'
 import { settlementBacklog, type SettlementBacklog } from '../recovery/backlog.js'
 import { beat, forgetPools, forgetSilentPools, freeOrphanedLocks, unlockDeadPools } from './liveness.js'
@@ -22,14 +23,30 @@ export interface WatchdogSettings {
   endpoints: string[]
   /** Names this process in worker_heartbeats, for an operator reading it. */
   processName: string
+  /** A job running longer than this is told as stuck (STUCK_AFTER_SECONDS unless given: tests). */
+  stuckAfterSeconds?: number
+}
+
+/** A job a worker of this process runs now, and since when (epoch ms). */
+export interface RunningJob {
+  id: string
+  task: string
+  since: number
 }
 
 /** This process's graphile-worker pools, as the watchdog asks for them at each check. */
 export interface OwnPools {
   ids(): string[]
   /** The jobs its workers run now. */
-  runningJobIds(): string[]
+  running(): RunningJob[]
 }
+
+/**
+ * A job running this long is stuck, not slow: every task is bounded well below it (the reaper paces itself for 50 s,
+ * a delivery hands over for 5 s, each call out has its timeout). It holds its queue (one recovery at a time), so it
+ * is told, once, with its task.
+ */
+const STUCK_AFTER_SECONDS = 120
 
 export interface Watchdog {
   /** Why this process is not ready as far as its worker goes, or undefined. */
@@ -56,6 +73,7 @@ export async function startWatchdog(
   let timer: NodeJS.Timeout | undefined
   let running: Promise<void> = Promise.resolve()
   let stopped = false
+  const toldStuck = new Set<string>()
 
   async function check(): Promise<void> {
     await beat(sql, pools.ids(), settings.processName)
@@ -71,7 +89,13 @@ export async function startWatchdog(
       }
       await forgetSilentPools(sql, 10 * settings.deadAfterSeconds)
     }
-    const orphaned = await freeOrphanedLocks(sql, pools.ids(), pools.runningJobIds(), settings)
+    const running = pools.running()
+    const orphaned = await freeOrphanedLocks(
+      sql,
+      pools.ids(),
+      running.map((job) => job.id),
+      settings,
+    )
     if (orphaned.jobs + orphaned.queues > 0) {
       orphanedWorkerLocks.inc(orphaned.jobs + orphaned.queues)
       log.warn(
@@ -79,6 +103,17 @@ export async function startWatchdog(
         `this worker held locks on ${orphaned.jobs} job(s) and ${orphaned.queues} queue(s) none of its workers runs (a completion not recorded, or a job taken whose answer was lost): freed, the jobs run again`,
       )
     }
+    const stuckAfterSeconds = settings.stuckAfterSeconds ?? STUCK_AFTER_SECONDS
+    const stuck = running.filter((job) => Date.now() - job.since > stuckAfterSeconds * 1000)
+    workerJobLongestRunningSeconds.set(Math.max(0, ...running.map((job) => (Date.now() - job.since) / 1000)))
+    for (const job of stuck.filter((each) => !toldStuck.has(each.id))) {
+      toldStuck.add(job.id)
+      log.error(
+        { job: job.id, task: job.task, running_seconds: Math.round((Date.now() - job.since) / 1000) },
+        `job ${job.id} (${job.task}) has run for over ${stuckAfterSeconds} s and holds its lock (and its queue's): a task that waits on something without a bound`,
+      )
+    }
+    for (const id of toldStuck) if (!running.some((job) => job.id === id)) toldStuck.delete(id)
     const backlog = await settlementBacklog(sql, settings.endpoints, settings.graceSeconds)
     settlementOverdueClaims.set(backlog.overdue)
     settlementOldestOverdueSeconds.set(backlog.oldestSeconds)

@@ -21,7 +21,7 @@ import { RECOVER_TASK } from '../idempotency/recovery.js'
 import { recoveries } from '../recovery/registry.js'
 import { REAP_TASK, reapExpiredKeys } from './reap-expired-keys.js'
 import { COMPARE_TASK, compareTask, RECONCILE_TASK, reconcileTask } from '../outcomes/tasks.js'
-import { startWatchdog } from './watchdog.js'
+import { type RunningJob, startWatchdog } from './watchdog.js'
 
 export interface WorkerOptions {
   connectionString: string
@@ -201,7 +201,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       sql,
       {
         ids: () => [...settlement.poolIds, ...deliveries.poolIds],
-        runningJobIds: () => [...settlement.runningJobIds, ...deliveries.runningJobIds],
+        running: () => [...settlement.running.values(), ...deliveries.running.values()],
       },
       {
         ...options.liveness,
@@ -234,16 +234,16 @@ async function startRunner(
   applicationName: string,
   concurrency: number,
   work: Pick<RunnerOptions, 'taskList' | 'parsedCronItems'>,
-): Promise<Runner & { writable(): Promise<boolean>; poolIds: string[]; runningJobIds: Set<string> }> {
+): Promise<Runner & { writable(): Promise<boolean>; poolIds: string[]; running: Map<string, RunningJob> }> {
   const { log } = options
   // The ids under which this runner's pool locks jobs, for its heartbeat, and the jobs it runs now: a lock it
   // holds on any other job is one it no longer uses (src/worker/liveness.ts).
   const poolIds: string[] = []
-  const runningJobIds = new Set<string>()
+  const running = new Map<string, RunningJob>()
   const events: WorkerEvents = new EventEmitter()
   events.on('pool:create', ({ workerPool }) => poolIds.push(workerPool.id))
-  events.on('job:start', ({ job }) => runningJobIds.add(job.id))
-  events.on('job:complete', ({ job }) => runningJobIds.delete(job.id))
+  events.on('job:start', ({ job }) => running.set(job.id, { id: job.id, task: job.task_identifier, since: Date.now() }))
+  events.on('job:complete', ({ job }) => running.delete(job.id))
   const pgPool = graphilePool(options.connectionString, {
     applicationName,
     max: concurrency + 2,
@@ -278,7 +278,7 @@ async function startRunner(
       await pgPool.end()
     }
   }
-  return Object.assign(runner, { writable: () => isWritable(pgPool), poolIds, runningJobIds })
+  return Object.assign(runner, { writable: () => isWritable(pgPool), poolIds, running })
 }
 
 // A job that completed is routine (one a minute per cron task on an idle server): debug, not info. Failures,

@@ -38,8 +38,8 @@
  *                               earlier holder's call may still be performed)
  * network deliver / drop        the processor receives the call, or never does; processor/instrumented.ts gives a
  *                               call up after PROCESSOR_TIMEOUT_MS, and the clock may not pass that while it flies
- * record and complete           reply.transact + store.ts completeClaim (complete_idempotency_key, db/migrations/
- *                               0008: fenced by the token; raises IK409 otherwise, rolling the writes back);
+ * record and complete           reply.transact + store.ts completeClaim (complete_idempotency_key, db/functions.sql:
+ *                               fenced by the token; raises IK409 otherwise, rolling the writes back);
  *                               reply.commit + commits.ts Commits (commitStatement: the completion is an UPDATE
  *                               fenced by the token, and the request's rows are inserted only if it matched;
  *                               shared with concurrent requests' commits, each gated by its own token)

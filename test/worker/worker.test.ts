@@ -69,7 +69,8 @@ describe('the worker', () => {
     })
     const watched = await startWorker(
       workerOptions(
-        loadConfig({}),
+        // A completion lost with its connection leaves the job locked until the watchdog frees it: soon, here.
+        { ...loadConfig({}), WORKER_DEAD_AFTER_SECONDS: 3 },
         database,
         createSimulatedProcessor({ sql: database.sql }),
         pino({ level: 'warn' }, capture),
@@ -79,9 +80,9 @@ describe('the worker', () => {
                                         where datname = current_database() and application_name = 'payments-api worker'`
     try {
       // Jobs completing all the time while the worker's connections are cut again and again: a completion whose
-      // connection is lost is retried on a new one, and one that still fails is logged rather than left as an
-      // unhandled rejection that would end the process (patches/graphile-worker+0.17.3.patch; Vitest fails the
-      // run on an unhandled rejection).
+      // connection is lost is logged rather than left as an unhandled rejection that would end the process
+      // (patches/graphile-worker+0.17.3.patch; Vitest fails the run on an unhandled rejection), and the watchdog
+      // frees the job it kept locked, which then runs again.
       await database.sql`select graphile_worker.add_job(${REAP_TASK}) from generate_series(1, 300)`
       const stopAt = Date.now() + 2000
       while (Date.now() < stopAt) {
@@ -98,7 +99,7 @@ describe('the worker', () => {
       // Every job is recorded as done: none is left locked, to run again only when its lock expires hours later.
       const reapJobs = () => database.sql`select 1 from graphile_worker._private_jobs
                                           where task_id = (select id from graphile_worker._private_tasks where identifier = ${REAP_TASK})`
-      await until(async () => (await reapJobs()).length === 0)
+      await until(async () => (await reapJobs()).length === 0, 60_000)
       // Still working: a job added now runs to completion.
       const [{ id }] = (await database.sql<
         { id: string }[]

@@ -1,0 +1,46 @@
+-- The current text of every SQL function and trigger of the service, as the migrations leave them. Migrations stay
+-- append-only, so a function redefined later lives in several of them; read it here. A migration that changes one
+-- changes this file in the same commit: test/db/functions.test.ts holds the two equal, and names what differs.
+
+-- Completes an idempotency key with its response, fenced by the claim's token: the statement that completes a
+-- request's key (src/idempotency/store.ts) and the recovery worker's. A claim taken over meanwhile (its lease ran
+-- out) raises IK409, which rolls back the work recorded with it. An unsettled key never expires (its operation may
+-- be downstream), so one settled after its TTL keeps its response a full TTL from now. Last defined by 0008.
+create or replace function complete_idempotency_key(p_id bigint, p_token uuid, p_status smallint, p_headers jsonb, p_body bytea)
+returns void language plpgsql as $$
+begin
+  update idempotency_keys set
+    claim_token = null, locked_until = null, completed_at = now(), request = null,
+    response_status = p_status, response_headers = p_headers, response_body = p_body,
+    expires_at = greatest(expires_at, now() + (expires_at - created_at))
+  where id = p_id and claim_token = p_token;
+  if not found then
+    raise exception 'idempotency key % was taken over by another request', p_id using errcode = 'IK409';
+  end if;
+end $$;
+
+-- The webhook fan-out, in the transaction that writes an event: one delivery per enabled endpoint of the account
+-- that takes the event's type, and a graphile-worker job to send each (the transactional outbox; the sender is
+-- src/webhooks/deliver.ts). Most accounts have no endpoint: a plain look first. Last defined by 0007.
+create or replace function fan_out_event() returns trigger language plpgsql as $$
+declare
+  woken bigint;
+begin
+  if not exists (select from webhook_endpoints e where e.account_id = new.account_id and e.status = 'enabled') then
+    return null;
+  end if;
+  with deliveries as (
+    insert into webhook_deliveries (id, event_id, endpoint_id, account_id)
+    select 'wd_' || substr(md5(gen_random_uuid()::text), 1, 24), new.id, e.id, e.account_id
+    from webhook_endpoints e
+    where e.account_id = new.account_id and e.status = 'enabled'
+      and (new.type = any (e.enabled_events) or '*' = any (e.enabled_events))
+    returning id
+  )
+  select count(graphile_worker.add_job('deliver_webhook', json_build_object('delivery_id', d.id))) into woken
+  from deliveries d;
+  return null;
+end $$;
+
+drop trigger if exists events_fan_out on events;
+create trigger events_fan_out after insert on events for each row execute function fan_out_event();
