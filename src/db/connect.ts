@@ -19,9 +19,9 @@ export interface PoolOptions {
 }
 
 /**
- * How much longer than the statement timeout a connection that owes an answer may stay silent before it is closed.
- * The server ends every statement by then; silence past it means the answer was lost on the way (a pooler that
- * dropped its server mid-statement keeps the client waiting for ever), and the connection is no use to anyone.
+ * How much longer than the statement timeout a query may go unanswered before it is given up. The server ends every
+ * statement by then; silence past it means the answer was lost on the way (a pooler that dropped its server
+ * mid-statement keeps the client waiting for ever).
  */
 const ANSWER_MARGIN_MS = 5000
 
@@ -30,8 +30,13 @@ export function connect(url: string, options: PoolOptions = {}): Sql {
   return postgres(url, {
     max: options.max ?? 10,
     connect_timeout: (options.connectTimeoutMs ?? 2000) / 1000,
-    // patched postgres.js: what a silent connection owed fails with ANSWER_TIMEOUT, and the connection reconnects.
-    answer_timeout: statementTimeoutMs ? (statementTimeoutMs + ANSWER_MARGIN_MS) / 1000 : null,
+    // A query still unanswered past the statement timeout (plus a margin) was lost on the way: it is cancelled, and
+    // it fails with QUERY_TIMEOUT; a cancel left unanswered for cancel_timeout (5 s) closes the connection, and the
+    // pool connects again (patched: so does one whose cancel was answered, docs/operations.md).
+    query_timeout: statementTimeoutMs ? (statementTimeoutMs + ANSWER_MARGIN_MS) / 1000 : 0,
+    // And no wait for a connection (a query, a transaction, a reserved connection) outlasts that either: a pool whose
+    // connections are all held fails what waits (QUEUE_TIMEOUT, a 503) rather than holding a worker's job for ever.
+    queue_timeout: statementTimeoutMs ? (statementTimeoutMs + ANSWER_MARGIN_MS) / 1000 : 0,
     // Reconnect attempts while the database is down: postgres.js's default grows to 20 s between tries, which
     // kept the service failing long after PostgreSQL was back. Half a second at most comes back at once.
     backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 0.5),

@@ -9,13 +9,16 @@ const NETWORK_CODES = new Set([
   'ENETUNREACH',
   'ENOTFOUND',
   'EAI_AGAIN',
-  // postgres.js's own codes for a connection that failed to open, or was lost mid-query; ANSWER_TIMEOUT (patched):
-  // one that owed an answer and heard nothing past the statement timeout (src/db/connect.ts).
+  // postgres.js's own codes for a connection that failed to open, or was lost mid-query; QUERY_TIMEOUT: a query
+  // unanswered past the statement timeout and a margin (src/db/connect.ts), cancelled; CANCEL_UNANSWERED: the
+  // cancel of one got no answer either, and the connection was closed.
   'CONNECT_TIMEOUT',
   'CONNECTION_CLOSED',
   'CONNECTION_ENDED',
   'CONNECTION_DESTROYED',
-  'ANSWER_TIMEOUT',
+  'QUERY_TIMEOUT',
+  'QUEUE_TIMEOUT',
+  'CANCEL_UNANSWERED',
 ])
 
 // SQLSTATEs: connection exceptions (08), too many connections / out of resources (53), shutdown and

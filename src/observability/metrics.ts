@@ -133,7 +133,7 @@ export const processorEventsWaiting = new Gauge({
 const pools = new Set<Sql>()
 new Gauge({
   name: 'db_pool_connections',
-  help: 'Database pool connections by state (open: idle; busy, full, reserved: in use; connecting; closed), and queries waiting for one',
+  help: 'Database pool connections (connections: open, of which idle, leased to a transaction or reserved; opening), and queries waiting for one',
   labelNames: ['state'] as const,
   registers,
   collect() {
@@ -150,6 +150,5 @@ export function watchPool(sql: Sql): void {
 }
 
 function poolStats(sql: Sql): Record<string, number> {
-  // Exposed by patches/postgres+3.4.9.patch.
-  return (sql as unknown as { poolStats(): Record<string, number> }).poolStats()
+  return { ...sql.stats }
 }

@@ -118,7 +118,11 @@ async function expectBooksHold(load: PaymentLoad) {
     async () =>
       (await sql`select 1 from idempotency_keys where account_id = ${accountId} and completed_at is null`).length === 0,
     60_000,
-  )
+  ).catch((error: Error) => {
+    throw new Error(
+      `${error.message}: keys left unsettled\nworker:\n${worker.output().slice(-6000)}\napi:\n${api.output().slice(-3000)}`,
+    )
+  })
   const charges = await sql<
     { id: string; status: string; key: string }[]
   >`select id, status, metadata->>'key' as key from charges where account_id = ${accountId}`

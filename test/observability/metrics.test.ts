@@ -69,13 +69,13 @@ describe('GET /metrics on METRICS_PORT', () => {
     expect(after.find((family) => family.name === 'processor_call_duration_seconds')?.type).toBe('HISTOGRAM')
     const pool = after.find((family) => family.name === 'db_pool_connections')!
     expect(pool.type).toBe('GAUGE')
+    // postgres.js's own sql.stats: connections open, of which idle or leased (a transaction, a reserved one), opening,
+    // and queries waiting for one.
     expect(pool.metrics.map((metric) => metric.labels?.state).sort()).toEqual([
-      'busy',
-      'closed',
-      'connecting',
-      'full',
-      'open',
-      'reserved',
+      'connections',
+      'idle',
+      'leased',
+      'opening',
       'waiting',
     ])
     for (const name of [
