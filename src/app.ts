@@ -110,7 +110,7 @@ export async function appPlugin(
     maxAuthFailuresPerAddress: config.AUTH_FAILURE_LIMIT,
     windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS,
   })
-  const settled = recoveries(processor, sql, { authorizationExpiresDays: config.AUTHORIZATION_EXPIRES_DAYS })
+  const endpointRecoveries = recoveries(processor, sql, { authorizationExpiresDays: config.AUTHORIZATION_EXPIRES_DAYS })
   await app.register(idempotency, {
     sql,
     timing: {
@@ -118,12 +118,11 @@ export async function appPlugin(
       leaseSeconds: config.IDEMPOTENCY_LEASE_SECONDS,
       recoveryGraceSeconds: config.RECOVERY_GRACE_SECONDS,
     },
-    recoveries: settled,
+    recoveries: endpointRecoveries,
     replayCacheSize: config.IDEMPOTENCY_REPLAY_CACHE_SIZE,
     statementStallMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
     downstreamKeyRetentionSeconds: processor.keyRetentionSeconds,
   })
-  // After idempotency: both wrap route handlers, and the deadline's wrapper must be the outer one.
   await app.register(deadline, { timeoutMs: config.REQUEST_TIMEOUT_MS })
 
   await app.register(healthRoutes, { sql, notReady: options.notReady })
@@ -138,14 +137,14 @@ export async function appPlugin(
     },
     { prefix: '/v1' },
   )
-  const later = { authorizationExpiresDays: config.AUTHORIZATION_EXPIRES_DAYS }
-  await app.register(processorWebhookRoutes, { sql, later: processor.later, settings: later })
+  const outcomeSettings = { authorizationExpiresDays: config.AUTHORIZATION_EXPIRES_DAYS }
+  await app.register(processorWebhookRoutes, { sql, later: processor.later, settings: outcomeSettings })
   const controls = simulatedControlsOf(processor)
-  if (controls) await app.register(simulatedProcessorRoutes, { sql, controls, settings: later })
+  if (controls) await app.register(simulatedProcessorRoutes, { sql, controls, settings: outcomeSettings })
   // Last: the document is built from every route above.
   await app.register(openapiRoutes, { routes: documented })
   requireRecoveries(
     documented.map((route) => ({ method: route.method, url: route.url, problems: route.doc.problems })),
-    settled,
+    endpointRecoveries,
   )
 }

@@ -3,10 +3,9 @@
 // ledger, and the same charge (and event) rows into the same tables, inserted as a simple implementation does it.
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
 import { findAccountByApiKey } from '../../src/accounts/api-keys.js'
-import { chargeInsert, newChargeRow, toCharge } from '../../src/charges/repository.js'
+import { insertCharge, newChargeRow, toCharge } from '../../src/charges/repository.js'
 import { connect, type Sql } from '../../src/db/connect.js'
-import { insertRow } from '../../src/db/row-insert.js'
-import { eventInsert } from '../../src/events/events.js'
+import { insertEvent } from '../../src/events/events.js'
 import { chargeIdOf } from '../../src/charges/calls.js'
 import { createSimulatedProcessor } from '../../src/processor/simulated.js'
 import type { CreateChargeBody } from '../../src/schemas/charge.js'
@@ -44,12 +43,14 @@ export async function baseline(): Promise<Baseline> {
       const row = newChargeRow(chargeIdOf(idempotencyKey), accountId, input, outcome)
       const charge = toCharge(row)
       if (options.event) {
-        await sql.begin((tx) => [
-          insertRow(tx, chargeInsert(row)),
-          insertRow(tx, eventInsert(accountId, 'charge.succeeded', { object: charge }, row.created_at)),
-        ])
+        await sql.begin((tx) =>
+          Promise.all([
+            insertCharge(tx, row),
+            insertEvent(tx, accountId, 'charge.succeeded', { object: charge }, row.created_at),
+          ]),
+        )
       } else {
-        await insertRow(sql, chargeInsert(row))
+        await insertCharge(sql, row)
       }
       return { status: 201, body: charge }
     },

@@ -6,10 +6,9 @@
 //   3. record: the charge expired, and its charge.expired event, in one transaction
 import type { Logger } from 'pino'
 import type { Sql } from '../db/connect.js'
-import { pipelinedTransaction } from '../db/pipeline.js'
 import type { PaymentProcessor } from '../processor/processor.js'
 import { voidCall } from './calls.js'
-import type { ChargeRow } from './repository.js'
+import { claimExpiredAuthorizations } from './repository.js'
 import { recordVoid } from './settle.js'
 
 export const EXPIRE_TASK = 'expire_authorizations'
@@ -20,22 +19,13 @@ export async function expireAuthorizations(
   options: { batchSize: number; leaseSeconds: number },
   log: Logger,
 ): Promise<number> {
-  const claimed = await sql<ChargeRow[]>`
-    update charges set pending_operation = 'void', pending_operation_id = 'void:' || id,
-                       pending_until = now() + ${options.leaseSeconds} * interval '1 second'
-    where id in (
-      select id from charges
-      where status = 'requires_capture' and authorization_expires_at <= now()
-        and (pending_operation is null or (pending_operation_id = 'void:' || id and pending_until <= now()))
-      order by authorization_expires_at limit ${options.batchSize}
-      for update skip locked)
-    returning *`
+  const claimed = await claimExpiredAuthorizations(sql, options)
   let expired = 0
   for (const charge of claimed) {
     try {
       // Claimed above with its derived key as the pending operation.
       await processor.void(voidCall(charge, charge.pending_operation_id ?? ''))
-      await pipelinedTransaction(sql, (tx) => recordVoid(tx, charge, 'expired'))
+      await sql.begin((tx) => recordVoid(tx, charge, 'expired'))
       expired++
     } catch (error) {
       // The lease runs out and the next run tries again, with the same key.

@@ -1,37 +1,39 @@
 // Records a charge as the processor reported it, and says what the request that asked for it returns: 201 with
 // the charge, or 402 with the decline. The route and the recovery worker both end a charge here, so a settled
-// unknown outcome replays the very bytes a live request would have sent. The charge is built here, so its write
-// needs no answer: the route commits it, its event and the key's completion in one statement.
-import { eventInsert } from '../events/events.js'
-import type { Recorded } from '../idempotency/response.js'
+// unknown outcome replays the very bytes a live request would have sent. The charge is built here, so its
+// write needs no answer: the charge and its event go out together, without waiting for each other.
+import type { Transaction } from '../db/connect.js'
+import { insertEvent } from '../events/events.js'
+import type { RouteResponse } from '../idempotency/response.js'
 import type { ChargeOutcome } from '../processor/processor.js'
 import { PROBLEM_CONTENT_TYPE, problemBody } from '../problems.js'
 import type { Charge, CreateChargeBody } from '../schemas/charge.js'
 import type { EventType } from '../schemas/webhook.js'
-import { chargeInsert, newChargeRow, toCharge } from './repository.js'
+import { insertCharge, newChargeRow, toCharge } from './repository.js'
 
-export function recordCharge(
+export async function recordCharge(
+  tx: Transaction,
   chargeId: string,
   accountId: string,
   input: CreateChargeBody,
   outcome: ChargeOutcome,
   /** Set for an authorization (capture: false): until when it may be captured. */
   authorizationExpiresAt?: Date,
-): Recorded {
+): Promise<RouteResponse> {
   const row = newChargeRow(chargeId, accountId, input, outcome, authorizationExpiresAt)
   const charge = toCharge(row)
-  const writes = [
-    chargeInsert(row),
-    eventInsert(accountId, CHARGE_EVENT[charge.status], { object: charge }, row.created_at),
-  ]
+  await Promise.all([
+    insertCharge(tx, row),
+    insertEvent(tx, accountId, CHARGE_EVENT[charge.status], { object: charge }, row.created_at),
+  ])
   if (charge.status === 'failed') {
     const body = problemBody('card-declined', charge.failure_message ?? 'The card was declined.', {
       decline_code: charge.failure_code,
       charge: charge.id,
     })
-    return { writes, response: { status: 402, contentType: PROBLEM_CONTENT_TYPE, body } }
+    return { status: 402, contentType: PROBLEM_CONTENT_TYPE, body }
   }
-  return { writes, response: { status: 201, location: `/v1/charges/${charge.id}`, body: charge } }
+  return { status: 201, location: `/v1/charges/${charge.id}`, body: charge }
 }
 
 /** The event a charge's status is told by, when it is recorded or moves on. */

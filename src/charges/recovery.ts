@@ -2,8 +2,6 @@
 // (a charge or authorization, with its outcome; a capture; a void), and it is recorded as the live request would
 // have recorded it, or, when the processor never saw it, the reservation is given back.
 import type { Sql } from '../db/connect.js'
-import { sendAll } from '../db/pipeline.js'
-import { insertRow } from '../db/row-insert.js'
 import {
   type ChargeOutcome,
   lookupOutcome,
@@ -30,20 +28,10 @@ export function chargeRecovery(
         request: chargeCall(claim.accountId, bodyOf(claim), claim.operationId),
         notBefore: claim.createdAt,
       }),
-    async record(tx, claim, outcome) {
+    record(tx, claim, outcome) {
       const body = bodyOf(claim)
-      const { writes, response } = recordCharge(
-        chargeIdOf(claim.operationId),
-        claim.accountId,
-        body,
-        outcome,
-        authorizationExpiry(body, settings.authorizationExpiresDays),
-      )
-      sendAll(
-        tx,
-        writes.map((write) => insertRow(tx, write)),
-      )
-      return response
+      const expiresAt = authorizationExpiry(body, settings.authorizationExpiresDays)
+      return recordCharge(tx, chargeIdOf(claim.operationId), claim.accountId, body, outcome, expiresAt)
     },
   }
 }
@@ -77,6 +65,7 @@ export function settlementRecovery(
         throw new Error(`the processor performed ${kind} ${claim.operationId}, but the charge does not have it pending`)
       return kind === 'capture' ? recordCapture(tx, charge, pendingCaptureOf(charge)) : recordVoid(tx, charge, 'voided')
     },
-    release: (tx, claim) => releaseSettlement(tx, chargeIdOf(claim), claim.operationId),
+    release: (tx, claim) =>
+      releaseSettlement(tx, { accountId: claim.accountId, chargeId: chargeIdOf(claim) }, claim.operationId),
   }
 }

@@ -1,7 +1,10 @@
-// Charges in SQL, and their mapping to the API resource. Writers take the transaction explicitly.
+// Charges in SQL, and their mapping to the API resource: every statement that writes a charge is here, and the
+// modules that move one (settle.ts, refunds, the later outcomes, the expiry) call it. Writers take the
+// transaction explicitly, and every statement names the charge's account as well as its id.
+import type { Fragment } from 'postgres'
 import type { Sql, Transaction } from '../db/connect.js'
+import { theRow } from '../db/rows.js'
 import { pageOf, type Page } from '../db/pagination.js'
-import type { RowInsert } from '../db/row-insert.js'
 import type { ChargeOutcome, NextAction } from '../processor/processor.js'
 import type { Charge, CreateChargeBody } from '../schemas/charge.js'
 import type { PageRequest } from '../schemas/page.js'
@@ -33,7 +36,7 @@ export interface ChargeRow {
 
 /**
  * A new charge as it will be stored and returned, built here (created_at included) so that recording it needs no
- * answer from the database: its INSERT can go out in the same pipeline as the rest of the transaction. Its id was
+ * answer from the database: its INSERT goes out together with its event's (recordCharge). Its id was
  * decided before the processor was called (ChargeRequest.chargeId). With `authorizationExpiresAt`, a successful
  * outcome is an authorization to capture by then.
  */
@@ -80,8 +83,8 @@ function nextActionOf(action: NextAction): Charge['next_action'] {
     : { type: 'use_stripe_sdk', client_secret: action.clientSecret }
 }
 
-/** The insert of a charge built by newChargeRow: the columns a new charge sets (the rest keep their defaults). */
-export function chargeInsert(row: ChargeRow): RowInsert {
+/** Inserts a charge built by newChargeRow: the columns a new charge sets (the rest keep their defaults). */
+export async function insertCharge(tx: Sql | Transaction, row: ChargeRow): Promise<void> {
   const {
     amount_refunded_cents,
     amount_refund_pending_cents,
@@ -90,7 +93,7 @@ export function chargeInsert(row: ChargeRow): RowInsert {
     pending_amount_cents,
     ...inserted
   } = row
-  return { table: 'charges', row: inserted }
+  await tx`insert into charges ${tx(inserted)}`
 }
 
 /**
@@ -115,6 +118,136 @@ export async function lockCharge(tx: Transaction, accountId: string, chargeId: s
     ChargeRow[]
   >`select * from charges where id = ${chargeId} and account_id = ${accountId} for update`
   return row
+}
+
+/** The charge the processor tells of, by the id the service gave it, locked: the processor's news names no account. */
+export async function lockChargeById(tx: Transaction, chargeId: string): Promise<ChargeRow | undefined> {
+  const [row] = await tx<ChargeRow[]>`select * from charges where id = ${chargeId} for update`
+  return row
+}
+
+/** What a charge's writers name it by. */
+type ChargeKey = Pick<ChargeRow, 'account_id' | 'id'>
+
+/** A capture or void about to be asked of the processor becomes the charge's pending operation. */
+export async function setPendingOperation(
+  tx: Transaction,
+  charge: ChargeKey,
+  pending: { kind: 'capture' | 'void'; operationId: string; amountCents: number | null },
+): Promise<ChargeRow> {
+  const rows = await tx<ChargeRow[]>`
+    update charges set pending_operation = ${pending.kind}, pending_operation_id = ${pending.operationId},
+                       pending_amount_cents = ${pending.amountCents}, pending_until = null
+    where account_id = ${charge.account_id} and id = ${charge.id} returning *`
+  return theRow(rows, `charge ${charge.id}`)
+}
+
+/** How a pending capture or void settles the charge. */
+export type Settled =
+  | { status: 'succeeded'; captured: true; amount_captured_cents: number }
+  | { status: 'voided' | 'expired' }
+
+/**
+ * The pending operation done: the charge settled as it says, where that operation is still the pending one and the
+ * charge still awaits capture; undefined otherwise.
+ */
+export async function settlePendingOperation(
+  tx: Transaction,
+  charge: ChargeKey & Pick<ChargeRow, 'pending_operation_id'>,
+  settled: Settled,
+): Promise<ChargeRow | undefined> {
+  const [row] = await tx<ChargeRow[]>`
+    update charges set ${tx(settled)}, ${noPendingOperation(tx)}
+    where account_id = ${charge.account_id} and id = ${charge.id}
+      and pending_operation_id = ${charge.pending_operation_id} and status = 'requires_capture'
+    returning *`
+  return row
+}
+
+/** The processor never saw the pending operation: the charge is free for another capture or void. */
+export async function clearPendingOperation(
+  db: Sql | Transaction,
+  charge: { accountId: string; chargeId: string },
+  operationId: string,
+): Promise<void> {
+  await db`
+    update charges set ${noPendingOperation(db)}
+    where account_id = ${charge.accountId} and id = ${charge.chargeId} and pending_operation_id = ${operationId}`
+}
+
+const noPendingOperation = (db: Sql | Transaction): Fragment =>
+  db`pending_operation = null, pending_operation_id = null, pending_amount_cents = null, pending_until = null`
+
+/**
+ * Up to `batchSize` authorizations past their expiry, across accounts, each taking its void (with the durable key
+ * void:<charge>) as its pending operation for `leaseSeconds`; one a crashed run left pending is taken again.
+ */
+export async function claimExpiredAuthorizations(
+  sql: Sql,
+  options: { batchSize: number; leaseSeconds: number },
+): Promise<ChargeRow[]> {
+  return sql<ChargeRow[]>`
+    update charges set pending_operation = 'void', pending_operation_id = 'void:' || id,
+                       pending_until = now() + ${options.leaseSeconds} * interval '1 second'
+    where (account_id, id) in (
+      select account_id, id from charges
+      where status = 'requires_capture' and authorization_expires_at <= now()
+        and (pending_operation is null or (pending_operation_id = 'void:' || id and pending_until <= now()))
+      order by authorization_expires_at limit ${options.batchSize}
+      for update skip locked)
+    returning *`
+}
+
+/** Reserves (or, negative, gives back) a refund's amount on the charge, which the caller has locked. */
+export async function addRefundPending(tx: Transaction, charge: ChargeKey, amountCents: number): Promise<void> {
+  await tx`
+    update charges set amount_refund_pending_cents = amount_refund_pending_cents + ${amountCents}
+    where account_id = ${charge.account_id} and id = ${charge.id}`
+}
+
+/**
+ * A reserved refund done: its amount moves from pending to refunded. The charges check constraint (refunded +
+ * pending <= captured) backs up the reservation.
+ */
+export async function settleRefundPending(tx: Transaction, charge: ChargeKey, amountCents: number): Promise<ChargeRow> {
+  const rows = await tx<ChargeRow[]>`
+    update charges set amount_refunded_cents = amount_refunded_cents + ${amountCents},
+                       amount_refund_pending_cents = amount_refund_pending_cents - ${amountCents}
+    where account_id = ${charge.account_id} and id = ${charge.id}
+    returning *`
+  return theRow(rows, `charge ${charge.id}`)
+}
+
+/** A refund the processor made, or (negative) one it failed later: what is refunded of the charge moves by it. */
+export async function addRefunded(tx: Transaction, charge: ChargeKey, amountCents: number): Promise<ChargeRow> {
+  const rows = await tx<ChargeRow[]>`
+    update charges set amount_refunded_cents = amount_refunded_cents + ${amountCents}
+    where account_id = ${charge.account_id} and id = ${charge.id}
+    returning *`
+  return theRow(rows, `charge ${charge.id}`)
+}
+
+/** A move the processor told of (src/outcomes/charge-moves.ts decides it): the charge's new status and details. */
+export async function moveCharge(
+  tx: Transaction,
+  charge: ChargeKey,
+  set: Partial<ChargeRow> & { status: ChargeRow['status'] },
+): Promise<ChargeRow> {
+  const rows = await tx<ChargeRow[]>`
+    update charges set ${tx(set)} where account_id = ${charge.account_id} and id = ${charge.id} returning *`
+  return theRow(rows, `charge ${charge.id}`)
+}
+
+/** The charge's dispute as the processor last told it. */
+export async function setDispute(
+  tx: Transaction,
+  charge: ChargeKey,
+  dispute: NonNullable<Charge['dispute']>,
+): Promise<ChargeRow> {
+  const rows = await tx<ChargeRow[]>`
+    update charges set dispute = ${tx.json(dispute as never)}
+    where account_id = ${charge.account_id} and id = ${charge.id} returning *`
+  return theRow(rows, `charge ${charge.id}`)
 }
 
 export async function listCharges(sql: Sql, accountId: string, page: PageRequest): Promise<Page<Charge> | undefined> {

@@ -1,5 +1,5 @@
 // Capturing and voiding an authorization, in brandur's phases, so that a retry or a race can never move money twice:
-//   1. reserve: under the charge's row lock (a short transaction, fenced by the key's token: reply.reserve), check
+//   1. reserve: under the charge's row lock (a short transaction, fenced by the key's token: operation.reserve), check
 //      that it awaits capture and that nothing else is under way, and write this operation as its pending one
 //      (with the operation id the processor gets)
 //   2. call out: the processor, outside any transaction
@@ -7,16 +7,20 @@
 //      this one, in the transaction that completes the key
 // A second capture with a new key finds the first pending or done and is refused; a retry of the same operation
 // finds its own pending operation and goes on with it.
-import type { Fragment } from 'postgres'
 import type { Sql, Transaction } from '../db/connect.js'
-import { send } from '../db/pipeline.js'
-import { insertRow } from '../db/row-insert.js'
-import { theRow } from '../db/rows.js'
-import { eventInsert } from '../events/events.js'
+import { insertEvent } from '../events/events.js'
 import type { RouteResponse } from '../idempotency/response.js'
 import type { EventType } from '../schemas/webhook.js'
 import { Problem } from '../problems.js'
-import { lockCharge, toCharge, type ChargeRow } from './repository.js'
+import {
+  type ChargeRow,
+  clearPendingOperation,
+  lockCharge,
+  type Settled,
+  setPendingOperation,
+  settlePendingOperation,
+  toCharge,
+} from './repository.js'
 
 export type Settlement = 'capture' | 'void'
 
@@ -71,13 +75,11 @@ export async function reserveSettlement(
       },
     )
   }
-  const reserved = theRow(
-    await tx<ChargeRow[]>`
-    update charges set pending_operation = ${request.kind}, pending_operation_id = ${request.operationId},
-                       pending_amount_cents = ${amountCents || null}, pending_until = null
-    where id = ${charge.id} returning *`,
-    `charge ${charge.id}, locked above`,
-  )
+  const reserved = await setPendingOperation(tx, charge, {
+    kind: request.kind,
+    operationId: request.operationId,
+    amountCents: amountCents || null,
+  })
   return { charge: reserved, amountCents }
 }
 
@@ -92,37 +94,35 @@ export function recordCapture(tx: Transaction, charge: ChargeRow, amountCents: n
   return recordSettlement(
     tx,
     charge,
-    tx`status = 'succeeded', captured = true, amount_captured_cents = ${amountCents}`,
+    { status: 'succeeded', captured: true, amount_captured_cents: amountCents },
     'charge.captured',
   )
 }
 
 /** Phase 3 of a void: the authorization released; `expired` when the expiry worker voided it. */
 export function recordVoid(tx: Transaction, charge: ChargeRow, status: 'voided' | 'expired'): Promise<RouteResponse> {
-  return recordSettlement(tx, charge, tx`status = ${status}`, status === 'voided' ? 'charge.voided' : 'charge.expired')
+  return recordSettlement(tx, charge, { status }, status === 'voided' ? 'charge.voided' : 'charge.expired')
 }
 
 /** The charge changed as settled, where this operation is still the pending one, and its event. */
 async function recordSettlement(
   tx: Transaction,
   charge: ChargeRow,
-  change: Fragment,
+  change: Settled,
   eventType: EventType,
 ): Promise<RouteResponse> {
-  const [row] = await tx<ChargeRow[]>`
-    update charges set ${change}, ${noPendingOperation(tx)}
-    where id = ${charge.id} and pending_operation_id = ${charge.pending_operation_id} and status = 'requires_capture'
-    returning *`
+  const row = await settlePendingOperation(tx, charge, change)
   if (!row) throw new Error(`charge ${charge.id} no longer has this ${charge.pending_operation} pending`)
   const settled = toCharge(row)
-  send(tx, insertRow(tx, eventInsert(row.account_id, eventType, { object: settled })))
+  await insertEvent(tx, row.account_id, eventType, { object: settled })
   return { status: 200, body: settled }
 }
 
 /** The processor never saw the operation: the charge is free for another capture or void. */
-export async function releaseSettlement(db: Sql | Transaction, chargeId: string, operationId: string): Promise<void> {
-  await db`update charges set ${noPendingOperation(db)} where id = ${chargeId} and pending_operation_id = ${operationId}`
+export function releaseSettlement(
+  db: Sql | Transaction,
+  charge: { accountId: string; chargeId: string },
+  operationId: string,
+): Promise<void> {
+  return clearPendingOperation(db, charge, operationId)
 }
-
-const noPendingOperation = (db: Sql | Transaction) =>
-  db`pending_operation = null, pending_operation_id = null, pending_amount_cents = null, pending_until = null`

@@ -36,12 +36,12 @@ type ExistingKey = {
     }
 )
 
-// BATCH_ROWS_ESTIMATE. The batch statements are prepared, and PostgreSQL may keep one generic plan for them for
+// BATCH_ROWS_ESTIMATE. The claim statement is prepared, and PostgreSQL may keep one generic plan for it for
 // the life of a connection. In a generic plan it guesses that unnest() of an array parameter yields 10 rows, and
 // for 10 rows a hash join over a full scan of the key table is the cheaper plan while that table is small: a
 // fresh deployment's, or the benchmark's. The plan is kept as the table grows, and a claim then scanned 100,000
 // rows (measured: 1.4 ms per statement instead of 0.1). A LIMIT by a parameter makes it guess one row of
-// input, as for a single request's statement, so the plan probes the unique index once per request, as soon
+// input, so the plan probes the unique index once per request, as soon
 // as the table is a few pages long.
 
 interface ClaimAttempt {
@@ -141,16 +141,15 @@ export class KeyClaims {
 }
 
 /**
- * The claim of a batch of requests, one row each, answered in their order. Read first: a key that exists (a
- * replay, a 409, a 422) has no row to insert, so for it the statement is a plain index read. Against inserting
+ * The claim of a batch of requests (a request alone is a batch of one), one row each, answered in their order.
+ * Read first: a key that exists (a replay, a 409, a 422) has no row to insert, so for it the statement is a
+ * plain index read. Against inserting
  * with ON CONFLICT DO NOTHING first, measured with npm run bench: a replay's database time per request 0.28 ->
  * 0.16 ms, new claims unchanged. New keys are inserted in key order, so that two instances' batches wait for
  * each other's uncommitted keys in one order and never deadlock. An answer is missing (undefined) when the key
  * was inserted after the statement's snapshot, by another statement or by a twin earlier in this one.
  */
 async function claimStatement(sql: Sql, timing: Timing, attempts: ClaimAttempt[]): Promise<(KeyRow | undefined)[]> {
-  const [only] = attempts
-  if (only && attempts.length === 1) return [await claimOne(sql, timing, only)]
   const column = (value: (attempt: ClaimAttempt) => string | null) => arrayLiteral(attempts.map(value))
   const rows = await sql<(KeyRow & { ord: string })[]>`
     with input as (
@@ -195,44 +194,6 @@ async function claimStatement(sql: Sql, timing: Timing, attempts: ClaimAttempt[]
   const answers: (KeyRow | undefined)[] = new Array(attempts.length)
   for (const row of rows) answers[Number(row.ord) - 1] = row
   return answers
-}
-
-/**
- * The claim of one request alone: the same step as claimStatement's for one row, in the statement a single
- * request needs (measured alone, the batch statement cost PostgreSQL 0.2 ms more per request).
- */
-async function claimOne(
-  sql: Sql,
-  timing: Timing,
-  { scope, fingerprint, token, request }: ClaimAttempt,
-): Promise<KeyRow | undefined> {
-  const [row] = await sql<KeyRow[]>`
-    with existing as (
-      select id, operation_id, fingerprint, claim_token, expires_at <= now() as expired,
-             extract(epoch from expires_at - now())::float8 * 1000 as expires_in_ms,
-             coalesce(locked_until <= now(), false) as lease_over, completed_at, response_status, response_headers, response_body
-      from idempotency_keys
-      where account_id = ${scope.accountId} and endpoint = ${scope.endpoint} and key = ${scope.key}
-    ),
-    inserted as (
-      insert into idempotency_keys
-        (account_id, endpoint, key, fingerprint, operation_id, claim_token, locked_until, expires_at, request)
-      select ${scope.accountId}, ${scope.endpoint}, ${scope.key}, ${fingerprint}, gen_random_uuid(), ${token},
-             now() + ${timing.leaseSeconds} * interval '1 second', now() + ${timing.ttlSeconds} * interval '1 second',
-             ${request}::text::jsonb
-      where not exists (select from existing)
-      on conflict (account_id, endpoint, key) do nothing
-      returning id, operation_id
-    )
-    select true as inserted, id, operation_id, null::bytea as fingerprint, null::uuid as claim_token,
-           false as expired, null::float8 as expires_in_ms, false as lease_over, null::timestamptz as completed_at,
-           null::smallint as response_status, null::jsonb as response_headers, null::bytea as response_body
-    from inserted
-    union all
-    select false, id, operation_id, fingerprint, claim_token, expired, expires_in_ms, lease_over, completed_at,
-           response_status, response_headers, response_body
-    from existing`
-  return row
 }
 
 /**

@@ -1,7 +1,7 @@
 // The SQL of idempotency keys held by a request: complete one inside the caller's transaction, fence a
-// reservation with it, release it, or end its lease. Claiming is claims.ts; committing with rows, commits.ts.
+// reservation with it, release it, or end its lease. Claiming is claims.ts; completing with the route's writes,
+// for the requests that complete at the same moment together, completions.ts.
 import type { Sql, Transaction } from '../db/connect.js'
-import { send } from '../db/pipeline.js'
 import { RECOVER_TASK } from './recovery.js'
 import type { StoredResponse } from './response.js'
 
@@ -49,17 +49,12 @@ export interface Timing {
 }
 
 /**
- * Records the response in the transaction that made the handler's writes, so both commit or neither does. It is
- * sent without waiting (the transaction is one pipeline): if the claim was taken over meanwhile (our lease ran
- * out), the statement fails with IK409, which aborts the transaction; see isTakenOver.
+ * Completes the key with its response in the transaction that made the route's writes, so both commit or neither
+ * does; fenced by the claim's token: if the claim was taken over meanwhile (our lease ran out),
+ * complete_idempotency_key (db/functions.sql) raises IK409, which aborts the transaction (isTakenOver).
  */
-export function completeClaim(tx: Transaction, claim: Claim, response: StoredResponse): void {
-  send(tx, completion(tx, claim, response))
-}
-
-/** The statement that completes the key with its response, fenced by the claim's token. */
-export function completion(db: Sql | Transaction, claim: Claim, response: StoredResponse) {
-  return db`select complete_idempotency_key(${claim.rowId}, ${claim.token}, ${response.status}, ${db.json(response.headers)}, ${response.body})`
+export async function completeKey(tx: Transaction, claim: Claim, response: StoredResponse): Promise<void> {
+  await tx`select complete_idempotency_key(${claim.rowId}, ${claim.token}, ${response.status}, ${tx.json(response.headers)}, ${response.body})`
 }
 
 /** The error of a completion whose claim another request took over (complete_idempotency_key, db/functions.sql). */

@@ -4,15 +4,17 @@
 // an object the books do not hold yet (a webhook that overtook the answer it follows) waits; one for an object
 // this service did not make is ignored; neither is dropped silently (src/outcomes/inbox.ts keeps both).
 import type { Transaction } from '../db/connect.js'
-import { newId } from '../db/ids.js'
-import { insertRow } from '../db/row-insert.js'
-import { eventInsert } from '../events/events.js'
-import { type ChargeRow, toCharge } from '../charges/repository.js'
+import { insertEvent } from '../events/events.js'
+import { addRefunded, lockChargeById, moveCharge, setDispute, toCharge } from '../charges/repository.js'
 import type { DisputeState, PaymentState, ProcessorChange, RefundState } from '../processor/later.js'
 import { chargeMove, type LaterSettings } from './charge-moves.js'
-import { type RefundRow, toRefund } from '../refunds/repository.js'
+import {
+  insertRefundMadeAtProcessor,
+  lockRefundOfProcessor,
+  markRefundFailed,
+  toRefund,
+} from '../refunds/repository.js'
 import type { Charge } from '../schemas/charge.js'
-import { theRow } from '../db/rows.js'
 
 export type { LaterSettings }
 
@@ -35,54 +37,39 @@ export function applyChange(tx: Transaction, change: ProcessorChange, settings: 
 
 async function applyPayment(tx: Transaction, payment: PaymentState, settings: LaterSettings): Promise<Applied> {
   if (!payment.chargeId) return ignored(`payment ${payment.reference} was not made by this service`)
-  const [charge] = await tx<ChargeRow[]>`select * from charges where id = ${payment.chargeId} for update`
+  const charge = await lockChargeById(tx, payment.chargeId)
   if (!charge) return waiting(`charge ${payment.chargeId} of payment ${payment.reference} is not recorded yet`)
   if (charge.processor_reference !== payment.reference)
     return ignored(`charge ${charge.id} is payment ${charge.processor_reference}, not ${payment.reference}`)
   const move = chargeMove(charge, payment, settings)
   if ('wait' in move) return waiting(move.wait)
   if ('ignore' in move) return ignored(move.ignore)
-  const moved = await tx<ChargeRow[]>`update charges set ${tx(move.set)} where id = ${charge.id} returning *`
-  await insertRow(
-    tx,
-    eventInsert(charge.account_id, move.event, { object: toCharge(theRow(moved, `charge ${charge.id}`)) }),
-  )
+  const moved = await moveCharge(tx, charge, move.set)
+  await insertEvent(tx, charge.account_id, move.event, { object: toCharge(moved) })
   return APPLIED
 }
 
 async function applyRefund(tx: Transaction, refund: RefundState): Promise<Applied> {
-  const [known] = refund.operationId
-    ? await tx<RefundRow[]>`select * from refunds where operation_id = ${refund.operationId} for update`
-    : await tx<
-        RefundRow[]
-      >`select * from refunds where processor_reference = ${refund.reference} and operation_id is null for update`
+  const known = await lockRefundOfProcessor(tx, refund)
   if (!known && refund.operationId)
     return waiting(`refund ${refund.reference} (operation ${refund.operationId}) is not recorded yet`)
   if (!known) return recordRefundMadeAtProcessor(tx, refund)
   if (known.status === 'pending') return waiting(`refund ${known.id} is being recorded`)
   const failed = refund.status === 'failed' || refund.status === 'canceled'
   if (known.status === 'failed' || !failed) return ignored(`refund ${known.id} is ${known.status} already`)
-  const row = theRow(
-    await tx<RefundRow[]>`
-    update refunds set status = 'failed', failure_reason = ${refund.failureReason ?? 'unknown'} where id = ${known.id} returning *`,
-    `refund ${known.id}`,
-  )
-  const charge = await tx<ChargeRow[]>`
-    update charges set amount_refunded_cents = amount_refunded_cents - ${known.amount_cents} where id = ${known.charge_id} returning *`
-  await insertRow(
-    tx,
-    eventInsert(known.account_id, 'charge.refund.failed', {
-      object: toCharge(theRow(charge, `charge ${known.charge_id}`)),
-      refund: toRefund(row),
-    }),
-  )
+  const row = await markRefundFailed(tx, known, refund.failureReason ?? 'unknown')
+  const charge = await addRefunded(tx, { account_id: known.account_id, id: known.charge_id }, -known.amount_cents)
+  await insertEvent(tx, known.account_id, 'charge.refund.failed', {
+    object: toCharge(charge),
+    refund: toRefund(row),
+  })
   return APPLIED
 }
 
 /** A refund made at the processor (its dashboard): it becomes a refund of the books, marked as such. */
 async function recordRefundMadeAtProcessor(tx: Transaction, refund: RefundState): Promise<Applied> {
   if (!refund.chargeId) return ignored(`refund ${refund.reference} is of a payment this service did not make`)
-  const [charge] = await tx<ChargeRow[]>`select * from charges where id = ${refund.chargeId} for update`
+  const charge = await lockChargeById(tx, refund.chargeId)
   if (!charge) return waiting(`charge ${refund.chargeId} of refund ${refund.reference} is not recorded yet`)
   const failed = refund.status === 'failed' || refund.status === 'canceled'
   const left = charge.amount_captured_cents - charge.amount_refunded_cents - charge.amount_refund_pending_cents
@@ -92,27 +79,19 @@ async function recordRefundMadeAtProcessor(tx: Transaction, refund: RefundState)
     return waiting(
       `refund ${refund.reference} of ${refund.amountCents} exceeds the ${left} the books hold on charge ${charge.id}`,
     )
-  const [row] = await tx<RefundRow[]>`
-    insert into refunds (id, account_id, charge_id, amount_cents, currency, status, failure_reason, origin, processor_reference)
-    values (${newId('re')}, ${charge.account_id}, ${charge.id}, ${refund.amountCents}, ${charge.currency}, ${failed ? 'failed' : 'succeeded'},
-            ${failed ? (refund.failureReason ?? 'unknown') : null}, 'processor', ${refund.reference})
-    on conflict (processor_reference) where operation_id is null do nothing
-    returning *`
+  const row = await insertRefundMadeAtProcessor(tx, charge, {
+    amountCents: refund.amountCents,
+    failureReason: failed ? (refund.failureReason ?? 'unknown') : null,
+    processorReference: refund.reference,
+  })
   // Its twin (the same refund told by another event) was recorded first: under the payment's lock
   // (src/outcomes/inbox.ts) the lookup above finds it, so only a writer that does not take that lock gets here.
   if (!row) return ignored(`refund ${refund.reference} is recorded already`)
-  const updated = failed
-    ? [charge]
-    : await tx<
-        ChargeRow[]
-      >`update charges set amount_refunded_cents = amount_refunded_cents + ${refund.amountCents} where id = ${charge.id} returning *`
-  await insertRow(
-    tx,
-    eventInsert(charge.account_id, failed ? 'charge.refund.failed' : 'charge.refunded', {
-      object: toCharge(theRow(updated, `charge ${charge.id}`)),
-      refund: toRefund(row),
-    }),
-  )
+  const updated = failed ? charge : await addRefunded(tx, charge, refund.amountCents)
+  await insertEvent(tx, charge.account_id, failed ? 'charge.refund.failed' : 'charge.refunded', {
+    object: toCharge(updated),
+    refund: toRefund(row),
+  })
   return APPLIED
 }
 
@@ -120,7 +99,7 @@ const DISPUTE_ORDER: Record<DisputeState['status'], number> = { needs_response: 
 
 async function applyDispute(tx: Transaction, dispute: DisputeState): Promise<Applied> {
   if (!dispute.chargeId) return ignored(`dispute ${dispute.reference} is of a payment this service did not make`)
-  const [charge] = await tx<ChargeRow[]>`select * from charges where id = ${dispute.chargeId} for update`
+  const charge = await lockChargeById(tx, dispute.chargeId)
   if (!charge) return waiting(`charge ${dispute.chargeId} of dispute ${dispute.reference} is not recorded yet`)
   const current = charge.dispute
   if (current && current.processor_reference !== dispute.reference)
@@ -134,11 +113,9 @@ async function applyDispute(tx: Transaction, dispute: DisputeState): Promise<App
     processor_reference: dispute.reference,
     created_at: current?.created_at ?? new Date().toISOString(),
   }
-  const moved = await tx<
-    ChargeRow[]
-  >`update charges set dispute = ${tx.json(next as never)} where id = ${charge.id} returning *`
+  const moved = await setDispute(tx, charge, next)
   const closed = dispute.status === 'won' || dispute.status === 'lost'
   const type = closed ? 'charge.dispute.closed' : current ? 'charge.dispute.updated' : 'charge.dispute.created'
-  await insertRow(tx, eventInsert(charge.account_id, type, { object: toCharge(theRow(moved, `charge ${charge.id}`)) }))
+  await insertEvent(tx, charge.account_id, type, { object: toCharge(moved) })
   return APPLIED
 }

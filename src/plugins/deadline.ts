@@ -2,8 +2,11 @@
 // nothing, and no driver timeout fires): past the deadline the client gets a 503 it may retry with the same
 // key. The work already under way is not torn down; it finishes or rolls back on its own, and the
 // Idempotency-Key keeps a retry from doing it twice. `request.deadline.aborted` is set at that moment, so work that
-// has not yet begun (a processor call) is not started for a client that has already been answered.
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+// has not yet begun (a processor call) is not started for a client that has already been answered, and an
+// idempotent request that fails after that is logged quietly (reply.idempotent, src/plugins/idempotency.ts).
+// Fastify's own handlerTimeout (5.12) cannot do this: a client that closes its side after sending a POST body
+// aborts it and disarms its timer (fastify/fastify#6725).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { genericProblem, PROBLEM_CONTENT_TYPE, problemBody } from '../problems.js'
 
@@ -31,25 +34,6 @@ export default fp(
       // 'close' comes when the response has gone, or the connection went first.
       reply.raw.once('close', () => clearTimeout(timer))
       done()
-    })
-
-    // A handler that ends after its request was answered: its result has nowhere to go; say so once, quietly.
-    app.addHook('onRoute', (route: RouteOptions) => {
-      const handler = route.handler
-      route.handler = async function withinDeadline(
-        this: FastifyInstance,
-        request: FastifyRequest,
-        reply: FastifyReply,
-      ) {
-        try {
-          const result = await handler.call(this, request, reply)
-          return request.deadline.aborted && reply.sent ? undefined : result
-        } catch (error) {
-          if (!(request.deadline.aborted && reply.sent)) throw error
-          request.log.warn({ err: error }, 'request failed after its deadline had been answered')
-          return undefined
-        }
-      }
     })
   },
   { name: 'deadline' },

@@ -1,24 +1,24 @@
-// Idempotency-Key support that a route opts into with `config: { idempotency: { required: true } }`.
-// The route does its writes in `reply.transact(work)`: the writes and the stored response commit together.
-//
-// The plugin wraps the route's handler, so a claim lives exactly as long as the handler runs:
-//   claim the key (or replay, 409, 422) -> run the handler -> complete in its transaction, or release.
-// It comes after authentication and schema validation: a request refused by either never touches a key.
+// Idempotency-Key support for the routes that move money or make things. A route declares it in its options,
+// `config: { idempotency: { required: true } }` (the OpenAPI document reads that declaration too), and its handler
+// runs its work inside `reply.idempotent(async (operation) => ...)`, in the phases each route file names:
+//   claim the key (or replay, 409, 422) -> operation.reserve (fenced by the claim) -> operation.callOut ->
+//   operation.complete: the route's writes and the key's completion, one transaction -> or, on any failure, let go.
+// Nothing runs that the handler does not call: a reader follows a request from its route to the database here.
+// Authentication and schema validation come first (Fastify's hooks): a request refused by either never touches
+// a key.
 import { randomUUID } from 'node:crypto'
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Sql, Transaction } from '../db/connect.js'
 import { isDatabaseUnavailable } from '../db/errors.js'
-import { pipelinedTransaction } from '../db/pipeline.js'
 import { requestFingerprint } from '../idempotency/fingerprint.js'
 import { idempotencyKeyFromRawHeaders } from '../idempotency/key.js'
-import { toStoredResponse, type Recorded, type RouteResponse, type StoredResponse } from '../idempotency/response.js'
+import type { RouteResponse, StoredResponse } from '../idempotency/response.js'
 import { ReplayCache } from '../idempotency/replay-cache.js'
 import { KeyClaims } from '../idempotency/claims.js'
-import { Commits } from '../idempotency/commits.js'
+import { Completions } from '../idempotency/completions.js'
 import type { ClaimedOperation, Recovery } from '../idempotency/recovery.js'
 import {
-  completeClaim,
   endLease,
   holdsClaim,
   isTakenOver,
@@ -36,7 +36,7 @@ import {
 } from '../observability/metrics.js'
 import { Problem } from '../problems.js'
 
-export type { Recorded, RouteResponse }
+export type { RouteResponse }
 
 export interface IdempotencyOptions {
   sql: Sql
@@ -51,8 +51,9 @@ export interface IdempotencyOptions {
   /** Completed keys remembered per instance once replayed (IDEMPOTENCY_REPLAY_CACHE_SIZE); 0 turns it off. */
   replayCacheSize?: number
   /**
-   * How long a shared claim or commit statement may keep the requests behind it waiting (src/db/batcher.ts):
-   * DATABASE_STATEMENT_TIMEOUT_MS, past which PostgreSQL itself would have cancelled a statement it was running.
+   * How long a shared claim statement or completion transaction may keep the requests behind it waiting
+   * (src/db/batcher.ts): DATABASE_STATEMENT_TIMEOUT_MS, past which PostgreSQL itself would have cancelled a
+   * statement it was running.
    */
   statementStallMs?: number
   /**
@@ -64,56 +65,77 @@ export interface IdempotencyOptions {
   downstreamKeyRetentionSeconds?: number | undefined
 }
 
-interface HeldClaim extends Claim {
-  endpoint: string
-  recovery: Recovery | undefined
-  /** When the operation a takeover inherited was first claimed. */
-  operationSince?: Date | undefined
+/**
+ * One request's operation under its Idempotency-Key (or, sent without one, under an id of its own): what a
+ * route's handler is given by reply.idempotent, and the only way it writes.
+ */
+export interface Operation {
+  /**
+   * The operation id: stable across retries and takeovers of the key. Written beside what is reserved for the
+   * operation, and the idempotency key callOut forwards downstream.
+   */
+  readonly id: string
+  /**
+   * Runs `work` (a reservation made before calling out: a refund's amount, a pending capture) in a transaction
+   * that commits only if this request still holds its key; otherwise it rolls back with a 409. Every write that
+   * depends on holding the key is fenced by its token: its successor may be using the same reservation.
+   */
+  reserve<T>(work: (tx: Transaction) => Promise<T>): Promise<T>
+  /**
+   * The call out: hands the operation to whoever moves the money (a processor, a bank) under its id, the
+   * idempotency key it must forward. From this moment the operation counts as possibly downstream, for this
+   * request and every later holder of its key: a failure keeps the key bound to the operation, for a retry or
+   * the recovery worker to settle. Refused once the request's deadline has passed (its client has been
+   * answered, so nothing new goes out for it). A refusal that says nothing was performed (an error whose
+   * `operationNotPerformed` is true: src/processor ProcessorRequestError) lets the key go again, unless an
+   * earlier holder may have called out under it. Reservations come before it: a reservation refused with a 4xx
+   * then leaves the key free for a corrected retry.
+   */
+  callOut<T>(call: (idempotencyKey: string) => Promise<T>): Promise<T>
+  /**
+   * Runs `work` (the writes that make the operation so: reads, locks, inserts) in a transaction that also
+   * completes the key with the response `work` returns, then sends that response: both commit or neither does.
+   * If the claim was taken over meanwhile (this request outlived its lease), nothing is written and the answer is
+   * a 409. Requests completing at the same moment share one transaction (src/idempotency/completions.ts), each
+   * work in turn: `work` writes only through `tx`, and may run a second time if another work of its transaction
+   * failed.
+   */
+  complete(work: (tx: Transaction) => Promise<RouteResponse>): Promise<FastifyReply>
 }
 
 declare module 'fastify' {
   interface FastifyContextConfig {
+    /** The route is idempotent: its handler runs in reply.idempotent; `required`: a request without a key is a 400. */
     idempotency?: { required: boolean }
   }
-  interface FastifyRequest {
-    /** The claim this request holds on its Idempotency-Key, until the response is committed. */
-    idempotencyClaim: HeldClaim | null
-    /** The operation id of a request sent without a key (made on first use). */
-    keylessOperationId: string | null
-    /**
-     * Set once the operation may be downstream: when this request hands its id out, or from the claim on when the
-     * claim was taken over from an earlier holder (which may have called out). From then on a rollback must not
-     * forget the key nor give back what was reserved: "was it sent?" belongs to the operation, not to one request.
-     */
-    operationMayBeDownstream: boolean
-  }
   interface FastifyReply {
-    /** Runs `work` in a transaction that also records its response against the request's key, then sends it. */
-    transact(work: (tx: Transaction) => Promise<RouteResponse>): Promise<FastifyReply>
     /**
-     * Runs `work` (a reservation made before calling out: a refund's amount, a pending capture) in a transaction
-     * that commits only if this request still holds its key; otherwise it rolls back with a 409. Every write that
-     * depends on holding the key is fenced by its token: its successor may be using the same reservation.
+     * Claims the request's Idempotency-Key and runs `run` with its operation; or answers at once: the stored
+     * response of a completed key (a replay), 409 while another request holds it, 422 for a different request
+     * under it, 400 without a key where one is required. When `run` ends without completing (an error, a lost
+     * claim, a deadline) the key is let go: freed for a retry, or, once the operation may be downstream, left for
+     * a retry or the recovery worker to settle.
      */
-    reserve<T>(work: (tx: Transaction) => Promise<T>): Promise<T>
-    /**
-     * Inserts the rows the route recorded and completes the request's key in one statement (one round trip, no
-     * transaction held open), shared with the requests committing at the same moment, then sends the response.
-     * For records that need no reads.
-     */
-    commit(recorded: Recorded): Promise<FastifyReply>
-    /**
-     * The call out: hands the operation to whoever moves the money (a processor, a bank) under its operation id,
-     * the idempotency key it must forward. From this moment the operation counts as possibly downstream, for this
-     * request and every later holder of its key: a rollback keeps the key bound to the operation, for a retry or
-     * the recovery worker to settle. Refused once the request's deadline has passed (its client has been answered,
-     * so nothing new goes out for it). A refusal that says nothing was performed (an error whose
-     * `operationNotPerformed` is true: src/processor ProcessorRequestError) lets the key go again, unless an
-     * earlier holder may have called out under it. Reservations come before it: a reservation refused with a 4xx
-     * then leaves the key free for a corrected retry.
-     */
-    callOut<T>(call: (idempotencyKey: string) => Promise<T>): Promise<T>
+    idempotent(run: (operation: Operation) => Promise<FastifyReply>): Promise<FastifyReply>
   }
+}
+
+/** An operation's state, as reply.idempotent tracks it. */
+interface Held {
+  id: string
+  /** Null for a request sent without a key; null again once completed. */
+  claim: Claim | null
+  completed: boolean
+  /**
+   * Set once the operation may be downstream: when this request calls out, or from the claim on when the claim
+   * was taken over from an earlier holder (which may have called out). From then on a failure must not forget
+   * the key nor give back what was reserved: "was it sent?" belongs to the operation, not to one request.
+   */
+  mayBeDownstream: boolean
+  /** When the operation a takeover inherited was first claimed. */
+  since: Date | undefined
+  endpoint: string
+  recovery: Recovery | undefined
 }
 
 const RETRY_AFTER_SECONDS = '1'
@@ -141,95 +163,181 @@ export default fp(
       },
     })
     const claims = new KeyClaims(sql, timing, shared('claim'))
-    const commits = new Commits(sql, shared('commit'))
-    app.decorateRequest('idempotencyClaim', null)
-    app.decorateRequest('keylessOperationId', null)
-    app.decorateRequest('operationMayBeDownstream', false)
+    const completions = new Completions(sql, shared('commit'))
 
-    app.addHook('onRoute', (route: RouteOptions) => {
-      const settings = route.config?.idempotency
-      if (!settings) return
-      const handler = route.handler
-      route.handler = async function idempotent(this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+    app.decorateReply(
+      'idempotent',
+      async function idempotent(this: FastifyReply, run: (operation: Operation) => Promise<FastifyReply>) {
+        const request = this.request
+        const endpoint = `${request.method} ${request.routeOptions.url}`
+        const settings = request.routeOptions.config.idempotency
+        if (!settings)
+          throw new Error(`${endpoint} calls reply.idempotent without declaring config: { idempotency: { ... } }`)
+        const recovery = recoveryOf.get(endpoint)
         const key = idempotencyKeyFromRawHeaders(request.raw.rawHeaders)
-        const recovery = recoveryOf.get(`${request.method} ${request.routeOptions.url}`)
+        const held: Held = {
+          id: '',
+          claim: null,
+          completed: false,
+          mayBeDownstream: false,
+          since: undefined,
+          endpoint,
+          recovery,
+        }
         if (key === undefined) {
           if (settings.required) {
             throw new Problem(
               'idempotency-key-required',
-              `${request.method} ${request.routeOptions.url} requires an Idempotency-Key header; send a new unique value for each logical operation and the same value on every retry of it.`,
+              `${endpoint} requires an Idempotency-Key header; send a new unique value for each logical operation and the same value on every retry of it.`,
             )
           }
-          try {
-            return await handler.call(this, request, reply)
-          } finally {
-            await giveBackKeyless(request, recovery)
-          }
-        }
-        const scope = scopeOf(request, key)
-        const fingerprint = fingerprintOf(request)
-        const result =
-          remembered(replays, scope, fingerprint) ??
-          (await claims.claim(scope, fingerprint, recovery ? requestOf(request) : null))
-        if (result.outcome === 'completed' && result.expiresInMs !== undefined)
-          replays.set(scope, { fingerprint, response: result.response }, result.expiresInMs, result.askedAt)
-        request.log[result.outcome === 'claimed' ? 'debug' : 'info'](
-          { idempotency_key: key, outcome: result.outcome },
-          'idempotency key checked',
-        )
-        idempotencyOutcomes.inc({
-          endpoint: scope.endpoint,
-          outcome:
-            result.outcome === 'claimed' ? (result.takenOver ? 'taken_over' : 'claimed') : OUTCOME[result.outcome],
-        })
-        switch (result.outcome) {
-          case 'completed':
-            return replay(reply, result.response)
-          case 'in-flight':
-            throw new Problem(
-              'idempotency-request-in-flight',
-              'A request with this Idempotency-Key is still being processed; retry after the interval in Retry-After.',
-              {
-                headers: { 'retry-after': RETRY_AFTER_SECONDS },
-              },
-            )
-          case 'fingerprint-mismatch':
-            throw new Problem(
-              'idempotency-key-reused',
-              'This Idempotency-Key was already used with a different request body or path; use a new key for a new operation.',
-            )
-          case 'claimed':
-            request.idempotencyClaim = {
-              ...result.claim,
-              endpoint: scope.endpoint,
-              recovery,
-              operationSince: result.operationSince,
-            }
-            request.operationMayBeDownstream = result.inherited
+          held.id = randomUUID()
+        } else {
+          const result = await claimKey(request, { accountId: accountOf(request), endpoint, key }, recovery)
+          if (result.outcome === 'completed') return replay(this, result.response)
+          held.id = result.claim.operationId
+          held.claim = result.claim
+          held.mayBeDownstream = result.inherited
+          held.since = result.operationSince
         }
         try {
-          return await handler.call(this, request, reply)
+          return await run(operationOf(this, held))
+        } catch (error) {
+          // The client already has its 503: a failure now has nowhere to go; say so once, quietly.
+          if (!(request.deadline?.aborted && this.sent)) throw error
+          request.log.warn({ err: error }, 'request failed after its deadline had been answered')
+          return this
         } finally {
-          await letGo(request)
+          if (!held.completed) await letGo(request, held)
         }
-      }
-    })
+      },
+    )
 
-    // A handler that ends without committing its response (an error, a rollback, a deadline) frees the key for a
-    // retry: for any request if its operation cannot be downstream (the key is forgotten and what the request
-    // reserved is given back, in one transaction fenced by the claim's token), otherwise for this same request only.
-    async function letGo(request: FastifyRequest) {
-      const claim = request.idempotencyClaim
-      if (!claim) return
-      request.idempotencyClaim = null
-      const downstream = request.operationMayBeDownstream
-      idempotencyOutcomes.inc({ endpoint: claim.endpoint, outcome: downstream ? 'lease_ended' : 'released' })
-      const operation = { operationId: claim.operationId, accountId: request.account.id, request: requestOf(request) }
+    /** The claim, or why not: a replay (returned), or a 409 or 422 (thrown). */
+    async function claimKey(request: FastifyRequest, scope: KeyScope, recovery: Recovery | undefined) {
+      const fingerprint = fingerprintOf(request)
+      const result =
+        remembered(replays, scope, fingerprint) ??
+        (await claims.claim(scope, fingerprint, recovery ? requestOf(request) : null))
+      if (result.outcome === 'completed' && result.expiresInMs !== undefined)
+        replays.set(scope, { fingerprint, response: result.response }, result.expiresInMs, result.askedAt)
+      request.log[result.outcome === 'claimed' ? 'debug' : 'info'](
+        { idempotency_key: scope.key, outcome: result.outcome },
+        'idempotency key checked',
+      )
+      idempotencyOutcomes.inc({
+        endpoint: scope.endpoint,
+        outcome: result.outcome === 'claimed' ? (result.takenOver ? 'taken_over' : 'claimed') : OUTCOME[result.outcome],
+      })
+      switch (result.outcome) {
+        case 'in-flight':
+          throw new Problem(
+            'idempotency-request-in-flight',
+            'A request with this Idempotency-Key is still being processed; retry after the interval in Retry-After.',
+            { headers: { 'retry-after': RETRY_AFTER_SECONDS } },
+          )
+        case 'fingerprint-mismatch':
+          throw new Problem(
+            'idempotency-key-reused',
+            'This Idempotency-Key was already used with a different request body or path; use a new key for a new operation.',
+          )
+        default:
+          return result
+      }
+    }
+
+    function operationOf(reply: FastifyReply, held: Held): Operation {
+      const request = reply.request
+      return {
+        id: held.id,
+        async reserve(work) {
+          const claim = held.claim
+          return sql.begin(async (tx) => {
+            const result = await work(tx)
+            if (claim && !(await holdsClaim(tx, claim))) throw lostClaim()
+            return result
+          }) as Promise<Awaited<ReturnType<typeof work>>>
+        },
+        async callOut(call) {
+          // Without a Recovery an unknown outcome of this call would never be settled by itself: a defect of the route.
+          if (!held.recovery)
+            throw new Error(
+              `${held.endpoint} calls out without a Recovery: register one for it in src/recovery/registry.ts (docs/extending.md)`,
+            )
+          if (request.deadline?.aborted)
+            throw new Problem('service-unavailable', 'The request ran out of time before the processor was called.')
+          const inherited = held.mayBeDownstream
+          if (inherited && outlivedDownstreamKeys(held.since)) {
+            throw new Problem(
+              'processor-unavailable',
+              'This operation was first tried longer ago than the processor keeps its idempotency keys; it is being settled without calling out again. Retry later with the same Idempotency-Key and body.',
+              { headers: { 'retry-after': '60' } },
+            )
+          }
+          held.mayBeDownstream = true
+          try {
+            return await call(held.id)
+          } catch (error) {
+            if ((error as { operationNotPerformed?: unknown } | null)?.operationNotPerformed === true && !inherited)
+              held.mayBeDownstream = false
+            throw error
+          }
+        },
+        async complete(work) {
+          const stored = await completions.complete(held.claim, work).catch((error: unknown) => fencedOff(error, held))
+          held.completed = true
+          held.claim = null
+          // Past the deadline the client already has its 503; a retry will replay what was just committed.
+          if (reply.sent) return reply
+          return reply.code(stored.status).headers(stored.headers).send(stored.body)
+        },
+      }
+    }
+
+    /**
+     * A completion that failed because the claim was taken over is a 409: the completion itself said so (IK409), or
+     * the work failed first on what the successor had already written (its charge, its settled capture), and
+     * the claim, asked now, is no longer this holder's.
+     */
+    async function fencedOff(error: unknown, held: Held): Promise<never> {
+      if (isTakenOver(error)) throw lostClaim()
+      const claim = held.claim
+      if (claim && !isDatabaseUnavailable(error) && !(await sql.begin((tx) => holdsClaim(tx, claim)).catch(() => true)))
+        throw lostClaim()
+      throw error
+    }
+
+    function outlivedDownstreamKeys(since: Date | undefined): boolean {
+      const retention = options.downstreamKeyRetentionSeconds
+      return since !== undefined && retention !== undefined && Date.now() - since.getTime() > retention * 1000
+    }
+
+    // An operation that ends without completing (an error, a lost claim, a deadline) lets go of its key: if it
+    // cannot be downstream, the key is forgotten and what the request reserved is given back, in one transaction
+    // fenced by the claim's token; otherwise the key stays bound to the operation, for a retry or the recovery
+    // worker. A request without a key has no claim to fence: its operation id is its own.
+    async function letGo(request: FastifyRequest, held: Held) {
+      const { claim, recovery } = held
+      const operation = (): ClaimedOperation => ({
+        operationId: held.id,
+        accountId: accountOf(request),
+        request: requestOf(request),
+      })
+      if (!claim) {
+        const release = recovery?.release
+        if (!release || held.mayBeDownstream) return
+        await sql
+          .begin((tx) => release(tx, operation()))
+          .catch((error: unknown) => request.log.error({ err: error }, 'could not give back a reservation'))
+        return
+      }
+      const downstream = held.mayBeDownstream
+      idempotencyOutcomes.inc({ endpoint: held.endpoint, outcome: downstream ? 'lease_ended' : 'released' })
       const release = () =>
         downstream
-          ? endLease(sql, claim, claim.recovery ? timing.recoveryGraceSeconds : undefined)
+          ? endLease(sql, claim, recovery ? timing.recoveryGraceSeconds : undefined)
           : sql.begin(async (tx) => {
-              if (await releaseClaim(tx, claim)) await claim.recovery?.release?.(tx, operation)
+              if (await releaseClaim(tx, claim)) await recovery?.release?.(tx, operation())
             })
       const failed = (error: unknown) =>
         request.log.error({ err: error }, 'could not release idempotency claim; it frees itself when its lease ends')
@@ -244,96 +352,11 @@ export default fp(
         ).unref()
       })
     }
-
-    // A request sent without a key has no claim to fence: its operation id is its own, so what it reserved is
-    // given back when the operation never went downstream.
-    async function giveBackKeyless(request: FastifyRequest, recovery: Recovery | undefined) {
-      const operationId = request.keylessOperationId
-      const release = recovery?.release
-      if (!release || operationId === null || request.operationMayBeDownstream) return
-      const operation: ClaimedOperation = { operationId, accountId: request.account.id, request: requestOf(request) }
-      await sql
-        .begin((tx) => release(tx, operation))
-        .catch((error: unknown) => request.log.error({ err: error }, 'could not give back a reservation'))
-    }
-
-    app.decorateReply('reserve', async function reserve<
-      T,
-    >(this: FastifyReply, work: (tx: Transaction) => Promise<T>): Promise<T> {
-      const claim = this.request.idempotencyClaim
-      const reserved = await sql.begin(async (tx) => {
-        const result = await work(tx)
-        if (claim && !(await holdsClaim(tx, claim))) throw lostClaim()
-        return result
-      })
-      return reserved as T
-    })
-
-    app.decorateReply(
-      'transact',
-      async function transact(this: FastifyReply, work: (tx: Transaction) => Promise<RouteResponse>) {
-        const claim = this.request.idempotencyClaim
-        const stored = await pipelinedTransaction(sql, async (tx) => {
-          const response = toStoredResponse(await work(tx))
-          if (claim) completeClaim(tx, claim, response)
-          return response
-        }).catch(fencedOff)
-        return sendCommitted(this, stored)
-      },
-    )
-
-    app.decorateReply('callOut', async function callOut<
-      T,
-    >(this: FastifyReply, call: (idempotencyKey: string) => Promise<T>): Promise<T> {
-      const request = this.request
-      const endpoint = `${request.method} ${request.routeOptions.url}`
-      // Without a Recovery an unknown outcome of this call would never be settled by itself: a defect of the route.
-      if (!recoveryOf.has(endpoint))
-        throw new Error(
-          `${endpoint} calls out without a Recovery: register one for it in src/recovery/registry.ts (docs/extending.md)`,
-        )
-      if (request.deadline?.aborted)
-        throw new Problem('service-unavailable', 'The request ran out of time before the processor was called.')
-      const inherited = request.operationMayBeDownstream
-      const since = request.idempotencyClaim?.operationSince
-      if (
-        inherited &&
-        since &&
-        options.downstreamKeyRetentionSeconds !== undefined &&
-        Date.now() - since.getTime() > options.downstreamKeyRetentionSeconds * 1000
-      ) {
-        throw new Problem(
-          'processor-unavailable',
-          'This operation was first tried longer ago than the processor keeps its idempotency keys; it is being settled without calling out again. Retry later with the same Idempotency-Key and body.',
-          {
-            headers: { 'retry-after': '60' },
-          },
-        )
-      }
-      request.operationMayBeDownstream = true
-      try {
-        return await call(operationIdOf(request))
-      } catch (error) {
-        if ((error as { operationNotPerformed?: unknown } | null)?.operationNotPerformed === true && !inherited)
-          request.operationMayBeDownstream = false
-        throw error
-      }
-    })
-
-    app.decorateReply('commit', async function commit(this: FastifyReply, recorded: Recorded) {
-      const stored = toStoredResponse(recorded.response)
-      if (!(await commits.commit(recorded.writes, this.request.idempotencyClaim, stored))) throw lostClaim()
-      return sendCommitted(this, stored)
-    })
   },
   { name: 'idempotency', dependencies: ['auth'] },
 )
 
 /** A completion refused because the claim was taken over (our lease ran out): the work rolled back. */
-function fencedOff(error: unknown): never {
-  if (!isTakenOver(error)) throw error
-  throw lostClaim()
-}
 
 function lostClaim(): Problem {
   return new Problem(
@@ -343,20 +366,6 @@ function lostClaim(): Problem {
       headers: { 'retry-after': RETRY_AFTER_SECONDS },
     },
   )
-}
-
-function sendCommitted(reply: FastifyReply, stored: StoredResponse): FastifyReply {
-  reply.request.idempotencyClaim = null
-  // Past the deadline the client already has its 503; a retry will replay what was just committed.
-  if (reply.sent) return reply
-  return reply.code(stored.status).headers(stored.headers).send(stored.body)
-}
-
-/** The operation id, without handing it out: to write it beside work reserved before the call out. */
-export function operationIdOf(request: FastifyRequest): string {
-  if (request.idempotencyClaim) return request.idempotencyClaim.operationId
-  request.keylessOperationId ??= randomUUID()
-  return request.keylessOperationId
 }
 
 /** A replay answered from memory: the stored response, or a 422 when the request differs from the one stored. */
@@ -373,10 +382,11 @@ function requestOf(request: FastifyRequest): ClaimedOperation['request'] {
   return { params: request.params ?? {}, body: request.body ?? null }
 }
 
-function scopeOf(request: FastifyRequest, key: string): KeyScope {
+/** Keys are scoped by account: a route without authentication cannot be idempotent. */
+function accountOf(request: FastifyRequest): string {
   if (!request.account)
     throw new Error(`${request.routeOptions.url}: idempotency needs an authenticated account to scope keys`)
-  return { accountId: request.account.id, endpoint: `${request.method} ${request.routeOptions.url}`, key }
+  return request.account.id
 }
 
 function fingerprintOf(request: FastifyRequest): Buffer {

@@ -172,7 +172,7 @@ export class ProcessorIdempotencyError extends Error {
  */
 export class ProcessorRequestError extends Error {
   override name = 'ProcessorRequestError'
-  /** Read by reply.callOut (src/plugins/idempotency.ts): a refusal leaves nothing downstream. */
+  /** Read by operation.callOut (src/plugins/idempotency.ts): a refusal leaves nothing downstream. */
   readonly operationNotPerformed = true
 
   constructor(

@@ -12,9 +12,8 @@
 // src/config.ts enforces) after the last holder's lease ended, and that lease outlasts the holder's deadline.
 import type { Logger } from 'pino'
 import type { Sql } from '../db/connect.js'
-import { pipelinedTransaction } from '../db/pipeline.js'
 import { toStoredResponse } from '../idempotency/response.js'
-import { completeClaim, isTakenOver, releaseClaim } from '../idempotency/store.js'
+import { completeKey, isTakenOver, releaseClaim } from '../idempotency/store.js'
 import { RECOVER_TASK, type AbandonedClaim, type Recovery } from '../idempotency/recovery.js'
 
 export interface RecoverySettings {
@@ -69,9 +68,9 @@ export async function recoverAbandonedClaims(
         log.info(context, 'recovery: downstream never saw the operation; key released')
       } else {
         // Fenced: if a client's retry took the key over meanwhile, the completion fails and all of it rolls back.
-        const recorded = await pipelinedTransaction(sql, async (tx) => {
+        const recorded = await sql.begin(async (tx) => {
           const response = toStoredResponse(await recovery.record(tx, claim, found))
-          completeClaim(tx, claim, response)
+          await completeKey(tx, claim, response)
           return response.status
         })
         run.settled++

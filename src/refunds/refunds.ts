@@ -1,14 +1,12 @@
 // A refund in brandur's atomic phases, so that no lock or connection is held while the processor is asked:
 //   1. reserve: lock the charge briefly, check what is left, write the refund pending (its own transaction,
-//      fenced by the key's token: reply.reserve)
+//      fenced by the key's token: operation.reserve)
 //   2. call out: the processor, with the claim's operation id as its idempotency key
-//   3. record and complete: mark it succeeded, in the transaction that stores the response (reply.transact)
+//   3. record and complete: mark it succeeded, in the transaction that stores the response (operation.complete)
 // A reservation whose operation never went downstream is given back with the key (the Recovery's release, in
 // src/refunds/recovery.ts); one whose outcome is unknown stays until a retry or the recovery worker settles it.
 import type { Transaction } from '../db/connect.js'
-import { send } from '../db/pipeline.js'
-import { insertRow } from '../db/row-insert.js'
-import { eventInsert } from '../events/events.js'
+import { insertEvent } from '../events/events.js'
 import type { RouteResponse } from '../idempotency/response.js'
 import type { RefundRequest } from '../processor/processor.js'
 import { Problem } from '../problems.js'
@@ -72,12 +70,6 @@ export async function recordRefund(
   processorReference: string,
 ): Promise<RouteResponse> {
   const settled = await markRefundSucceeded(tx, refund, processorReference)
-  send(
-    tx,
-    insertRow(
-      tx,
-      eventInsert(refund.account_id, 'charge.refunded', { object: settled.charge, refund: settled.refund }),
-    ),
-  )
+  await insertEvent(tx, refund.account_id, 'charge.refunded', { object: settled.charge, refund: settled.refund })
   return { status: 201, location: `/v1/refunds/${settled.refund.id}`, body: settled.refund }
 }

@@ -4,7 +4,7 @@ import type { Sql, Transaction } from '../db/connect.js'
 import { newId } from '../db/ids.js'
 import { pageOf, type Page } from '../db/pagination.js'
 import type { PageRequest } from '../schemas/page.js'
-import { toCharge, type ChargeRow } from '../charges/repository.js'
+import { addRefundPending, settleRefundPending, toCharge } from '../charges/repository.js'
 import type { Charge } from '../schemas/charge.js'
 import type { Refund } from '../schemas/refund.js'
 import { theRow } from '../db/rows.js'
@@ -52,7 +52,7 @@ export async function insertPendingRefund(
   amountCents: number,
   operationId: string,
 ): Promise<RefundRow> {
-  await tx`update charges set amount_refund_pending_cents = amount_refund_pending_cents + ${amountCents} where id = ${charge.id}`
+  await addRefundPending(tx, charge, amountCents)
   const rows = await tx<RefundRow[]>`
     insert into refunds (id, account_id, charge_id, amount_cents, currency, status, operation_id)
     values (${newId('re')}, ${charge.account_id}, ${charge.id}, ${amountCents}, ${charge.currency}, 'pending', ${operationId})
@@ -68,27 +68,68 @@ export async function markRefundSucceeded(
   refund: RefundRow,
   processorReference: string,
 ): Promise<{ refund: Refund; charge: Charge }> {
-  // The charges check constraint (refunded + pending <= amount) backs up the reservation.
-  const charges = await tx<ChargeRow[]>`
-    update charges set amount_refunded_cents = amount_refunded_cents + ${refund.amount_cents},
-                       amount_refund_pending_cents = amount_refund_pending_cents - ${refund.amount_cents}
-    where id = ${refund.charge_id}
-    returning *`
+  const charge = await settleRefundPending(
+    tx,
+    { account_id: refund.account_id, id: refund.charge_id },
+    refund.amount_cents,
+  )
   const [row] = await tx<RefundRow[]>`
     update refunds set status = 'succeeded', processor_reference = ${processorReference}
     where id = ${refund.id} and status = 'pending'
     returning *`
   if (!row) throw new Error(`refund ${refund.id} is no longer pending`)
-  return { refund: toRefund(row), charge: toCharge(theRow(charges, `charge ${refund.charge_id}`)) }
+  return { refund: toRefund(row), charge: toCharge(charge) }
 }
 
 /** The processor never refunded: the reservation is given back and the pending refund forgotten. */
 export async function deletePendingRefund(tx: Transaction, operationId: string): Promise<void> {
-  const [deleted] = await tx<{ charge_id: string; amount_cents: number }[]>`
-    delete from refunds where operation_id = ${operationId} and status = 'pending' returning charge_id, amount_cents`
-  if (deleted) {
-    await tx`update charges set amount_refund_pending_cents = amount_refund_pending_cents - ${deleted.amount_cents} where id = ${deleted.charge_id}`
-  }
+  const [deleted] = await tx<{ account_id: string; charge_id: string; amount_cents: number }[]>`
+    delete from refunds where operation_id = ${operationId} and status = 'pending'
+    returning account_id, charge_id, amount_cents`
+  if (deleted)
+    await addRefundPending(tx, { account_id: deleted.account_id, id: deleted.charge_id }, -deleted.amount_cents)
+}
+
+/**
+ * The refund a processor's news is about, locked: by the operation id the service gave it, or, for one made at the
+ * processor (its dashboard), by the processor's reference.
+ */
+export async function lockRefundOfProcessor(
+  tx: Transaction,
+  refund: { operationId?: string | null | undefined; reference: string },
+): Promise<RefundRow | undefined> {
+  const [row] = refund.operationId
+    ? await tx<RefundRow[]>`select * from refunds where operation_id = ${refund.operationId} for update`
+    : await tx<RefundRow[]>`
+        select * from refunds where processor_reference = ${refund.reference} and operation_id is null for update`
+  return row
+}
+
+/** A refund that succeeded failed later, as the processor told. */
+export async function markRefundFailed(tx: Transaction, refund: RefundRow, failureReason: string): Promise<RefundRow> {
+  const rows = await tx<RefundRow[]>`
+    update refunds set status = 'failed', failure_reason = ${failureReason}
+    where account_id = ${refund.account_id} and id = ${refund.id} returning *`
+  return theRow(rows, `refund ${refund.id}`)
+}
+
+/**
+ * A refund made at the processor (its dashboard), recorded as such: failed when `failureReason` is set. Undefined
+ * when its twin (the same refund told by another event) is recorded already.
+ */
+export async function insertRefundMadeAtProcessor(
+  tx: Transaction,
+  charge: { id: string; account_id: string; currency: string },
+  refund: { amountCents: number; failureReason: string | null; processorReference: string },
+): Promise<RefundRow | undefined> {
+  const status = refund.failureReason === null ? 'succeeded' : 'failed'
+  const [row] = await tx<RefundRow[]>`
+    insert into refunds (id, account_id, charge_id, amount_cents, currency, status, failure_reason, origin, processor_reference)
+    values (${newId('re')}, ${charge.account_id}, ${charge.id}, ${refund.amountCents}, ${charge.currency}, ${status},
+            ${refund.failureReason}, 'processor', ${refund.processorReference})
+    on conflict (processor_reference) where operation_id is null do nothing
+    returning *`
+  return row
 }
 
 export function toRefund(row: RefundRow): Refund {

@@ -7,7 +7,6 @@ import { authorizationExpiry, recordCharge } from '../charges/record-charge.js'
 import { findCharge, findChargeByIdempotencyKey, listCharges } from '../charges/repository.js'
 import { recordCapture, recordVoid, reserveSettlement } from '../charges/settle.js'
 import type { Sql } from '../db/connect.js'
-import { operationIdOf } from '../plugins/idempotency.js'
 import { type PaymentProcessor, rethrowAsProblem } from '../processor/processor.js'
 import { Problem } from '../problems.js'
 import { listBody } from './list-body.js'
@@ -37,7 +36,7 @@ export default async function chargeRoutes(
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
   const { sql, processor } = options
 
-  // Phases: claim (the idempotency plugin, before this runs); call out; record and complete.
+  // Phases (src/plugins/idempotency.ts): claim; call out; record and complete.
   app.post(
     '/charges',
     {
@@ -69,22 +68,23 @@ export default async function chargeRoutes(
         },
       },
     },
-    async (request, reply) => {
-      const input = request.body
-      const expiresAt = authorizationExpiry(input, options.authorizationExpiresDays)
-      // Outside any transaction: a slow processor must not hold a database connection or locks. If the answer is
-      // lost, the key stays bound to this operation id: a retry, or the recovery worker, settles it.
-      const outcome = await reply
-        .callOut((idempotencyKey) => {
-          const call = chargeCall(request.account.id, input, idempotencyKey)
-          return expiresAt ? processor.authorize(call) : processor.charge(call)
-        })
-        .catch(rethrowAsProblem)
-      // One statement: the charge, its event and the key's completion commit together, in one round trip.
-      return reply.commit(
-        recordCharge(chargeIdOf(operationIdOf(request)), request.account.id, input, outcome, expiresAt),
-      )
-    },
+    async (request, reply) =>
+      reply.idempotent(async (operation) => {
+        const input = request.body
+        const expiresAt = authorizationExpiry(input, options.authorizationExpiresDays)
+        // Outside any transaction: a slow processor must not hold a database connection or locks. If the answer
+        // is lost, the key stays bound to this operation id: a retry, or the recovery worker, settles it.
+        const outcome = await operation
+          .callOut((idempotencyKey) => {
+            const call = chargeCall(request.account.id, input, idempotencyKey)
+            return expiresAt ? processor.authorize(call) : processor.charge(call)
+          })
+          .catch(rethrowAsProblem)
+        // The charge, its event and the key's completion commit together.
+        return operation.complete((tx) =>
+          recordCharge(tx, chargeIdOf(operation.id), request.account.id, input, outcome, expiresAt),
+        )
+      }),
   )
 
   // Phases (src/charges/settle.ts): claim; reserve (fenced by the claim); call out; record and complete. If the
@@ -110,21 +110,22 @@ export default async function chargeRoutes(
       // No body means {}: "capture all of it" needs nothing more.
       preValidation: absentBodyIsEmpty,
     },
-    async (request, reply) => {
-      const { charge, amountCents } = await reply.reserve((tx) =>
-        reserveSettlement(tx, {
-          accountId: request.account.id,
-          chargeId: request.params.id,
-          kind: 'capture',
-          amountCents: request.body.amount_cents,
-          operationId: operationIdOf(request),
-        }),
-      )
-      await reply
-        .callOut((idempotencyKey) => processor.capture(captureCall(charge, amountCents, idempotencyKey)))
-        .catch(rethrowAsProblem)
-      return reply.transact((tx) => recordCapture(tx, charge, amountCents))
-    },
+    async (request, reply) =>
+      reply.idempotent(async (operation) => {
+        const { charge, amountCents } = await operation.reserve((tx) =>
+          reserveSettlement(tx, {
+            accountId: request.account.id,
+            chargeId: request.params.id,
+            kind: 'capture',
+            amountCents: request.body.amount_cents,
+            operationId: operation.id,
+          }),
+        )
+        await operation
+          .callOut((idempotencyKey) => processor.capture(captureCall(charge, amountCents, idempotencyKey)))
+          .catch(rethrowAsProblem)
+        return operation.complete((tx) => recordCapture(tx, charge, amountCents))
+      }),
   )
 
   app.post(
@@ -146,18 +147,21 @@ export default async function chargeRoutes(
       },
       preValidation: absentBodyIsEmpty,
     },
-    async (request, reply) => {
-      const { charge } = await reply.reserve((tx) =>
-        reserveSettlement(tx, {
-          accountId: request.account.id,
-          chargeId: request.params.id,
-          kind: 'void',
-          operationId: operationIdOf(request),
-        }),
-      )
-      await reply.callOut((idempotencyKey) => processor.void(voidCall(charge, idempotencyKey))).catch(rethrowAsProblem)
-      return reply.transact((tx) => recordVoid(tx, charge, 'voided'))
-    },
+    async (request, reply) =>
+      reply.idempotent(async (operation) => {
+        const { charge } = await operation.reserve((tx) =>
+          reserveSettlement(tx, {
+            accountId: request.account.id,
+            chargeId: request.params.id,
+            kind: 'void',
+            operationId: operation.id,
+          }),
+        )
+        await operation
+          .callOut((idempotencyKey) => processor.void(voidCall(charge, idempotencyKey)))
+          .catch(rethrowAsProblem)
+        return operation.complete((tx) => recordVoid(tx, charge, 'voided'))
+      }),
   )
 
   app.get(

@@ -75,18 +75,20 @@ export default async function eventRoutes(base: FastifyInstance, options: { sql:
       preValidation: absentBodyIsEmpty,
     },
     async (request, reply) =>
-      reply.transact(async (tx) => {
-        const deliveries = await redeliver(tx, request.account.id, request.params.id, request.body.endpoint_id)
-        if (!deliveries) throw new Problem('resource-not-found', `No event ${request.params.id}.`)
-        if (request.body.endpoint_id && deliveries.length === 0)
-          throw new Problem('resource-not-found', `No enabled webhook endpoint ${request.body.endpoint_id}.`)
-        if (deliveries.length === 0) {
-          throw new Problem(
-            'resource-not-found',
-            `No enabled webhook endpoint takes event ${request.params.id}'s type: create one (POST /v1/webhook_endpoints) or enable one, then redeliver.`,
-          )
-        }
-        return { status: 202, body: { object: 'list', data: deliveries, has_more: false } }
-      }),
+      reply.idempotent((operation) =>
+        operation.complete(async (tx) => {
+          const deliveries = await redeliver(tx, request.account.id, request.params.id, request.body.endpoint_id)
+          if (!deliveries) throw new Problem('resource-not-found', `No event ${request.params.id}.`)
+          if (request.body.endpoint_id && deliveries.length === 0)
+            throw new Problem('resource-not-found', `No enabled webhook endpoint ${request.body.endpoint_id}.`)
+          if (deliveries.length === 0) {
+            throw new Problem(
+              'resource-not-found',
+              `No enabled webhook endpoint takes event ${request.params.id}'s type: create one (POST /v1/webhook_endpoints) or enable one, then redeliver.`,
+            )
+          }
+          return { status: 202, body: { object: 'list', data: deliveries, has_more: false } }
+        }),
+      ),
   )
 }

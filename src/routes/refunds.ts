@@ -3,7 +3,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Sql } from '../db/connect.js'
-import { operationIdOf } from '../plugins/idempotency.js'
 import { type PaymentProcessor, rethrowAsProblem } from '../processor/processor.js'
 import { Problem } from '../problems.js'
 import { listBody } from './list-body.js'
@@ -18,8 +17,8 @@ export default async function refundRoutes(base: FastifyInstance, options: { sql
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
   const { sql, processor } = options
 
-  // Phases (src/refunds/refunds.ts): claim (the plugin); reserve (fenced by the claim); call out; record and
-  // complete. If the request fails before the call, the plugin gives the reservation back with the key.
+  // Phases (src/refunds/refunds.ts): claim; reserve (fenced by the claim); call out; record and complete. If the
+  // request fails before the call, reply.idempotent gives the reservation back with the key.
   app.post(
     '/charges/:id/refunds',
     {
@@ -38,20 +37,21 @@ export default async function refundRoutes(base: FastifyInstance, options: { sql
         },
       },
     },
-    async (request, reply) => {
-      const { refund, chargeReference } = await reply.reserve((tx) =>
-        reserveRefund(tx, {
-          accountId: request.account.id,
-          chargeId: request.params.id,
-          amountCents: request.body.amount_cents,
-          operationId: operationIdOf(request),
-        }),
-      )
-      const outcome = await reply
-        .callOut((idempotencyKey) => processor.refund(refundCall(refund, chargeReference, idempotencyKey)))
-        .catch(rethrowAsProblem)
-      return reply.transact((tx) => recordRefund(tx, refund, outcome.processorReference))
-    },
+    async (request, reply) =>
+      reply.idempotent(async (operation) => {
+        const { refund, chargeReference } = await operation.reserve((tx) =>
+          reserveRefund(tx, {
+            accountId: request.account.id,
+            chargeId: request.params.id,
+            amountCents: request.body.amount_cents,
+            operationId: operation.id,
+          }),
+        )
+        const outcome = await operation
+          .callOut((idempotencyKey) => processor.refund(refundCall(refund, chargeReference, idempotencyKey)))
+          .catch(rethrowAsProblem)
+        return operation.complete((tx) => recordRefund(tx, refund, outcome.processorReference))
+      }),
   )
 
   const listed = (operationId: string, summary: string) => ({

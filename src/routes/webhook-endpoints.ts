@@ -55,13 +55,15 @@ export default async function webhookEndpointRoutes(
   app.post(
     '/webhook_endpoints',
     { schema: { body: CreateWebhookEndpointBody }, config: { idempotency: { required: true }, openapi: create } },
-    async (request, reply) => {
-      await checkUrl(request.body.url)
-      return reply.transact(async (tx) => {
-        const endpoint = await createEndpoint(tx, request.account.id, request.body)
-        return { status: 201, location: `/v1/webhook_endpoints/${endpoint.id}`, body: endpoint }
-      })
-    },
+    async (request, reply) =>
+      reply.idempotent(async (operation) => {
+        // Refused (a 4xx) before anything is written: the key is let go, free for a corrected retry.
+        await checkUrl(request.body.url)
+        return operation.complete(async (tx) => {
+          const endpoint = await createEndpoint(tx, request.account.id, request.body)
+          return { status: 201, location: `/v1/webhook_endpoints/${endpoint.id}`, body: endpoint }
+        })
+      }),
   )
 
   const list = {
@@ -152,11 +154,13 @@ export default async function webhookEndpointRoutes(
       preValidation: absentBodyIsEmpty,
     },
     async (request, reply) =>
-      reply.transact(async (tx) => {
-        const endpoint = await rotateSecret(tx, request.account.id, request.params.id)
-        if (!endpoint) throw notFound(request.params.id)
-        return { status: 200, body: endpoint }
-      }),
+      reply.idempotent((operation) =>
+        operation.complete(async (tx) => {
+          const endpoint = await rotateSecret(tx, request.account.id, request.params.id)
+          if (!endpoint) throw notFound(request.params.id)
+          return { status: 200, body: endpoint }
+        }),
+      ),
   )
 
   const deliveries = {

@@ -85,7 +85,13 @@ async function acrossFault(fault: () => Promise<void>, after = 20): Promise<{ lo
       )
     },
   )
-  await load.stop()
+  await load.stop().catch((error: AggregateError) => {
+    // An answer no client expects (a 500): the processes' errors say why.
+    const errors = (output: string) => output.split('\n').filter((line) => line.includes('"level":50'))
+    throw new Error(
+      `${error.errors.map((each: Error) => each.message).join('\n')}\napi errors:\n${errors(api.output()).join('\n').slice(-6000)}\nworker errors:\n${errors(worker.output()).join('\n').slice(-3000)}`,
+    )
+  })
   // Every answer, the 503s of the outage included, is one the document describes.
   expect(violations.splice(0)).toEqual([])
   // Followed the new primary by themselves: neither process exited (and so was never restarted).

@@ -1,8 +1,8 @@
-// Requests that claim or commit at the same moment share one statement and one commit (src/db/batcher.ts), and
-// a batch is all-or-nothing only where that is right: a request whose completion is fenced off, whose row
-// violates a constraint, or whose batch loses its connection must not take the others' outcome with it.
-// Against a real PostgreSQL; a batch is made deterministically: requests submitted in one turn of the event
-// loop go out together, in one statement.
+// Requests that claim at the same moment share one statement, and requests that complete at the same moment share
+// one transaction (src/db/batcher.ts), and a batch is all-or-nothing only where that is right: a request whose
+// completion is fenced off, whose row violates a constraint, or whose batch loses its connection must not take
+// the others' outcome with it. Against a real PostgreSQL; a batch is made deterministically: requests submitted
+// in one turn of the event loop go out together.
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createAccount } from '../../src/accounts/api-keys.js'
@@ -10,10 +10,9 @@ import { recordCharge } from '../../src/charges/record-charge.js'
 import { connect, type Sql } from '../../src/db/connect.js'
 import { isDatabaseUnavailable } from '../../src/db/errors.js'
 import { newId } from '../../src/db/ids.js'
-import type { RowInsert } from '../../src/db/row-insert.js'
-import { toStoredResponse } from '../../src/idempotency/response.js'
+import type { Transaction } from '../../src/db/connect.js'
 import { KeyClaims } from '../../src/idempotency/claims.js'
-import { Commits } from '../../src/idempotency/commits.js'
+import { Completions } from '../../src/idempotency/completions.js'
 import type { Claim } from '../../src/idempotency/store.js'
 import { startCuttingProxy, type CuttingProxy } from '../helpers/cutting-proxy.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js'
@@ -53,25 +52,23 @@ async function claimed(claims: KeyClaims, key: string): Promise<Claim> {
   return result.claim
 }
 
-/** A succeeded charge as the route records it: the charge row, its event, and the 201 to store. */
-function charge(description = 'batched') {
-  const recorded = recordCharge(
-    newId('ch'),
-    accountId,
-    { amount_cents: 1000, currency: 'usd', source: 'pm_card_visa', description },
-    { status: 'succeeded', processorReference: `ref_${randomBytes(4).toString('hex')}` },
-  )
-  return { writes: recorded.writes, response: toStoredResponse(recorded.response) }
-}
+/** A succeeded charge as the route records it (the charge row and its event), answering its 201. */
+const charge =
+  (description = 'batched', amountCents = 1000) =>
+  (tx: Transaction) =>
+    recordCharge(
+      tx,
+      newId('ch'),
+      accountId,
+      { amount_cents: amountCents, currency: 'usd', source: 'pm_card_visa', description },
+      { status: 'succeeded', processorReference: `ref_${randomBytes(4).toString('hex')}` },
+    )
 
-/** Commits `batch` in one statement; each answer, or its error's code. */
-async function commitBatch(
-  commits: Commits,
-  batch: { claim: Claim; writes: RowInsert[]; response: ReturnType<typeof charge>['response'] }[],
-) {
-  const batched = batch.map(({ claim, writes, response }) =>
-    commits.commit(writes, claim, response).then(
-      (committed) => ({ committed }),
+/** Completes `batch` in one transaction; each answer, or its error's code. */
+async function completeBatch(completions: Completions, batch: { claim: Claim; work: ReturnType<typeof charge> }[]) {
+  const batched = batch.map(({ claim, work }) =>
+    completions.complete(claim, work).then(
+      (response) => ({ completed: response.status }),
       (error: { code?: string }) => ({ error: error.code, unavailable: isDatabaseUnavailable(error) }),
     ),
   )
@@ -100,23 +97,24 @@ const eventsOf = async (description: string) =>
     )[0]!.count,
   )
 
-describe('commits shared by concurrent requests', () => {
+describe('completions shared by concurrent requests', () => {
   it('when one request of a batch was taken over, then it alone writes nothing and is refused, and the others commit', async () => {
     const sizes: number[] = []
     const claims = new KeyClaims(database.sql, timing)
-    const commits = new Commits(database.sql, { onBatch: (size) => sizes.push(size) })
+    const completions = new Completions(database.sql, { onBatch: (size) => sizes.push(size) })
     const [a, b, c] = await Promise.all(['a', 'b', 'c'].map((name) => claimed(claims, keyNamed(name))))
     // b's lease ran out and a retry took the key over: the token b holds is no longer the key's.
     const [successor] = await database.sql<{ token: string }[]>`
       update idempotency_keys set claim_token = gen_random_uuid() where id = ${b!.rowId} returning claim_token::text as token`
 
-    const answers = await commitBatch(
-      commits,
-      [a!, b!, c!].map((claim, index) => ({ claim, ...charge(`fenced-batch-${index}`) })),
+    const answers = await completeBatch(
+      completions,
+      [a!, b!, c!].map((claim, index) => ({ claim, work: charge(`fenced-batch-${index}`) })),
     )
 
+    // One transaction of three, rolled back by b's completion; then each alone (not a batch of its own).
     expect(sizes).toEqual([3])
-    expect(answers).toEqual([{ committed: true }, { committed: false }, { committed: true }])
+    expect(answers).toEqual([{ completed: 201 }, { error: 'IK409', unavailable: false }, { completed: 201 }])
     expect([
       await chargesDescribed('fenced-batch-0'),
       await chargesDescribed('fenced-batch-1'),
@@ -133,19 +131,17 @@ describe('commits shared by concurrent requests', () => {
 
   it('when one request’s row violates a constraint, then it alone fails, and the others commit', async () => {
     const claims = new KeyClaims(database.sql, timing)
-    const commits = new Commits(database.sql)
+    const completions = new Completions(database.sql)
     const [a, b, c] = await Promise.all(['a', 'b', 'c'].map((name) => claimed(claims, keyNamed(name))))
-    const broken = charge('failing-batch-1')
-    // An amount the charges table refuses (check constraint): the whole statement fails, whoever wrote it.
-    broken.writes[0]!.row.amount_cents = 0
 
-    const answers = await commitBatch(commits, [
-      { claim: a!, ...charge('failing-batch-0') },
-      { claim: b!, ...broken },
-      { claim: c!, ...charge('failing-batch-2') },
+    const answers = await completeBatch(completions, [
+      { claim: a!, work: charge('failing-batch-0') },
+      // An amount the charges table refuses (check constraint): the whole transaction fails, whoever wrote it.
+      { claim: b!, work: charge('failing-batch-1', 0) },
+      { claim: c!, work: charge('failing-batch-2') },
     ])
 
-    expect(answers).toEqual([{ committed: true }, { error: '23514', unavailable: false }, { committed: true }])
+    expect(answers).toEqual([{ completed: 201 }, { error: '23514', unavailable: false }, { completed: 201 }])
     expect([
       await chargesDescribed('failing-batch-0'),
       await chargesDescribed('failing-batch-1'),
@@ -156,13 +152,13 @@ describe('commits shared by concurrent requests', () => {
 
   it('when the batch loses its connection, then each of its requests is told the database is unavailable, nothing of it is written, and the next batch goes through', async () => {
     const claims = new KeyClaims(database.sql, timing)
-    const commits = new Commits(proxied)
+    const completions = new Completions(proxied)
     const [a, b, c, after] = await Promise.all(['a', 'b', 'c', 'after'].map((name) => claimed(claims, keyNamed(name))))
 
-    const answers = await commitBatch(commits, [
-      { claim: a!, ...charge('lost-batch-0') },
-      { claim: b!, ...charge(CUT_MARKER) },
-      { claim: c!, ...charge('lost-batch-2') },
+    const answers = await completeBatch(completions, [
+      { claim: a!, work: charge('lost-batch-0') },
+      { claim: b!, work: charge(CUT_MARKER) },
+      { claim: c!, work: charge('lost-batch-2') },
     ])
 
     expect(proxy.cuts()).toBe(1)
@@ -173,8 +169,32 @@ describe('commits shared by concurrent requests', () => {
       await chargesDescribed('lost-batch-2'),
     ]).toEqual([0, 0, 0])
     for (const claim of [a!, b!, c!]) expect((await keyState(claim)).completed).toBe(false)
-    const next = charge('lost-batch-after')
-    expect(await commits.commit(next.writes, after!, next.response)).toBe(true)
+    expect((await completions.complete(after!, charge('lost-batch-after'))).status).toBe(201)
+  })
+
+  it('when works share a transaction, then each runs after the one before it and sees what it wrote', async () => {
+    const claims = new KeyClaims(database.sql, timing)
+    const sizes: number[] = []
+    const completions = new Completions(database.sql, { onBatch: (size) => sizes.push(size) })
+    const [a, b] = await Promise.all(['a', 'b'].map((name) => claimed(claims, keyNamed(name))))
+    const seen: number[] = []
+
+    const answers = await completeBatch(
+      completions,
+      [a!, b!].map((claim) => ({
+        claim,
+        work: async (tx: Transaction) => {
+          const [row] = await tx<{ count: number }[]>`
+            select count(*)::int as count from charges where account_id = ${accountId} and description = 'in-turn'`
+          seen.push(row!.count)
+          return charge('in-turn')(tx)
+        },
+      })),
+    )
+
+    expect(sizes).toEqual([2])
+    expect(answers).toEqual([{ completed: 201 }, { completed: 201 }])
+    expect(seen).toEqual([0, 1])
   })
 })
 
@@ -182,15 +202,13 @@ describe('a shared statement whose connection goes silent', () => {
   it('when it does not answer, then the requests behind it go out without it once it stalled, on another connection, and commit; the stall is told', async () => {
     const claims = new KeyClaims(database.sql, timing)
     const stalls: number[] = []
-    const commits = new Commits(silenced, { stallAfterMs: 300, onStall: (size) => stalls.push(size) })
+    const completions = new Completions(silenced, { stallAfterMs: 300, onStall: (size) => stalls.push(size) })
     const [silent, next] = await Promise.all(['silent', 'next'].map((name) => claimed(claims, keyNamed(name))))
-    const lost = charge(SILENCE_MARKER)
-    const unanswered = commits.commit(lost.writes, silent!, lost.response)
+    const unanswered = completions.complete(silent!, charge(SILENCE_MARKER))
     unanswered.catch(() => {}) // answered only when the pool ends, after the test
     await new Promise((resolve) => setImmediate(resolve))
 
-    const behind = charge('behind-a-silent-batch')
-    expect(await commits.commit(behind.writes, next!, behind.response)).toBe(true)
+    expect((await completions.complete(next!, charge('behind-a-silent-batch'))).status).toBe(201)
 
     expect(silencer.cuts()).toBe(1)
     expect(stalls).toEqual([1])

@@ -29,20 +29,21 @@
  *                               its own requests the step lands or not, their answer lost: a crash after the
  *                               step or before it, both checked here
  * reserve (REFUND)              refunds/refunds.ts reserveRefund, charges/settle.ts reserveSettlement, run by
- *                               plugins/idempotency.ts reply.reserve (fenced: holdsClaim ... for share)
- * send                          plugins/idempotency.ts reply.callOut (refuses past the deadline, and a takeover of an
+ *                               plugins/idempotency.ts operation.reserve (fenced: holdsClaim ... for share)
+ * send                          plugins/idempotency.ts operation.callOut (refuses past the deadline, and a takeover of an
  *                               operation older than the processor keeps keys: both the "else" branch) and the
  *                               processor call in routes/charges.ts, routes/refunds.ts
  * network refuse                the processor refuses the call (processor ProcessorRequestError): nothing performed
- *                               for it; reply.callOut then lets the key go, unless the claim was inherited (an
+ *                               for it; operation.callOut then lets the key go, unless the claim was inherited (an
  *                               earlier holder's call may still be performed)
  * network deliver / drop        the processor receives the call, or never does; processor/instrumented.ts gives a
  *                               call up after PROCESSOR_TIMEOUT_MS, and the clock may not pass that while it flies
- * record and complete           reply.transact + store.ts completeClaim (complete_idempotency_key, db/functions.sql:
- *                               fenced by the token; raises IK409 otherwise, rolling the writes back);
- *                               reply.commit + commits.ts Commits (commitStatement: the completion is an UPDATE
- *                               fenced by the token, and the request's rows are inserted only if it matched;
- *                               shared with concurrent requests' commits, each gated by its own token)
+ * record and complete           operation.complete + completions.ts Completions: the route's writes, then
+ *                               store.ts completeKey (complete_idempotency_key, db/functions.sql: fenced by the
+ *                               token; raises IK409 otherwise, rolling the writes back), one transaction; shared
+ *                               with concurrent requests' completions, each work in turn and each completion
+ *                               fenced by its own token; a rollback runs each alone again, so each lands or not
+ *                               on its own: the same atomic step
  * letGo: endLease / release     plugins/idempotency.ts letGo: endLease (fenced) when the operation may be
  *                               downstream (sent, or inherited by a takeover), else releaseClaim (fenced) and the
  *                               Recovery's release (give-back) in the same transaction, only if the delete hit

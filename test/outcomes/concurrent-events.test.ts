@@ -9,7 +9,6 @@ import { describe, expect, it } from 'vitest'
 import { useTestApp } from '../helpers/app.js'
 import { LATER_SETTINGS } from '../helpers/later.js'
 import { newId } from '../../src/db/ids.js'
-import { insertRow } from '../../src/db/row-insert.js'
 import { recordCharge } from '../../src/charges/record-charge.js'
 import { acceptEvent, retryWaitingEvents } from '../../src/outcomes/inbox.js'
 import type { ChargeOutcome } from '../../src/processor/processor.js'
@@ -158,10 +157,7 @@ async function recordChargeOf(pair: Pair, p: Payment): Promise<void> {
     capture: pair.charge !== 'authorized',
   }
   const expires = pair.charge === 'authorized' ? new Date(Date.now() + 86_400_000) : undefined
-  const { writes } = recordCharge(p.chargeId, suite.account.id, input, outcome, expires)
-  await suite.context.sql.begin(async (tx) => {
-    for (const write of writes) await insertRow(tx, write)
-  })
+  await suite.context.sql.begin((tx) => recordCharge(tx, p.chargeId, suite.account.id, input, outcome, expires))
 }
 
 const eventOf = (changes: ProcessorChange[]): ProcessorEvent => ({

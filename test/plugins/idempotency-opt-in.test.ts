@@ -74,29 +74,35 @@ beforeAll(async () => {
   await app.register(async (scope) => {
     scope.addHook('onRequest', scope.authenticate)
     scope.post('/notes', { config: { idempotency: { required: false } } }, async (request, reply) =>
-      reply.transact(async (tx) => {
-        const [note] =
-          await tx`insert into notes (text) values (${(request.body as { text: string }).text}) returning id, text`
-        return { status: 201, body: note }
-      }),
+      reply.idempotent((operation) =>
+        operation.complete(async (tx) => {
+          const [note] =
+            await tx`insert into notes (text) values (${(request.body as { text: string }).text}) returning id, text`
+          return { status: 201, body: note }
+        }),
+      ),
     )
     // Calls out first, outside any transaction, then records and completes.
-    scope.post('/notes/published', { config: { idempotency: { required: true } } }, async (request, reply) => {
-      const { text } = request.body as { text: string }
-      const ref = await reply.callOut((idempotencyKey) => pub.publish(text, idempotencyKey))
-      return reply.transact((tx) => recordNote(tx, text, ref))
-    })
+    scope.post('/notes/published', { config: { idempotency: { required: true } } }, async (request, reply) =>
+      reply.idempotent(async (operation) => {
+        const { text } = request.body as { text: string }
+        const ref = await operation.callOut((idempotencyKey) => pub.publish(text, idempotencyKey))
+        return operation.complete((tx) => recordNote(tx, text, ref))
+      }),
+    )
     // The same route without its Recovery registered: a forgotten step.
-    scope.post('/notes/unrecoverable', { config: { idempotency: { required: true } } }, async (request, reply) => {
-      const published = reply.callOut((idempotencyKey) =>
-        pub.publish((request.body as { text: string }).text, idempotencyKey),
-      )
-      // What the error handler would log (at error level) with its 500, shown to the test.
-      return published.then(
-        (ref) => reply.send({ ref }),
-        (error: Error) => reply.code(500).send({ error: error.message }),
-      )
-    })
+    scope.post('/notes/unrecoverable', { config: { idempotency: { required: true } } }, async (request, reply) =>
+      reply.idempotent((operation) => {
+        const published = operation.callOut((idempotencyKey) =>
+          pub.publish((request.body as { text: string }).text, idempotencyKey),
+        )
+        // What the error handler would log (at error level) with its 500, shown to the test.
+        return published.then(
+          (ref) => reply.send({ ref }),
+          (error: Error) => reply.code(500).send({ error: error.message }),
+        )
+      }),
+    )
   })
   await app.ready()
   authorization = `Bearer ${(await createAccount(database.sql, 'Notes')).api_key}`

@@ -1,14 +1,12 @@
 // A payout in brandur's atomic phases, as a refund is, because its money can run out:
 //   1. reserve: take the amount from the balance and write the payout pending (one transaction, fenced by the
-//      key's token: reply.reserve). A retry of the same operation finds its pending payout instead.
-//   2. call out: the processor, with the claim's operation id as its idempotency key (reply.callOut)
+//      key's token: operation.reserve). A retry of the same operation finds its pending payout instead.
+//   2. call out: the processor, with the claim's operation id as its idempotency key (operation.callOut)
 //   3. record and complete: paid (or failed, the amount given back), its event, in the transaction that stores
-//      the response (reply.transact)
+//      the response (operation.complete)
 // A reservation whose operation never went downstream is given back with the key (payoutRecovery's release).
 import type { Transaction } from '../db/connect.js'
-import { send } from '../db/pipeline.js'
-import { insertRow } from '../db/row-insert.js'
-import { eventInsert } from '../events/events.js'
+import { insertEvent } from '../events/events.js'
 import type { RouteResponse } from '../idempotency/response.js'
 import type { PayoutOutcome, PayoutRequest } from '../processor/processor.js'
 import { Problem } from '../problems.js'
@@ -50,6 +48,6 @@ export async function recordPayout(tx: Transaction, payout: PayoutRow, outcome: 
     paid ? { paid, processorReference: outcome.processorReference } : { paid, failureCode: outcome.failureCode },
   )
   const settled = toPayout(row)
-  send(tx, insertRow(tx, eventInsert(row.account_id, paid ? 'payout.paid' : 'payout.failed', { object: settled })))
+  await insertEvent(tx, row.account_id, paid ? 'payout.paid' : 'payout.failed', { object: settled })
   return { status: 201, location: `/v1/payouts/${settled.id}`, body: settled }
 }

@@ -2,7 +2,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Sql } from '../db/connect.js'
-import { operationIdOf } from '../plugins/idempotency.js'
 import { payoutCall, recordPayout, reservePayout } from '../payouts/payouts.js'
 import { findPayout, listPayouts } from '../payouts/repository.js'
 import { type PaymentProcessor, rethrowAsProblem } from '../processor/processor.js'
@@ -15,7 +14,7 @@ export default async function payoutRoutes(base: FastifyInstance, options: { sql
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
   const { sql, processor } = options
 
-  // Phases (src/payouts/payouts.ts): claim (the plugin); reserve (fenced by the claim); call out; record and complete.
+  // Phases (src/payouts/payouts.ts): claim; reserve (fenced by the claim); call out; record and complete.
   const create = {
     operationId: 'createPayout',
     tag: 'Payouts' as const,
@@ -27,15 +26,16 @@ export default async function payoutRoutes(base: FastifyInstance, options: { sql
   app.post(
     '/payouts',
     { schema: { body: CreatePayoutBody }, config: { idempotency: { required: true }, openapi: create } },
-    async (request, reply) => {
-      const payout = await reply.reserve((tx) =>
-        reservePayout(tx, request.account.id, request.body, operationIdOf(request)),
-      )
-      const outcome = await reply
-        .callOut((idempotencyKey) => processor.payout(payoutCall(payout, idempotencyKey)))
-        .catch(rethrowAsProblem)
-      return reply.transact((tx) => recordPayout(tx, payout, outcome))
-    },
+    async (request, reply) =>
+      reply.idempotent(async (operation) => {
+        const payout = await operation.reserve((tx) =>
+          reservePayout(tx, request.account.id, request.body, operation.id),
+        )
+        const outcome = await operation
+          .callOut((idempotencyKey) => processor.payout(payoutCall(payout, idempotencyKey)))
+          .catch(rethrowAsProblem)
+        return operation.complete((tx) => recordPayout(tx, payout, outcome))
+      }),
   )
 
   const retrieve = {
