@@ -4,6 +4,7 @@
 // every worker down, or more claims than a run settles in its time.
 import type { Sql } from '../db/connect.js'
 import { theRow } from '../db/rows.js'
+import { dueAt } from './recover-abandoned-claims.js'
 
 export interface SettlementBacklog {
   overdue: number
@@ -17,11 +18,10 @@ export async function settlementBacklog(
   graceSeconds: number,
 ): Promise<SettlementBacklog> {
   if (endpoints.length === 0) return { overdue: 0, oldestSeconds: 0 }
-  // The same due time as the recovery worker's (src/recovery/recover-abandoned-claims.ts).
   const rows = await sql<{ overdue: number; oldest_seconds: number | null }[]>`
     select count(*)::int as overdue, extract(epoch from now() - min(due))::float8 as oldest_seconds
     from (
-      select locked_until + ${graceSeconds} * least(power(2, recovery_attempts), 64) * interval '1 second' as due
+      select ${dueAt(sql, graceSeconds)} as due
       from idempotency_keys
       where completed_at is null and locked_until < now() and endpoint = any(${endpoints})
     ) as claims

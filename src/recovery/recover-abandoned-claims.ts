@@ -10,6 +10,7 @@
 // "Downstream never saw it" is final only because no call under the operation id can still reach the processor:
 // every call is given up after PROCESSOR_TIMEOUT_MS, and the worker waits RECOVERY_GRACE_SECONDS (longer, as
 // src/config.ts enforces) after the last holder's lease ended, and that lease outlasts the holder's deadline.
+import type { Fragment } from 'postgres'
 import type { Logger } from 'pino'
 import type { Sql } from '../db/connect.js'
 import { toStoredResponse } from '../idempotency/response.js'
@@ -101,10 +102,19 @@ async function wakeWhenNextDue(sql: Sql, endpoints: string[], settings: Recovery
   await sql`
     select graphile_worker.add_job(${RECOVER_TASK}, '{}'::json, queue_name => ${RECOVER_TASK}, run_at => due, job_key => ${`${RECOVER_TASK}:next`})
     from (
-      select min(locked_until + ${settings.graceSeconds} * least(power(2, recovery_attempts), 64) * interval '1 second') as due
+      select min(${dueAt(sql, settings.graceSeconds)}) as due
       from idempotency_keys where completed_at is null and endpoint = any(${endpoints})
     ) next
     where due is not null`
+}
+
+/**
+ * When an abandoned claim is due for the recovery worker: the end of its lease, then the grace period, doubled
+ * after each failed attempt (up to 64 times). The one definition: the worker's claim, its wake-up and the backlog
+ * (backlog.ts) read it.
+ */
+export function dueAt(sql: Sql, graceSeconds: number): Fragment {
+  return sql`locked_until + ${graceSeconds} * least(power(2, recovery_attempts), 64) * interval '1 second'`
 }
 
 /**
@@ -131,7 +141,7 @@ async function claimAbandoned(sql: Sql, endpoints: string[], settings: RecoveryS
     where k.id in (
       select id from idempotency_keys
       where completed_at is null
-        and locked_until <= now() - ${settings.graceSeconds} * least(power(2, recovery_attempts), 64) * interval '1 second'
+        and locked_until <= now() and ${dueAt(sql, settings.graceSeconds)} <= now()
         and endpoint = any(${endpoints})
       order by locked_until
       limit ${settings.batchSize}
