@@ -186,7 +186,8 @@ function contradictionsIn(config: Config): string[] {
   const minimumTtl = 2 * config.IDEMPOTENCY_LEASE_SECONDS + config.RECOVERY_GRACE_SECONDS + 60
   if (config.IDEMPOTENCY_TTL_SECONDS < minimumTtl) {
     found.push(
-      `IDEMPOTENCY_TTL_SECONDS (${config.IDEMPOTENCY_TTL_SECONDS}) must be at least twice IDEMPOTENCY_LEASE_SECONDS plus RECOVERY_GRACE_SECONDS plus 60, here ${minimumTtl}`,
+      `IDEMPOTENCY_TTL_SECONDS (${config.IDEMPOTENCY_TTL_SECONDS}) must be at least twice ` +
+        `IDEMPOTENCY_LEASE_SECONDS plus RECOVERY_GRACE_SECONDS plus 60, here ${minimumTtl}`,
     )
   }
   // A request hands its operation to the processor only before its deadline, and that must come before its lease
@@ -194,25 +195,29 @@ function contradictionsIn(config: Config): string[] {
   // processor never saw the operation and forget it, and a call still to come would then charge unrecorded.
   if (config.IDEMPOTENCY_LEASE_SECONDS * 1000 < config.REQUEST_TIMEOUT_MS) {
     found.push(
-      `IDEMPOTENCY_LEASE_SECONDS (${config.IDEMPOTENCY_LEASE_SECONDS} s) must not be shorter than REQUEST_TIMEOUT_MS (${config.REQUEST_TIMEOUT_MS} ms)`,
+      `IDEMPOTENCY_LEASE_SECONDS (${config.IDEMPOTENCY_LEASE_SECONDS} s) must not be shorter than ` +
+        `REQUEST_TIMEOUT_MS (${config.REQUEST_TIMEOUT_MS} ms)`,
     )
   }
   // The worker asks the processor what it did only once no call under the operation id can still reach it.
   if (config.RECOVERY_GRACE_SECONDS * 1000 <= config.PROCESSOR_TIMEOUT_MS) {
     found.push(
-      `RECOVERY_GRACE_SECONDS (${config.RECOVERY_GRACE_SECONDS} s) must be longer than PROCESSOR_TIMEOUT_MS (${config.PROCESSOR_TIMEOUT_MS} ms)`,
+      `RECOVERY_GRACE_SECONDS (${config.RECOVERY_GRACE_SECONDS} s) must be longer than PROCESSOR_TIMEOUT_MS ` +
+        `(${config.PROCESSOR_TIMEOUT_MS} ms)`,
     )
   }
   // A claim waits for the next scheduled recovery run (a minute at most by default) and, if the worker that had it
   // died, for that worker to be found dead: settlement is not behind before both had their time.
   if (config.SETTLEMENT_BEHIND_SECONDS <= config.WORKER_DEAD_AFTER_SECONDS + 60) {
     found.push(
-      `SETTLEMENT_BEHIND_SECONDS (${config.SETTLEMENT_BEHIND_SECONDS}) must be longer than WORKER_DEAD_AFTER_SECONDS (${config.WORKER_DEAD_AFTER_SECONDS}) plus 60`,
+      `SETTLEMENT_BEHIND_SECONDS (${config.SETTLEMENT_BEHIND_SECONDS}) must be longer than ` +
+        `WORKER_DEAD_AFTER_SECONDS (${config.WORKER_DEAD_AFTER_SECONDS}) plus 60`,
     )
   }
   if (config.STARTUP_TIMEOUT_SECONDS <= config.DATABASE_START_WAIT_SECONDS) {
     found.push(
-      `STARTUP_TIMEOUT_SECONDS (${config.STARTUP_TIMEOUT_SECONDS}) must be longer than DATABASE_START_WAIT_SECONDS (${config.DATABASE_START_WAIT_SECONDS})`,
+      `STARTUP_TIMEOUT_SECONDS (${config.STARTUP_TIMEOUT_SECONDS}) must be longer than DATABASE_START_WAIT_SECONDS ` +
+        `(${config.DATABASE_START_WAIT_SECONDS})`,
     )
   }
   // libpq's prefer and allow fall back to an unencrypted connection; node-postgres (graphile-worker's driver) has no
@@ -220,7 +225,8 @@ function contradictionsIn(config: Config): string[] {
   const sslmode = config.DATABASE_URL ? urlParameter(config.DATABASE_URL, 'sslmode') : undefined
   if (sslmode === 'prefer' || sslmode === 'allow') {
     found.push(
-      `DATABASE_URL's sslmode=${sslmode} cannot be honoured by both database drivers: say sslmode=require (encrypted) or sslmode=disable` +
+      `DATABASE_URL's sslmode=${sslmode} cannot be honoured by both database drivers: say sslmode=require ` +
+        `(encrypted) or sslmode=disable` +
         ' (pg_autoctl show uri prints prefer for nodes made with --no-ssl: write disable there)',
     )
   }
@@ -250,7 +256,8 @@ function stripeContradictions(config: Config): string[] {
   const url = new URL(config.STRIPE_API_URL)
   if (url.protocol === 'http:' && !['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) {
     found.push(
-      `STRIPE_API_URL ${url.origin} would send the secret key unencrypted: use https, or http only on a loopback address`,
+      `STRIPE_API_URL ${url.origin} would send the secret key unencrypted: use https, or http only on a loopback ` +
+        `address`,
     )
   }
   return found
@@ -261,13 +268,22 @@ function stripeKeyProblem(key: string): string {
   const prefix = /^(?:sk|rk)_(?:test|live)_/.exec(key)?.[0]
   if (!prefix) {
     const publishable = key.startsWith('pk_') ? ': that is a publishable key; the secret one is beside it' : ''
-    return `STRIPE_SECRET_KEY must begin sk_test_ (or rk_test_ for a restricted key, sk_live_ for a live one); it begins ${JSON.stringify(key.slice(0, 3))}${publishable} (Dashboard > Developers > API keys)`
+    return (
+      `STRIPE_SECRET_KEY must begin sk_test_ (or rk_test_ for a restricted key, sk_live_ for a live one); it begins ` +
+      `${JSON.stringify(key.slice(0, 3))}${publishable} (Dashboard > Developers > API keys)`
+    )
   }
   const rest = key.slice(prefix.length)
   const wrong = /[^0-9A-Za-z]/.exec(rest)
   if (wrong)
-    return `STRIPE_SECRET_KEY has ${JSON.stringify(wrong[0])} after ${prefix}, where a Stripe key has only letters and digits: copy it again from the dashboard`
-  return `STRIPE_SECRET_KEY is cut short: ${prefix} is followed by ${rest.length} characters, and a Stripe key has dozens; copy it whole from the dashboard`
+    return (
+      `STRIPE_SECRET_KEY has ${JSON.stringify(wrong[0])} after ${prefix}, where a Stripe key has only letters and ` +
+      `digits: copy it again from the dashboard`
+    )
+  return (
+    `STRIPE_SECRET_KEY is cut short: ${prefix} is followed by ${rest.length} characters, and a Stripe key has ` +
+    `dozens; copy it whole from the dashboard`
+  )
 }
 
 /** Fastify's trustProxy from TRUST_PROXY: true, a hop count, or a list of addresses. */

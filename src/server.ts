@@ -49,7 +49,8 @@ async function start() {
   }
   if (settings.WEBHOOK_ALLOW_PRIVATE_URLS) {
     log.info(
-      'webhook endpoints may be http:// and on this machine or a private network (WEBHOOK_ALLOW_PRIVATE_URLS, on by default with the embedded database)',
+      'webhook endpoints may be http:// and on this machine or a private network (WEBHOOK_ALLOW_PRIVATE_URLS, on ' +
+        'by default with the embedded database)',
     )
   }
   const processor = createProcessor(config, database.sql, log)
@@ -61,7 +62,8 @@ async function start() {
   )
   if (config.PROCESSOR === 'stripe' && !config.STRIPE_WEBHOOK_SECRET) {
     log.warn(
-      "STRIPE_WEBHOOK_SECRET is not set: Stripe's webhooks are refused, and outcomes that come later arrive only through the reconciliation (docs/later-outcomes.md)",
+      "STRIPE_WEBHOOK_SECRET is not set: Stripe's webhooks are refused, and outcomes that come later arrive only " +
+        'through the reconciliation (docs/later-outcomes.md)',
     )
   }
   const serveApi = config.ROLE !== 'worker'
@@ -105,7 +107,8 @@ async function start() {
       await database.close().catch(() => {})
       throw error.code === 'EADDRINUSE'
         ? new ConfigError(
-            `port ${port} on ${config.HOST} is taken (another server?): stop it, or start with ${setting}=<another port>`,
+            `port ${port} on ${config.HOST} is taken (another server?): stop it, or start with ${setting}=<another ` +
+              `port>`,
           )
         : error
     })
@@ -143,7 +146,8 @@ function duringStartUp<T>(what: string, attempt: () => Promise<T>): Promise<T> {
     onWait: (error, delayMs) =>
       log.warn(
         { err: error, delay_ms: delayMs },
-        `${what}: the database is not available (${error instanceof Error ? error.message : String(error)}); trying again in ${delayMs} ms`,
+        `${what}: the database is not available (${error instanceof Error ? error.message : String(error)}); ` +
+          `trying again in ${delayMs} ms`,
       ),
   })
 }
@@ -178,7 +182,8 @@ async function step(name: string, run: () => Promise<void>, timeoutMs?: number):
 const startUpTimer = setTimeout(() => {
   log.fatal(
     { step: startUpStep },
-    `start-up did not finish within ${config.STARTUP_TIMEOUT_SECONDS} s (at: ${startUpStep}); exiting with status 1 so that the process is started again`,
+    `start-up did not finish within ${config.STARTUP_TIMEOUT_SECONDS} s (at: ${startUpStep}); exiting with status ` +
+      `1 so that the process is started again`,
   )
   process.exit(1)
 }, config.STARTUP_TIMEOUT_SECONDS * 1000)

@@ -87,7 +87,8 @@ describe('loadConfig', () => {
   it('when PROCESSOR=stripe has no usable key, or would move real money unasked, or send the key in the clear, then it is refused', () => {
     expect(refusal({ PROCESSOR: 'stripe' })).toContain('PROCESSOR=stripe needs STRIPE_SECRET_KEY')
     expect(refusal({ PROCESSOR: 'stripe', STRIPE_SECRET_KEY: 'pk_test_abcdefghijkl' })).toContain(
-      'STRIPE_SECRET_KEY must begin sk_test_ (or rk_test_ for a restricted key, sk_live_ for a live one); it begins "pk_": that is a publishable key',
+      'STRIPE_SECRET_KEY must begin sk_test_ (or rk_test_ for a restricted key, sk_live_ for a live one); it ' +
+        'begins "pk_": that is a publishable key',
     )
     expect(refusal({ PROCESSOR: 'stripe', STRIPE_SECRET_KEY: 'sk_test_short' })).toContain(
       'STRIPE_SECRET_KEY is cut short: sk_test_ is followed by 5 characters',

@@ -260,7 +260,8 @@ describe.each(bodyOperations)('$operationId, generated from openapi.yaml', (oper
     const response = await send(user, operation.method, await urlOf(user, operation), validBody(operation))
     const needs = fixtures.prepare[operation.operationId]
       ? ''
-      : ` (if it needs something to exist first, say what in prepare.${operation.operationId} of a file of test/contract-fixtures/)`
+      : ` (if it needs something to exist first, say what in prepare.${operation.operationId} of a file of ` +
+        `test/contract-fixtures/)`
     expect(
       response.statusCode,
       `${operation.operationId} answered ${response.statusCode} to its valid body${needs}: ${response.body}`,

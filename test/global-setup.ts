@@ -30,7 +30,8 @@ export default async function setup(project: TestProject) {
   await admin`drop database if exists ${admin(TEMPLATE_DATABASE)}`
   await admin`create database ${admin(TEMPLATE_DATABASE)}`
   await admin.end()
-  await migrate(withDatabase(server.url, TEMPLATE_DATABASE)) // its connections are closed: a template must have none while it is cloned
+  // Its connections are closed: a template must have none while it is cloned.
+  await migrate(withDatabase(server.url, TEMPLATE_DATABASE))
   project.provide('testServerUrl', server.url)
   return () => server.stop()
 }
@@ -49,7 +50,8 @@ async function startTestServer(): Promise<TestServer> {
   } catch (error) {
     // No engine, or one that cannot pull or run the image: the embedded binaries serve just as well.
     console.log(
-      `No Docker engine runs postgres:17-alpine here (${String(error).split('\n')[0]!.slice(0, 120)}), so the tests use the embedded PostgreSQL, as designed. Set TEST_DATABASE_URL to use another server.`,
+      `No Docker engine runs postgres:17-alpine here (${String(error).split('\n')[0]!.slice(0, 120)}), so the ` +
+        `tests use the embedded PostgreSQL, as designed. Set TEST_DATABASE_URL to use another server.`,
     )
   }
   return startEmbeddedTestServer()

@@ -43,7 +43,8 @@ function refusesNul(schema: Node): boolean {
 /** How Python's re reads each pattern (as Schemathesis's generator does): [refuses NUL, takes an emoji]. */
 function inPython(patterns: string[]): [boolean, boolean][] {
   const program = `import json, re, sys
-print(json.dumps([[re.search(p, "a\\x00b") is None, re.search(p, "a\\U0001F600b") is not None] for p in json.load(sys.stdin)]))`
+seen = [[re.search(p, "a\\x00b") is None, re.search(p, "a\\U0001F600b") is not None] for p in json.load(sys.stdin)]
+print(json.dumps(seen))`
   return JSON.parse(execFileSync('python3', ['-c', program], { input: JSON.stringify(patterns), encoding: 'utf8' }))
 }
 

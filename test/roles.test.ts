@@ -54,8 +54,8 @@ describe('two APIs and two workers', () => {
     )
     expect(responses.every((response) => [201, 409].includes(response.status))).toBe(true)
     expect(new Set(created.map((body) => body.id)).size).toBe(1)
-    const [row] =
-      await database.sql`select count(*)::int as count from charges where account_id = ${accountId} and metadata->>'key' = ${key}`
+    const [row] = await database.sql`select count(*)::int as count from charges where account_id = ${accountId} and
+        metadata->>'key' = ${key}`
     expect(row!.count).toBe(1)
   })
 
@@ -73,8 +73,8 @@ describe('two APIs and two workers', () => {
     expect(settledBy()).toHaveLength(1)
     for (const api of apis) expect(api.output()).not.toContain('Worker connected')
     for (const worker of workers) expect(worker.output()).toContain('ready (worker)')
-    const [row] =
-      await database.sql`select count(*)::int as count from charges where account_id = ${accountId} and metadata->>'key' = ${key}`
+    const [row] = await database.sql`select count(*)::int as count from charges where account_id = ${accountId} and
+        metadata->>'key' = ${key}`
     expect(row!.count).toBe(1)
   })
 

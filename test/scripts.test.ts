@@ -135,7 +135,8 @@ describe('npm run reap', () => {
   it('when keys have expired, then it deletes them once and prints the count', async () => {
     const [account] = await database.sql`select id from accounts limit 1`
     await database.sql`
-      insert into idempotency_keys (account_id, endpoint, key, fingerprint, operation_id, completed_at, response_status, response_headers, response_body, expires_at)
+      insert into idempotency_keys (account_id, endpoint, key, fingerprint, operation_id, completed_at,
+        response_status, response_headers, response_body, expires_at)
       select ${account!.id}, 'POST /v1/charges', 'expired-' || n, decode(repeat('00', 32), 'hex'), gen_random_uuid(),
              now() - interval '2 hours', 201, '{}', '\\x7b7d', now() - interval '1 hour'
       from generate_series(1, 3) n`

@@ -58,14 +58,16 @@ const expectedReference = (operationId: string) =>
   `sim_ch_${createHash('sha256').update(operationId).digest('hex').slice(0, 24)}`
 const keyRow = async (key: string) =>
   (
-    await database.sql`select operation_id, claim_token, completed_at from idempotency_keys where account_id = ${accountId} and key = ${key}`
+    await database.sql`select operation_id, claim_token, completed_at from idempotency_keys where account_id =
+      ${accountId} and key = ${key}`
   )[0]
 /** Waits, on PostgreSQL's clock, until the key's lease has run out (its holder is dead). */
 const leaseOver = (key: string) =>
   until(
     async () =>
       (
-        await database.sql`select 1 from idempotency_keys where account_id = ${accountId} and key = ${key} and locked_until <= now()`
+        await database.sql`select 1 from idempotency_keys where account_id = ${accountId} and key = ${key} and
+          locked_until <= now()`
       ).length === 1,
   )
 const chargesOf = () => database.sql`select id, processor_reference from charges where account_id = ${accountId}`

@@ -81,7 +81,10 @@ describe('starting while the database is unavailable', () => {
         STARTUP_TIMEOUT_SECONDS: '10',
       })
       await expect(server).rejects.toThrow(
-        /exited with 1 before it was ready[\s\S]*"msg":"start-up did not finish within 10 s \(at: opening the database\)/,
+        new RegExp(
+          String.raw`exited with 1 before it was ready[\s\S]*` +
+            String.raw`"msg":"start-up did not finish within 10 s \(at: opening the database\)`,
+        ),
       )
       expect(quiet.cuts()).toBe(1)
     } finally {
@@ -108,7 +111,10 @@ describe('through a transaction pooler (DATABASE_TRANSACTION_POOLING)', () => {
         DATABASE_START_WAIT_SECONDS: '0',
       }
       await expect(startServer(env)).rejects.toThrow(
-        /exited with 1 before it was ready[\s\S]*statement_timeout \(10000 ms\) is longer than DATABASE_STATEMENT_TIMEOUT_MS \(3000 ms\)/,
+        new RegExp(
+          String.raw`exited with 1 before it was ready[\s\S]*` +
+            String.raw`statement_timeout \(10000 ms\) is longer than DATABASE_STATEMENT_TIMEOUT_MS \(3000 ms\)`,
+        ),
       )
       const server = await startServer({ ...env, DATABASE_STATEMENT_TIMEOUT_MS: '10000' })
       started.push(server)

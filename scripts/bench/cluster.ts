@@ -79,7 +79,8 @@ async function createWithCollation(serverUrl: string, name: string, icuLocale: s
   const sql = connect(serverUrl, { max: 1, statementTimeoutMs: 0 })
   try {
     await sql.unsafe(
-      `create database "${name}" template template0 encoding 'UTF8' locale 'C' locale_provider icu icu_locale '${icuLocale.replaceAll("'", '')}'`,
+      `create database "${name}" template template0 encoding 'UTF8' locale 'C' locale_provider icu icu_locale ` +
+        `'${icuLocale.replaceAll("'", '')}'`,
     )
   } finally {
     await sql.end({ timeout: 1 })

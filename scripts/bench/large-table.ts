@@ -37,8 +37,10 @@ export async function largeTable(options: LargeTableOptions): Promise<string> {
       await sql`
         insert into idempotency_keys (account_id, endpoint, key, fingerprint, operation_id, completed_at,
                                       response_status, response_headers, response_body, expires_at)
-        select ${accountId}, 'POST /v1/charges', gen_random_uuid()::text, sha256(n::text::bytea), gen_random_uuid(), now(),
-               201, '{"content-type":"application/json; charset=utf-8"}', convert_to(repeat('x', 600), 'UTF8'), now() + interval '1 day'
+        select ${accountId}, 'POST /v1/charges', gen_random_uuid()::text, sha256(n::text::bytea), gen_random_uuid(),
+          now(),
+               201, '{"content-type":"application/json; charset=utf-8"}', convert_to(repeat('x', 600), 'UTF8'), now()
+                 + interval '1 day'
         from generate_series(${from + 1}::int, ${Math.min(rows, from + BATCH)}::int) n`
       process.stderr.write(`  large table: ${Math.min(rows, from + BATCH)} of ${rows} keys\r`)
     }
@@ -70,9 +72,14 @@ export async function largeTable(options: LargeTableOptions): Promise<string> {
       const wal = (which: 'small' | 'large') => mean(samples.map((sample) => sample[which].walBytes)) / 1024
       return [
         '',
-        `Large table: new charges against about ${largeKeys.toLocaleString('en')} stored keys (filled in ${fillSeconds.toFixed(0)} s) and against about ${smallKeys.toLocaleString('en')}, ${rounds} interleaved rounds:`,
-        `  req/s ${samples.map((sample) => `${sample.large.rps.toFixed(0)} / ${sample.small.rps.toFixed(0)}`).join(', ')}; WAL per request ${wal('large').toFixed(1)} KB / ${wal('small').toFixed(1)} KB`,
-        `  ${median(ratios) >= 0.9 ? 'ok  ' : 'MISS'} new charge, large table / small table: ${spread(ratios)}   goal: flat (>= 0.9x)`,
+        `Large table: new charges against about ${largeKeys.toLocaleString('en')} stored keys (filled in ` +
+          `${fillSeconds.toFixed(0)} s) and against about ${smallKeys.toLocaleString('en')}, ${rounds} interleaved ` +
+          `rounds:`,
+        `  req/s ` +
+          `${samples.map((sample) => `${sample.large.rps.toFixed(0)} / ${sample.small.rps.toFixed(0)}`).join(', ')}; ` +
+          `WAL per request ${wal('large').toFixed(1)} KB / ${wal('small').toFixed(1)} KB`,
+        `  ${median(ratios) >= 0.9 ? 'ok  ' : 'MISS'} new charge, large table / small table: ${spread(ratios)}   ` +
+          `goal: flat (>= 0.9x)`,
       ].join('\n')
     } finally {
       await large.stop()

@@ -118,12 +118,15 @@ async function walBetween(sql: Sql, from: string, to: string): Promise<WalWritte
   const [row] = await sql<{ all: number; fpi: number; btree: number; commits: number }[]>`
     select coalesce(sum(combined_size), 0)::float8 as all, coalesce(sum(fpi_size), 0)::float8 as fpi,
            coalesce(sum(combined_size) filter (where "resource_manager/record_type" = 'Btree'), 0)::float8 as btree,
-           coalesce(sum(combined_size) filter (where "resource_manager/record_type" = 'Transaction'), 0)::float8 as commits
+           coalesce(sum(combined_size) filter (where "resource_manager/record_type" = 'Transaction'), 0)::float8 as
+             commits
     from pg_get_wal_stats(${from}::pg_lsn, ${to}::pg_lsn)`
   const relations = await sql<{ relation: string; bytes: number }[]>`
-    with names as (select pg_relation_filenode(oid) as filenode, relname::text from pg_class where pg_relation_filenode(oid) is not null)
+    with names as (select pg_relation_filenode(oid) as filenode, relname::text from pg_class where
+      pg_relation_filenode(oid) is not null)
     select coalesce(names.relname, 'other') as relation, sum(block.record_length)::float8 as bytes
-    from pg_get_wal_block_info(${from}::pg_lsn, ${to}::pg_lsn, false) block left join names on names.filenode = block.relfilenode
+    from pg_get_wal_block_info(${from}::pg_lsn, ${to}::pg_lsn, false) block left join names on names.filenode =
+      block.relfilenode
     where block.block_id = 0
     group by 1`
   const byRelation = Object.fromEntries(relations.map((relation) => [relation.relation, relation.bytes]))

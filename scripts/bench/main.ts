@@ -95,7 +95,8 @@ try {
       )
       samples.push({ round, scenario, implementation: server.name, ...measured })
       process.stderr.write(
-        `  round ${round + 1}/${rounds} ${scenario.padEnd(10)} ${server.name.padEnd(16)} ${measured.rps.toFixed(0)} req/s\n`,
+        `  round ${round + 1}/${rounds} ${scenario.padEnd(10)} ${server.name.padEnd(16)} ` +
+          `${measured.rps.toFixed(0)} req/s\n`,
       )
     }
   }

@@ -17,7 +17,8 @@ export async function reaperUnderLoad(options: {
     await sql`
       insert into idempotency_keys (account_id, endpoint, key, fingerprint, operation_id, completed_at,
                                     response_status, response_headers, response_body, created_at, expires_at)
-      select ${account!.id}, 'POST /v1/charges', 'backlog-' || n, decode(md5(n::text) || md5(n::text), 'hex'), gen_random_uuid(),
+      select ${account!.id}, 'POST /v1/charges', 'backlog-' || n, decode(md5(n::text) || md5(n::text), 'hex'),
+        gen_random_uuid(),
              now() - interval '2 days', 201, '{}', '\\x7b7d'::bytea, now() - interval '2 days', now() - interval '1 day'
       from generate_series(${start + 1}::int, ${Math.min(rows, start + 100_000)}::int) n`
   }
@@ -39,9 +40,13 @@ export async function reaperUnderLoad(options: {
   const rate = deleted / reapSeconds
   return [
     '',
-    `Reaper (the service's own, paced): ${deleted} expired keys deleted in ${reapSeconds.toFixed(1)} s (${rate.toFixed(0)} rows/s) while new charges ran;`,
-    `  new charges alone: ${before.rps.toFixed(0)} req/s, p99 ${before.p99.toFixed(1)} ms; during reaping: p99 ${during.map((s) => s.p99.toFixed(1)).join(', ')} ms`,
-    `  ${rate >= before.rps ? 'ok  ' : 'MISS'} reaping rate / new-charge rate: ${(rate / before.rps).toFixed(2)}x   goal >= 1x`,
-    `  ${p99During / before.p99 < 1.25 ? 'ok  ' : 'MISS'} worst p99 while reaping / p99 alone: ${(p99During / before.p99).toFixed(2)}x   goal < 1.25x`,
+    `Reaper (the service's own, paced): ${deleted} expired keys deleted in ${reapSeconds.toFixed(1)} s ` +
+      `(${rate.toFixed(0)} rows/s) while new charges ran;`,
+    `  new charges alone: ${before.rps.toFixed(0)} req/s, p99 ${before.p99.toFixed(1)} ms; during reaping: p99 ` +
+      `${during.map((s) => s.p99.toFixed(1)).join(', ')} ms`,
+    `  ${rate >= before.rps ? 'ok  ' : 'MISS'} reaping rate / new-charge rate: ${(rate / before.rps).toFixed(2)}x  ` +
+      ` goal >= 1x`,
+    `  ${p99During / before.p99 < 1.25 ? 'ok  ' : 'MISS'} worst p99 while reaping / p99 alone: ` +
+      `${(p99During / before.p99).toFixed(2)}x   goal < 1.25x`,
   ].join('\n')
 }

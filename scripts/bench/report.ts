@@ -71,9 +71,11 @@ export function report(run: Run): string {
   const conflictShare = run.bursts.reduce((sum, b) => sum + b.conflicts, 0) / (run.bursts.length * 20)
 
   const lines = [
-    `npm run bench: Node ${run.node}, PostgreSQL ${run.postgres} (collation ${run.collation}), ${run.cores} cores; ${run.rounds} interleaved rounds of ${run.seconds} s, 20 connections`,
+    `npm run bench: Node ${run.node}, PostgreSQL ${run.postgres} (collation ${run.collation}), ${run.cores} cores; ` +
+      `${run.rounds} interleaved rounds of ${run.seconds} s, 20 connections`,
     '',
-    'scenario     implementation     req/s   p50 ms  p99 ms  node ms/req  pg ms/req  stmts/req  commits/req  WAL B/req  FPI B/req  btree B/req  RSS MB  unexpected',
+    'scenario     implementation     req/s   p50 ms  p99 ms  node ms/req  pg ms/req  stmts/req  commits/req  WAL ' +
+      'B/req  FPI B/req  btree B/req  RSS MB  unexpected',
   ]
   for (const scenario of ['new charge', 'replay', 'one client'] as const) {
     for (const implementation of [SERVICE, UNCACHED, 'seed middleware', SEED_WITH_EVENT, 'no idempotency']) {
@@ -121,10 +123,13 @@ export function report(run: Run): string {
     'Ratios of throughput, median [min-max] over rounds:',
     goal('new charge, this service / seed middleware', ratios.newVsSeed, 1.2),
     goal('new charge, this service / no idempotency', ratios.newVsNone, 1),
-    `  info ${'new charge, this service / seed + event (like for like)'.padEnd(58)} ${spread(ratios.newVsSeedWithEvent)}`,
-    `  ${p99('new charge', SERVICE) <= p99('new charge', 'seed middleware') ? 'ok  ' : 'MISS'} ${'new charge p99, this service / seed middleware'.padEnd(58)} ` +
+    `  info ${'new charge, this service / seed + event (like for like)'.padEnd(58)} ` +
+      `${spread(ratios.newVsSeedWithEvent)}`,
+    `  ${p99('new charge', SERVICE) <= p99('new charge', 'seed middleware') ? 'ok  ' : 'MISS'} ` +
+      `${'new charge p99, this service / seed middleware'.padEnd(58)} ` +
       `${(p99('new charge', SERVICE) / p99('new charge', 'seed middleware')).toFixed(2)}x         goal <= 1x`,
-    `  ${p99('new charge', SERVICE) <= p99('new charge', 'no idempotency') ? 'ok  ' : 'MISS'} ${'new charge p99, this service / no idempotency'.padEnd(58)} ` +
+    `  ${p99('new charge', SERVICE) <= p99('new charge', 'no idempotency') ? 'ok  ' : 'MISS'} ` +
+      `${'new charge p99, this service / no idempotency'.padEnd(58)} ` +
       `${(p99('new charge', SERVICE) / p99('new charge', 'no idempotency')).toFixed(2)}x         goal <= 1x`,
     '',
     'What a new charge costs the primary, this service over the others, median [min-max] over rounds:',
@@ -138,13 +143,17 @@ export function report(run: Run): string {
       costRatio((s) => s.walBytes, 'seed middleware'),
       1,
     ),
-    `  info ${'WAL per charge, this service / no idempotency'.padEnd(58)} ${spread(costRatio((s) => s.walBytes, 'no idempotency'))}`,
-    `  info ${'full-page images per charge, this service / seed middleware'.padEnd(58)} ${spread(costRatio((s) => s.fpiBytes || 1, 'seed middleware'))}`,
+    `  info ${'WAL per charge, this service / no idempotency'.padEnd(58)} ` +
+      `${spread(costRatio((s) => s.walBytes, 'no idempotency'))}`,
+    `  info ${'full-page images per charge, this service / seed middleware'.padEnd(58)} ` +
+      `${spread(costRatio((s) => s.fpiBytes || 1, 'seed middleware'))}`,
     '',
     goal('replay, this service / seed middleware', ratios.replayVsSeed, 1.1),
     goal('replay / new charge, this service', ratios.replayVsOwnNew, 2),
     `  info ${'replay, no replay cache / seed middleware'.padEnd(58)} ${spread(ratios.uncachedReplayVsSeed)}`,
-    `  ${burstRatio <= 1 ? 'ok  ' : 'MISS'} ${'20 concurrent duplicates of one key / 20 distinct keys (time)'.padEnd(58)} ${burstRatio.toFixed(2)}x         goal <= 1x` +
+    `  ${burstRatio <= 1 ? 'ok  ' : 'MISS'} ` +
+      `${'20 concurrent duplicates of one key / 20 distinct keys (time)'.padEnd(58)} ${burstRatio.toFixed(2)}x       ` +
+      `  goal <= 1x` +
       `   (${(conflictShare * 100).toFixed(0)}% of the duplicates answered 409)`,
   )
   return lines.join('\n')
@@ -170,11 +179,13 @@ function walByRelation(run: Run): string[] {
     .sort((a, b) => bytes(SERVICE, b) - bytes(SERVICE, a))
   return [
     '',
-    'WAL per new charge by relation, bytes per request (a record counts for the first block it changes), median over rounds:',
+    'WAL per new charge by relation, bytes per request (a record counts for the first block it changes), median ' +
+      'over rounds:',
     `${'relation'.padEnd(40)}${implementations.map((implementation) => implementation.padStart(17)).join('')}`,
     ...relations.map(
       (relation) =>
-        `${relation.padEnd(40)}${implementations.map((implementation) => bytes(implementation, relation).toFixed(0).padStart(17)).join('')}`,
+        relation.padEnd(40) +
+        implementations.map((implementation) => bytes(implementation, relation).toFixed(0).padStart(17)).join(''),
     ),
   ]
 }

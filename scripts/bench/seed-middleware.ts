@@ -14,7 +14,8 @@ app.post('/v1/charges', async (request, reply) => {
   const accountId = (request as typeof request & { accountId: string }).accountId
   const key = String(request.headers['idempotency-key'])
   const inserted = await sql`
-    insert into bench_seed_keys (account_id, key, status) values (${accountId}, ${key}, 'started') on conflict do nothing`
+    insert into bench_seed_keys (account_id, key, status) values (${accountId}, ${key}, 'started') on conflict do
+      nothing`
   const [row] = await sql<{ status: string; response_status: number; response_body: string }[]>`
     select status, response_status, response_body from bench_seed_keys where account_id = ${accountId} and key = ${key}`
   if (inserted.count === 0) {
@@ -24,7 +25,8 @@ app.post('/v1/charges', async (request, reply) => {
   }
   const response = await charge(request, { event: process.env.SEED_WRITES_EVENT === 'true' })
   const body = JSON.stringify(response.body)
-  await sql`update bench_seed_keys set status = 'completed', response_status = ${response.status}, response_body = ${body}
+  await sql`update bench_seed_keys set status = 'completed', response_status = ${response.status}, response_body =
+    ${body}
             where account_id = ${accountId} and key = ${key}`
   return reply.code(response.status).type('application/json').send(body)
 })

@@ -62,7 +62,8 @@ try {
   const ratios: number[] = []
   const idle: Record<string, number[]> = { A: [], B: [] }
   const line = (m: Measurement) =>
-    `${m.rps.toFixed(0).padStart(5)} req/s p99 ${String(m.p99).padStart(3)} ms node ${m.nodeMs.toFixed(3)} pg ${m.pgMs.toFixed(3)}`
+    `${m.rps.toFixed(0).padStart(5)} req/s p99 ${String(m.p99).padStart(3)} ms node ${m.nodeMs.toFixed(3)} pg ` +
+    `${m.pgMs.toFixed(3)}`
   for (let round = 0; round < rounds; round++) {
     const measured: Record<string, Measurement> = {}
     // Alternate which side goes first.
@@ -74,12 +75,14 @@ try {
     }
     ratios.push(measured.B!.rps / measured.A!.rps)
     console.log(
-      `round ${String(round + 1).padStart(2)}  A ${line(measured.A!)}  B ${line(measured.B!)}  B/A ${ratios.at(-1)!.toFixed(3)}`,
+      `round ${String(round + 1).padStart(2)}  A ${line(measured.A!)}  B ${line(measured.B!)}  B/A ` +
+        `${ratios.at(-1)!.toFixed(3)}`,
     )
   }
   const percent = (values: number[]) => `${(100 * median(values)).toFixed(0)}%`
   console.log(
-    `B/A throughput, median of ${rounds} rounds: ${median(ratios).toFixed(3)}x [${Math.min(...ratios).toFixed(3)}-${Math.max(...ratios).toFixed(3)}]`,
+    `B/A throughput, median of ${rounds} rounds: ${median(ratios).toFixed(3)}x ` +
+      `[${Math.min(...ratios).toFixed(3)}-${Math.max(...ratios).toFixed(3)}]`,
   )
   console.log(`machine idle, median: A ${percent(idle.A!)}, B ${percent(idle.B!)}`)
   for (const side of sides) await side.server.stop()

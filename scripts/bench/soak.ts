@@ -12,7 +12,8 @@ export async function soak(server: ServerUnderTest, load: LoadOptions, minutes: 
   const ratio = perMinute.at(-1)! / perMinute[0]!
   return [
     '',
-    `Soak, ${minutes} minutes of new charges against one process (req/s per minute): ${perMinute.map((rps) => rps.toFixed(0)).join(', ')}`,
+    `Soak, ${minutes} minutes of new charges against one process (req/s per minute): ` +
+      `${perMinute.map((rps) => rps.toFixed(0)).join(', ')}`,
     `  ${ratio >= 0.9 ? 'ok  ' : 'MISS'} last minute / first minute: ${ratio.toFixed(2)}x   goal >= 0.9x`,
   ].join('\n')
 }

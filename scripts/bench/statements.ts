@@ -12,7 +12,8 @@ export async function statementCosts(sql: Sql): Promise<string> {
     'PostgreSQL, per statement (pg_stat_statements): calls, mean ms, total s, WAL bytes per call',
     ...rows.map(
       (row) =>
-        `${String(row.calls).padStart(9)} ${row.mean_ms.toFixed(3).padStart(7)} ${row.total_s.toFixed(1).padStart(6)} ${row.wal_bytes.toFixed(0).padStart(6)}  ${row.query.slice(0, 110)}`,
+        `${String(row.calls).padStart(9)} ${row.mean_ms.toFixed(3).padStart(7)} ` +
+        `${row.total_s.toFixed(1).padStart(6)} ${row.wal_bytes.toFixed(0).padStart(6)}  ${row.query.slice(0, 110)}`,
     ),
   ].join('\n')
 }

@@ -18,16 +18,19 @@ const rounds = Number(args.rounds)
 const OVERDUE_SECONDS = 10
 
 /** The sweep before db/migrations/0013, as it was, with the index it read. */
-const OLD_INDEX = `create index if not exists webhook_deliveries_due on webhook_deliveries (next_attempt_at) where status = 'pending'`
+const OLD_INDEX = `create index if not exists webhook_deliveries_due on webhook_deliveries (next_attempt_at)
+  where status = 'pending'`
 const oldSweep = (sql: Sql | Transaction) => sql`
   select graphile_worker.add_job('deliver_webhook', json_build_object('delivery_id', id))
   from webhook_deliveries
   where status = 'pending' and next_attempt_at <= now()
-    and (locked_until <= now() or (locked_until is null and next_attempt_at <= now() - ${OVERDUE_SECONDS} * interval '1 second'))
+    and (locked_until <= now() or (locked_until is null and next_attempt_at <= now() - ${OVERDUE_SECONDS} * interval
+      '1 second'))
   limit 1000`
 const newSweep = (sql: Sql | Transaction) => sql`
   with overdue as (${overdueDeliveries(sql, OVERDUE_SECONDS, SWEEP_BATCH)})
-  select graphile_worker.add_job('deliver_webhook', json_build_object('delivery_id', id), job_key => 'deliver:' || id, job_key_mode => 'preserve_run_at')
+  select graphile_worker.add_job('deliver_webhook', json_build_object('delivery_id', id), job_key => 'deliver:' || id,
+    job_key_mode => 'preserve_run_at')
   from overdue`
 
 /** Fills webhook_deliveries (and the events they deliver) with `count` rows spread as a busy service leaves them. */
@@ -48,8 +51,10 @@ async function fill(sql: Sql, accountId: string, count: number): Promise<void> {
     // Per 10,000: 9,000 delivered, 600 backing off, 300 due behind a busy endpoint (overdue), 50 just due,
     // 20 held by live senders, 30 whose sender died (lease run out).
     await sql`
-      insert into webhook_deliveries (id, event_id, endpoint_id, account_id, status, attempts, next_attempt_at, locked_until, delivered_at)
-      select 'wd_' || lpad(to_hex(n), 24, '0'), 'evt_' || lpad(to_hex(n), 24, '0'), 'we_' || lpad(to_hex(1 + n % ${endpoints}), 24, '0'), ${accountId},
+      insert into webhook_deliveries (id, event_id, endpoint_id, account_id, status, attempts, next_attempt_at,
+        locked_until, delivered_at)
+      select 'wd_' || lpad(to_hex(n), 24, '0'), 'evt_' || lpad(to_hex(n), 24, '0'), 'we_' || lpad(to_hex(1 + n %
+        ${endpoints}), 24, '0'), ${accountId},
              case when k < 9000 then 'delivered' else 'pending' end, 1,
              case when k < 9000 then now() - interval '1 day'
                   when k < 9600 then now() + (k % 3600) * interval '1 second'
@@ -74,7 +79,8 @@ async function read(sql: Sql, which: 'before' | 'now'): Promise<{ ms: number; bu
       ? sql`
           select id from webhook_deliveries
           where status = 'pending' and next_attempt_at <= now()
-            and (locked_until <= now() or (locked_until is null and next_attempt_at <= now() - ${OVERDUE_SECONDS} * interval '1 second'))
+            and (locked_until <= now() or (locked_until is null and next_attempt_at <= now() - ${OVERDUE_SECONDS} *
+              interval '1 second'))
           limit 1000`
       : overdueDeliveries(sql, OVERDUE_SECONDS, SWEEP_BATCH)
   const plan = (await sql<{ 'QUERY PLAN': string }[]>`explain (analyze, buffers) ${ids}`).map(
@@ -142,10 +148,12 @@ try {
       line('before 0013: every due pending row, filtered', reads.beforeLarge),
       line(`now: two partial indexes, at most ${SWEEP_BATCH}`, reads.nowLarge),
       line('now, on 10,000 deliveries', reads.nowSmall),
-      `  now / before: ${ratio(reads.nowLarge, reads.beforeLarge)}; ${rows.toLocaleString('en')} rows / 10,000 rows: ${ratio(reads.nowLarge, reads.nowSmall)}`,
+      `  now / before: ${ratio(reads.nowLarge, reads.beforeLarge)}; ${rows.toLocaleString('en')} rows / 10,000 ` +
+        `rows: ${ratio(reads.nowLarge, reads.nowSmall)}`,
       `${runs} runs a minute apart, no sender running (the backlog not reached yet):`,
       `  before 0013: ${before.jobs.toLocaleString('en')} jobs queued, last run ${before.lastMs.toFixed(0)} ms`,
-      `  now:         ${now.jobs.toLocaleString('en')} jobs queued, last run ${now.lastMs.toFixed(0)} ms (a job key per delivery)`,
+      `  now:         ${now.jobs.toLocaleString('en')} jobs queued, last run ${now.lastMs.toFixed(0)} ms (a job ` +
+        `key per delivery)`,
     ].join('\n'),
   )
 } finally {

@@ -53,7 +53,8 @@ function showAttempts(log: Awaited<ReturnType<typeof startLossyProxy>>['log']) {
   for (const [index, entry] of log.entries()) {
     const lost = entry.dropped ? ', answer lost on the way back' : ''
     console.log(
-      `   attempt ${index + 1}: ${entry.method} ${entry.path}  Idempotency-Key: ${entry.idempotencyKey}  -> ${entry.status}${lost}`,
+      `   attempt ${index + 1}: ${entry.method} ${entry.path}  Idempotency-Key: ${entry.idempotencyKey}  -> ` +
+        `${entry.status}${lost}`,
     )
   }
 }

@@ -54,7 +54,8 @@ export async function addInvoice(
     const rows = await tx<Invoice[]>`
       insert into invoice_collector.invoices (id, amount_cents, currency, source)
       values (${id}, ${invoice.amount_cents}, ${invoice.currency}, ${invoice.source}) returning *`
-    await tx`select ${tx(COLLECTOR_WORKER_SCHEMA)}.add_job(${COLLECT_TASK}, json_build_object('invoice_id', ${id}::text))`
+    await tx`select ${tx(COLLECTOR_WORKER_SCHEMA)}.add_job(${COLLECT_TASK}, json_build_object('invoice_id',
+      ${id}::text))`
     return theRow(rows, 'the invoice inserted')
   })
 }
@@ -71,7 +72,8 @@ export async function retryInvoice(
                                             source = coalesce(${change.source ?? null}, source), updated_at = now()
       where id = ${invoiceId} and status = 'declined' returning *`
     if (row)
-      await tx`select ${tx(COLLECTOR_WORKER_SCHEMA)}.add_job(${COLLECT_TASK}, json_build_object('invoice_id', ${invoiceId}::text))`
+      await tx`select ${tx(COLLECTOR_WORKER_SCHEMA)}.add_job(${COLLECT_TASK}, json_build_object('invoice_id',
+        ${invoiceId}::text))`
     return row
   })
 }
@@ -102,7 +104,8 @@ export function collectInvoiceTask(sql: Sql, client: PaymentsClient, log: (messa
       if (error instanceof ProblemError && error.is('card-declined')) {
         // A definitive answer: this attempt is over. Trying again is a decision (retryInvoice), with a new n.
         await sql`
-          update invoice_collector.invoices set status = 'declined', charge_id = ${String(error.problem.charge ?? '') || null},
+          update invoice_collector.invoices set status = 'declined', charge_id =
+            ${String(error.problem.charge ?? '') || null},
                                                 failure = ${error.problem.detail}, updated_at = now()
           where id = ${invoice.id} and attempt = ${invoice.attempt}`
         log(`${invoice.id} declined (key ${key}): ${error.problem.detail}`)

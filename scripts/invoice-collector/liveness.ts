@@ -35,7 +35,8 @@ export function poolLiveness(options: {
     // Before graphile-worker made its pool there is nothing to hold a lease for.
     if (poolId === undefined) return
     await sql`
-      insert into invoice_collector.worker_pools (pool_id, alive_until) values (${poolId}, now() + ${leaseSeconds} * interval '1 second')
+      insert into invoice_collector.worker_pools (pool_id, alive_until) values (${poolId}, now() + ${leaseSeconds} *
+        interval '1 second')
       on conflict (pool_id) do update set alive_until = excluded.alive_until`
   }
 
@@ -44,7 +45,8 @@ export function poolLiveness(options: {
     const dead = await sql<{ locked_by: string }[]>`
       select distinct locked_by from ${sql(options.schema)}.jobs j
       where locked_by is not null and locked_at < now() - ${leaseSeconds} * interval '1 second'
-        and not exists (select 1 from invoice_collector.worker_pools p where p.pool_id = j.locked_by and p.alive_until > now())`
+        and not exists (select 1 from invoice_collector.worker_pools p where p.pool_id = j.locked_by and p.alive_until
+          > now())`
     if (dead.length > 0) {
       const utils = await makeWorkerUtils({ pgPool: options.pgPool, schema: options.schema })
       await utils.forceUnlockWorkers(dead.map((row) => row.locked_by)).finally(() => utils.release())

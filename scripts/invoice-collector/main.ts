@@ -33,7 +33,8 @@ const { values, positionals } = parseArgs({
 })
 const [command, invoiceId] = positionals
 const usage =
-  'usage: npm run example:invoices -- run | add --amount 2500 [--currency usd] [--source pm_card_visa] | retry <invoice> [--source ...] | list'
+  'usage: npm run example:invoices -- run | add --amount 2500 [--currency usd] [--source pm_card_visa] | retry ' +
+  '<invoice> [--source ...] | list'
 
 await main('example:invoices', async () => {
   if (

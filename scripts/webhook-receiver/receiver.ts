@@ -15,7 +15,8 @@ export async function prepareReceiverTables(sql: Sql): Promise<void> {
     webhook_id text primary key, type text not null, received_at timestamptz not null default now())`
   // The effect: what this receiver knows of each charge, and how many times an event was applied to it.
   await sql`create table if not exists receiver_charges (
-    charge_id text primary key, status text not null, amount_refunded_cents integer not null, applied_events integer not null)`
+    charge_id text primary key, status text not null, amount_refunded_cents integer not null, applied_events integer
+      not null)`
 }
 
 export function createReceiver(options: { sql: Sql; secret: string }) {
@@ -43,7 +44,8 @@ export function createReceiver(options: { sql: Sql; secret: string }) {
       await tx`
         insert into receiver_charges (charge_id, status, amount_refunded_cents, applied_events)
         values (${charge.id}, ${charge.status}, ${charge.amount_refunded_cents}, 1)
-        on conflict (charge_id) do update set status = excluded.status, amount_refunded_cents = excluded.amount_refunded_cents,
+        on conflict (charge_id) do update set status = excluded.status, amount_refunded_cents =
+          excluded.amount_refunded_cents,
                                               applied_events = receiver_charges.applied_events + 1`
       return true
     })

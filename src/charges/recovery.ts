@@ -47,7 +47,8 @@ export function settlementRecovery(
     async lookup(claim) {
       // The reservation is made before the call: without it pending, nothing under this operation went out.
       const [charge] = await sql<ChargeRow[]>`
-        select * from charges where id = ${chargeIdOf(claim)} and account_id = ${claim.accountId} and pending_operation_id = ${claim.operationId}`
+        select * from charges where id = ${chargeIdOf(claim)} and account_id = ${claim.accountId} and
+          pending_operation_id = ${claim.operationId}`
       if (!charge) return undefined
       return kind === 'capture'
         ? lookupOutcome(processor, {
@@ -59,7 +60,8 @@ export function settlementRecovery(
     },
     async record(tx, claim) {
       const [charge] = await tx<ChargeRow[]>`
-        select * from charges where id = ${chargeIdOf(claim)} and account_id = ${claim.accountId} and pending_operation_id = ${claim.operationId} for update`
+        select * from charges where id = ${chargeIdOf(claim)} and account_id = ${claim.accountId} and
+          pending_operation_id = ${claim.operationId} for update`
       // The processor acted, so the reservation was made first; without it the books and the processor disagree.
       if (!charge)
         throw new Error(`the processor performed ${kind} ${claim.operationId}, but the charge does not have it pending`)

@@ -16,7 +16,8 @@ if (
   (values.field !== undefined && values.field !== 'api_key' && values.field !== 'account_id')
 ) {
   console.error(
-    'usage: npm run --silent account:create -- --name NAME [--field api_key|account_id]   (a name of 1 to 200 characters)',
+    'usage: npm run --silent account:create -- --name NAME [--field api_key|account_id]   (a name of 1 to 200 ' +
+      'characters)',
   )
   process.exit(2)
 }

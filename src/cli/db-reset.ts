@@ -8,7 +8,8 @@ await main('db:reset', async () => {
   const config = loadConfig()
   if (config.DATABASE_URL)
     throw new Error(
-      'DATABASE_URL is set: db:reset only removes the embedded PostgreSQL of this checkout; drop that database yourself',
+      'DATABASE_URL is set: db:reset only removes the embedded PostgreSQL of this checkout; drop that database ' +
+        'yourself',
     )
   const removed = await resetEmbeddedPostgres({ dataDir: config.DATA_DIR, port: config.EMBEDDED_PG_PORT })
   console.log(JSON.stringify({ removed: removed ?? null }))

@@ -38,7 +38,8 @@ await main('reconcile:report', async () => {
     }
     const discrepancies = await listDiscrepancies(sql, { includeResolved: values.all ?? false })
     const waiting =
-      await sql`select id, type, note, received_at, attempts from processor_events where status = 'waiting' order by received_at`
+      await sql`select id, type, note, received_at, attempts from processor_events where status = 'waiting' order by
+        received_at`
     console.log(JSON.stringify({ discrepancies, waiting_events: waiting }, null, 2))
   } finally {
     await database.close()

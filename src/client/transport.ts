@@ -102,7 +102,8 @@ export function createTransport(options: ClientOptions): Transport {
       if (!result.retryable || attempt >= policy.maxAttempts) throw failure
       const delayMs = delayBeforeRetry(policy, attempt, 'failure' in result ? result.retryAfterMs : undefined)
       if (Date.now() - started + delayMs >= policy.deadlineMs) throw failure
-      await sleep(delayMs, callOptions.signal).catch(() => callOptions.signal?.throwIfAborted()) // with the caller's reason
+      // Aborted while waiting: with the caller's reason.
+      await sleep(delayMs, callOptions.signal).catch(() => callOptions.signal?.throwIfAborted())
     }
   }
 }

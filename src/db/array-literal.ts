@@ -5,5 +5,7 @@
 
 /** `{"a","b",NULL}`: each element quoted and escaped, null as NULL. */
 export function arrayLiteral(values: readonly (string | number | null)[]): string {
-  return `{${values.map((value) => (value === null ? 'NULL' : `"${String(value).replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`)).join(',')}}`
+  const element = (value: string | number | null) =>
+    value === null ? 'NULL' : `"${String(value).replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`
+  return `{${values.map(element).join(',')}}`
 }

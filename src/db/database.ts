@@ -96,14 +96,18 @@ async function requireBoundedWaits(sql: Sql, statementTimeoutMs: number): Promis
   ].filter(Boolean)
   if (unbounded.length) {
     throw new Error(
-      `DATABASE_TRANSACTION_POOLING: the pooler's connections have no ${unbounded.join(' and no ')}; set them on the role, e.g. ` +
-        `ALTER ROLE <role> SET statement_timeout = '3s'; ALTER ROLE <role> SET idle_in_transaction_session_timeout = '60s'`,
+      `DATABASE_TRANSACTION_POOLING: the pooler's connections have no ${unbounded.join(' and no ')}; set them on ` +
+        `the role, e.g. ` +
+        `ALTER ROLE <role> SET statement_timeout = '3s'; ALTER ROLE <role> SET idle_in_transaction_session_timeout ` +
+        `= '60s'`,
     )
   }
   if (Number(row.statement) > statementTimeoutMs) {
     throw new Error(
-      `DATABASE_TRANSACTION_POOLING: the role's statement_timeout (${row.statement} ms) is longer than DATABASE_STATEMENT_TIMEOUT_MS ` +
-        `(${statementTimeoutMs} ms), past which a silent connection is closed; lower the role's or raise DATABASE_STATEMENT_TIMEOUT_MS`,
+      `DATABASE_TRANSACTION_POOLING: the role's statement_timeout (${row.statement} ms) is longer than ` +
+        `DATABASE_STATEMENT_TIMEOUT_MS ` +
+        `(${statementTimeoutMs} ms), past which a silent connection is closed; lower the role's or raise ` +
+        `DATABASE_STATEMENT_TIMEOUT_MS`,
     )
   }
 }

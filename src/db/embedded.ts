@@ -50,7 +50,8 @@ export async function startEmbeddedPostgres(options: {
   if (serving !== undefined) {
     if (serving !== (await realpath(directory).catch(() => directory))) {
       throw new Error(
-        `port ${options.port} is already used by the embedded PostgreSQL of another checkout (its data directory is ${serving}); ` +
+        `port ${options.port} is already used by the embedded PostgreSQL of another checkout (its data directory ` +
+          `is ${serving}); ` +
           'set EMBEDDED_PG_PORT to a free port for this one, or stop that server',
       )
     }
@@ -109,7 +110,8 @@ export async function resetEmbeddedPostgres(options: { dataDir: string; port: nu
   const serving = await directoryServedAt(`postgres://${USER}:${PASSWORD}@127.0.0.1:${options.port}/postgres`)
   if (serving !== undefined && serving === (await realpath(directory).catch(() => directory))) {
     throw new Error(
-      `the embedded PostgreSQL in ${directory} is running (port ${options.port}): stop the server of this checkout first`,
+      `the embedded PostgreSQL in ${directory} is running (port ${options.port}): stop the server of this checkout ` +
+        `first`,
     )
   }
   const existed = (await readFile(join(directory, 'PG_VERSION'), 'utf8').catch(() => undefined)) !== undefined
@@ -132,7 +134,8 @@ async function clusterDirectory(
   const fallback = join(ROOT_FALLBACK_DIR, createHash('sha256').update(dataDir).digest('hex').slice(0, 16), 'pg')
   await mkdir(fallback, { recursive: true, mode: 0o755 })
   log(
-    `running as root, PostgreSQL runs as the postgres user, who cannot enter ${dataDir}; its cluster is kept in ${fallback}`,
+    `running as root, PostgreSQL runs as the postgres user, who cannot enter ${dataDir}; its cluster is kept in ` +
+      `${fallback}`,
   )
   return fallback
 }

@@ -104,7 +104,8 @@ export class LocalCluster {
         this.process = undefined
         reject(
           new Error(
-            `PostgreSQL on port ${this.options.port} exited during start-up (${signal ?? `exit ${code}`}): ${this.cause()}`,
+            `PostgreSQL on port ${this.options.port} exited during start-up (${signal ?? `exit ${code}`}): ` +
+              `${this.cause()}`,
           ),
         )
       })

@@ -154,15 +154,18 @@ async function claimStatement(sql: Sql, timing: Timing, attempts: ClaimAttempt[]
   const rows = await sql<(KeyRow & { ord: string })[]>`
     with input as (
       select * from unnest(
-        ${column((a) => a.scope.accountId)}::text[], ${column((a) => a.scope.endpoint)}::text[], ${column((a) => a.scope.key)}::text[],
-        ${column((a) => a.fingerprint.toString('hex'))}::text[], ${column((a) => a.token)}::text[], ${column((a) => a.request)}::text[]
+        ${column((a) => a.scope.accountId)}::text[], ${column((a) => a.scope.endpoint)}::text[],
+          ${column((a) => a.scope.key)}::text[],
+        ${column((a) => a.fingerprint.toString('hex'))}::text[], ${column((a) => a.token)}::text[],
+          ${column((a) => a.request)}::text[]
       ) with ordinality as i(account_id, endpoint, key, fingerprint, token, request, ord)
       limit ${attempts.length} -- see BATCH_ROWS_ESTIMATE
     ),
     existing as (
       select i.ord, k.id, k.operation_id, k.fingerprint, k.claim_token, k.expires_at <= now() as expired,
              extract(epoch from k.expires_at - now())::float8 * 1000 as expires_in_ms,
-             coalesce(k.locked_until <= now(), false) as lease_over, k.completed_at, k.response_status, k.response_headers, k.response_body
+             coalesce(k.locked_until <= now(), false) as lease_over, k.completed_at, k.response_status,
+               k.response_headers, k.response_body
       from input i
       -- A probe of the unique index per request, whatever the table's size when the plan was made (LIMIT keeps the
       -- subquery a nested loop: as a join, a plan made while the table was tiny hashes a full scan of it).
@@ -176,7 +179,8 @@ async function claimStatement(sql: Sql, timing: Timing, attempts: ClaimAttempt[]
       insert into idempotency_keys
         (account_id, endpoint, key, fingerprint, operation_id, claim_token, locked_until, expires_at, request)
       select i.account_id, i.endpoint, i.key, decode(i.fingerprint, 'hex'), gen_random_uuid(), i.token::uuid,
-             now() + ${timing.leaseSeconds} * interval '1 second', now() + ${timing.ttlSeconds} * interval '1 second', i.request::jsonb
+             now() + ${timing.leaseSeconds} * interval '1 second', now() + ${timing.ttlSeconds} * interval '1 second',
+               i.request::jsonb
       from input i
       where not exists (select from existing e where e.ord = i.ord)
       order by i.account_id, i.endpoint, i.key
@@ -220,7 +224,8 @@ async function takeOver(
       locked_until = now() + ${timing.leaseSeconds} * interval '1 second',
       operation_id = case when k.completed_at is null then k.operation_id else gen_random_uuid() end,
       created_at = case when k.completed_at is null then k.created_at else now() end,
-      expires_at = case when k.completed_at is null then k.expires_at else now() + ${timing.ttlSeconds} * interval '1 second' end,
+      expires_at = case when k.completed_at is null then k.expires_at else now() + ${timing.ttlSeconds} * interval
+        '1 second' end,
       completed_at = null, response_status = null, response_headers = null, response_body = null
     where k.id = ${row.id}
       and k.claim_token is not distinct from ${row.claim_token}

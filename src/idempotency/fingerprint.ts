@@ -5,7 +5,9 @@ import { hash } from 'node:crypto'
 export function requestFingerprint(request: { method: string; route: string; params: unknown; body: unknown }): Buffer {
   return hash(
     'sha256',
-    `${request.method}\n${request.route}\n${canonicalJson({ params: request.params ?? {}, body: request.body ?? null })}`,
+    [request.method, request.route, canonicalJson({ params: request.params ?? {}, body: request.body ?? null })].join(
+      '\n',
+    ),
     'buffer',
   )
 }

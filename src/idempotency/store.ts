@@ -54,7 +54,8 @@ export interface Timing {
  * complete_idempotency_key (db/functions.sql) raises IK409, which aborts the transaction (isTakenOver).
  */
 export async function completeKey(tx: Transaction, claim: Claim, response: StoredResponse): Promise<void> {
-  await tx`select complete_idempotency_key(${claim.rowId}, ${claim.token}, ${response.status}, ${tx.json(response.headers)}, ${response.body})`
+  await tx`select complete_idempotency_key(${claim.rowId}, ${claim.token}, ${response.status},
+    ${tx.json(response.headers)}, ${response.body})`
 }
 
 /** The error of a completion whose claim another request took over (complete_idempotency_key, db/functions.sql). */

@@ -33,14 +33,18 @@ export type IdempotencyOutcome =
   | 'lease_ended'
 export const idempotencyOutcomes = new Counter({
   name: 'idempotency_outcomes_total',
-  help: 'Idempotency-Key outcomes: claimed (new), taken_over (expired or abandoned), replayed, in_flight (409), key_reused (422), released, lease_ended (after the processor call)',
+  help:
+    'Idempotency-Key outcomes: claimed (new), taken_over (expired or abandoned), replayed, in_flight (409), ' +
+    'key_reused (422), released, lease_ended (after the processor call)',
   labelNames: ['endpoint', 'outcome'] as const,
   registers,
 })
 
 export const statementBatchSize = new Histogram({
   name: 'idempotency_statement_batch_size',
-  help: 'Requests that shared one statement and one commit: their key claims (claim), or their writes and key completions (commit)',
+  help:
+    'Requests that shared one statement and one commit: their key claims (claim), or their writes and key ' +
+    'completions (commit)',
   labelNames: ['statement'] as const,
   buckets: [1, 2, 4, 8, 16, 32, 50],
   registers,
@@ -48,7 +52,9 @@ export const statementBatchSize = new Histogram({
 
 export const statementStalls = new Counter({
   name: 'idempotency_statement_stalls_total',
-  help: 'Shared statements (claim, commit) that had not answered within DATABASE_STATEMENT_TIMEOUT_MS: their connection went silent, and the requests behind them went on without them',
+  help:
+    'Shared statements (claim, commit) that had not answered within DATABASE_STATEMENT_TIMEOUT_MS: their connection ' +
+    'went silent, and the requests behind them went on without them',
   labelNames: ['statement'] as const,
   registers,
 })
@@ -69,7 +75,9 @@ export const reaperDeletedKeys = new Counter({
 
 export const recoveryClaims = new Counter({
   name: 'recovery_claims_total',
-  help: 'Abandoned claims the recovery worker handled: settled (outcome recorded), released (never seen downstream), failed (tried again later)',
+  help:
+    'Abandoned claims the recovery worker handled: settled (outcome recorded), released (never seen downstream), ' +
+    'failed (tried again later)',
   labelNames: ['result'] as const,
   registers,
 })
@@ -82,19 +90,25 @@ export const settlementOverdueClaims = new Gauge({
 
 export const settlementOldestOverdueSeconds = new Gauge({
   name: 'settlement_oldest_overdue_seconds',
-  help: 'How long past its due time the oldest overdue abandoned claim is (0: none); above SETTLEMENT_BEHIND_SECONDS the worker is not ready',
+  help:
+    'How long past its due time the oldest overdue abandoned claim is (0: none); above SETTLEMENT_BEHIND_SECONDS the ' +
+    'worker is not ready',
   registers,
 })
 
 export const deadWorkerPools = new Counter({
   name: 'worker_dead_pools_total',
-  help: 'graphile-worker pools found dead (silent for WORKER_DEAD_AFTER_SECONDS while holding locks) whose jobs and queues were unlocked',
+  help:
+    'graphile-worker pools found dead (silent for WORKER_DEAD_AFTER_SECONDS while holding locks) whose jobs and ' +
+    'queues were unlocked',
   registers,
 })
 
 export const orphanedWorkerLocks = new Counter({
   name: 'worker_orphaned_locks_total',
-  help: "locks on jobs and queues that this process's live graphile-worker pools held without running the job (a completion not recorded, a job taken whose answer was lost), freed",
+  help:
+    "locks on jobs and queues that this process's live graphile-worker pools held without running the job (a " +
+    'completion not recorded, a job taken whose answer was lost), freed',
   registers,
 })
 
@@ -107,14 +121,18 @@ export const workerJobFailures = new Counter({
 
 export const processorEvents = new Counter({
   name: 'processor_events_total',
-  help: "The processor's events received, by way in (webhook, reconciliation) and what became of them (applied, waiting, ignored, duplicate)",
+  help:
+    "The processor's events received, by way in (webhook, reconciliation) and what became of them (applied, waiting, " +
+    'ignored, duplicate)',
   labelNames: ['via', 'status'] as const,
   registers,
 })
 
 export const reconciliationDiscrepancies = new Gauge({
   name: 'reconciliation_discrepancies_open',
-  help: 'Disagreements between the books and the processor that the last comparison found and no later one resolved (npm run reconcile:report lists them)',
+  help:
+    'Disagreements between the books and the processor that the last comparison found and no later one resolved (npm ' +
+    'run reconcile:report lists them)',
   registers,
 })
 
@@ -126,14 +144,18 @@ export const workerJobLongestRunningSeconds = new Gauge({
 
 export const processorEventsWaiting = new Gauge({
   name: 'processor_events_waiting',
-  help: "The processor's events that wait for their object to be recorded; one that waits for an hour is also a discrepancy",
+  help:
+    "The processor's events that wait for their object to be recorded; one that waits for an hour is also a " +
+    'discrepancy',
   registers,
 })
 
 const pools = new Set<Sql>()
 new Gauge({
   name: 'db_pool_connections',
-  help: 'Database pool connections (connections: open, of which idle, leased to a transaction or reserved; opening), and queries waiting for one',
+  help:
+    'Database pool connections (connections: open, of which idle, leased to a transaction or reserved; opening), and ' +
+    'queries waiting for one',
   labelNames: ['state'] as const,
   registers,
   collect() {

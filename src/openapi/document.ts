@@ -10,6 +10,7 @@ import { PROBLEM_TYPES, type ProblemType } from '../schemas/problem-types.js'
 import { Event } from '../schemas/webhook.js'
 import { IDEMPOTENCY_KEY_PARAMETER, INFO, REFERENCE_PAGE, SECURITY_SCHEMES, SERVERS, TAGS, webhooks } from './frame.js'
 import type { OperationDoc } from './operation.js'
+import { operationProse } from './prose.js'
 import { headerComponents, problemResponses, successResponse, type HeaderName } from './responses.js'
 import { type JsonSchema, SchemaComponents } from './schemas.js'
 
@@ -45,13 +46,16 @@ export function collectDocumentedRoutes(app: FastifyInstance): DocumentedRoute[]
   return routes
 }
 
-export function openapiDocument(routes: DocumentedRoute[]): JsonSchema {
+export function openapiDocument(routes: DocumentedRoute[], prose = operationProse()): JsonSchema {
   const components = new SchemaComponents()
   const paths: Record<string, Record<string, JsonSchema>> = {}
   for (const route of routes) {
     const path = route.url.replace(/:(\w+)/g, '{$1}')
-    paths[path] = { ...paths[path], [route.method.toLowerCase()]: operation(route, components) }
+    paths[path] = { ...paths[path], [route.method.toLowerCase()]: operation(route, components, prose) }
   }
+  const operations = new Set(routes.map((route) => route.doc.operationId))
+  const strays = [...prose.keys()].filter((operationId) => !operations.has(operationId))
+  if (strays.length) throw new Error(`src/routes/*.md describes operations no route has: ${strays.join(', ')}`)
   paths['/docs'] = {
     get: {
       ...REFERENCE_PAGE,
@@ -62,7 +66,8 @@ export function openapiDocument(routes: DocumentedRoute[]): JsonSchema {
   const problem = components.schemas.Problem
   if (problem) {
     const types = Object.keys(PROBLEM_TYPES).join(', ')
-    problem.description = `RFC 9457 problem details. \`type\` is always \`${PROBLEM_TYPE_BASE}\` followed by one of: ${types}.`
+    problem.description =
+      `RFC 9457 problem details. \`type\` is always \`${PROBLEM_TYPE_BASE}\` followed by one of: ` + `${types}.`
   }
   const document = {
     openapi: '3.1.0',
@@ -88,12 +93,16 @@ export function openapiDocument(routes: DocumentedRoute[]): JsonSchema {
 /** The document as the committed openapi.yaml has it. */
 export function openapiYaml(document: JsonSchema): string {
   const header =
-    "# Built from the routes (src/openapi, the routes' `openapi` entries, the TypeBox schemas) by `npm run openapi`: do not edit.\n"
+    "# Built from the routes (src/openapi, the routes' `openapi` entries, the TypeBox schemas) by `npm run " +
+    'openapi`: do not edit.\n'
   return header + stringify(document, { lineWidth: 120, aliasDuplicateObjects: false })
 }
 
-function operation(route: DocumentedRoute, components: SchemaComponents): JsonSchema {
+function operation(route: DocumentedRoute, components: SchemaComponents, prose: Map<string, string>): JsonSchema {
   const { doc, schema } = route
+  if (doc.description !== undefined && prose.has(doc.operationId))
+    throw new Error(`${doc.operationId} is described both in its route and in src/routes/*.md`)
+  const description = doc.description ?? prose.get(doc.operationId)
   const headers: HeaderName[] = [
     ...(doc.public ? [] : (['RateLimit', 'RateLimit-Policy'] as const)),
     ...(route.idempotency ? (['Idempotent-Replayed'] as const) : []),
@@ -121,7 +130,7 @@ function operation(route: DocumentedRoute, components: SchemaComponents): JsonSc
     tags: [doc.tag],
     operationId: doc.operationId,
     summary: doc.summary,
-    ...(doc.description && { description: doc.description }),
+    ...(description && { description }),
     ...(doc.public && { security: [] }),
     ...(parameters.length && { parameters }),
     ...(schema.body && { requestBody: requestBody(schema.body, doc, components) }),

@@ -7,8 +7,10 @@ export const INFO = {
   title: 'Payments API',
   version: '0.1.0',
   summary: 'Charges and refunds whose money-moving writes are safe to retry.',
-  description: `Every POST that moves money takes an \`Idempotency-Key\` header (draft-ietf-httpapi-idempotency-key-header).
-The server records, per account, endpoint and key, a fingerprint of the request and, once the work commits, the
+  // Its first line is a string of its own, to keep it within 120 columns.
+  description: [
+    'Every POST that moves money takes an `Idempotency-Key` header (draft-ietf-httpapi-idempotency-key-header).',
+    `The server records, per account, endpoint and key, a fingerprint of the request and, once the work commits, the
 exact response. A retry with the same key and the same request gets that response again, byte for byte, with
 \`Idempotent-Replayed: true\`.
 
@@ -44,6 +46,7 @@ Limits and guarantees of every request:
   parameters and body fields are rejected with \`400 validation-failed\`.
 - A method a path does not take is \`405 method-not-allowed\` with \`Allow\`.
 `,
+  ].join('\n'),
   license: { name: 'MIT', identifier: 'MIT' },
 }
 
@@ -95,7 +98,13 @@ export function webhooks(event: JsonSchema): JsonSchema {
         operationId: 'receiveEvent',
         summary: 'An event, delivered to a webhook endpoint (Standard Webhooks)',
         description:
-          'Sent for each event type the endpoint enabled. `webhook-id` is the event id, the same on every retry and redelivery: apply each id once. Verify `webhook-signature` (`v1,` + base64 HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<body>`, keyed by the base64 part of the `whsec_` secret; two signatures for 24 hours after a rotation) with any Standard Webhooks library, and refuse old timestamps. Answer 2xx within 15 s; anything else, a timeout or a network error is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h and 24 h (with jitter; `Retry-After` on 429 and 503 is honoured); `410 Gone` disables the endpoint.',
+          'Sent for each event type the endpoint enabled. `webhook-id` is the event id, the same on every retry ' +
+          'and redelivery: apply each id once. Verify `webhook-signature` (`v1,` + base64 HMAC-SHA256 over ' +
+          '`<webhook-id>.<webhook-timestamp>.<body>`, keyed by the base64 part of the `whsec_` secret; two ' +
+          'signatures for 24 hours after a rotation) with any Standard Webhooks library, and refuse old ' +
+          'timestamps. Answer 2xx within 15 s; anything else, a timeout or a network error is retried after 5 s, 5 ' +
+          'min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h and 24 h (with jitter; `Retry-After` on 429 and 503 is ' +
+          'honoured); `410 Gone` disables the endpoint.',
         parameters: [
           {
             name: 'webhook-id',

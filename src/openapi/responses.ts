@@ -16,7 +16,8 @@ export const HEADERS = {
   },
   RateLimit: {
     description:
-      'draft-ietf-httpapi-ratelimit-headers: what is left of the account’s quota, e.g. `"account";r=5999;t=42` (r requests, for t more seconds).',
+      'draft-ietf-httpapi-ratelimit-headers: what is left of the account’s quota, e.g. `"account";r=5999;t=42` (r ' +
+      'requests, for t more seconds).',
     schema: { type: 'string' },
   },
   'RateLimit-Policy': {

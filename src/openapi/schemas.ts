@@ -53,7 +53,8 @@ export class SchemaComponents {
     const known = this.schemas[name]
     if (known && JSON.stringify(known) !== JSON.stringify(definition)) {
       throw new Error(
-        `two different schemas are titled ${name}: give one another title (${JSON.stringify(known).slice(0, 200)} vs ${JSON.stringify(definition).slice(0, 200)})`,
+        `two different schemas are titled ${name}: give one another title (${JSON.stringify(known).slice(0, 200)} ` +
+          `vs ${JSON.stringify(definition).slice(0, 200)})`,
       )
     }
     this.schemas[name] = definition

@@ -22,6 +22,8 @@ const BATCH = 5000
 
 const PAYMENT_KINDS = ['payment_differs', 'payment_missing_at_processor']
 
+const NOT_IN_THE_BOOKS = 'its object is not in the books'
+
 export interface Comparison {
   payments: number
   refunds: number
@@ -38,12 +40,14 @@ export async function compareWithProcessor(
   await eventsCursor(sql, later.name)
   const cursor = theRow(
     await sql<{ compared_after_seq: string; refunds_compared_after_seq: string }[]>`
-      select compared_after_seq, refunds_compared_after_seq from reconciliation_cursors where processor = ${later.name}`,
+      select compared_after_seq, refunds_compared_after_seq from reconciliation_cursors where processor =
+        ${later.name}`,
     `the cursor of ${later.name}, made above`,
   )
   const settledBefore = new Date(Date.now() - (options.settleMarginMs ?? SETTLE_MARGIN_MS))
   const fresh = await sql<(ChargeRow & { seq: string })[]>`
-    select * from charges where seq > ${cursor.compared_after_seq} and created_at < ${settledBefore} order by seq limit ${BATCH}`
+    select * from charges where seq > ${cursor.compared_after_seq} and created_at < ${settledBefore} order by seq
+      limit ${BATCH}`
   // Undecided charges, and those found to disagree before (to see whether they agree now), whatever their age.
   const again = await sql<ChargeRow[]>`
     select * from charges where status in ('requires_action', 'processing')
@@ -51,7 +55,8 @@ export async function compareWithProcessor(
     select c.* from charges c join reconciliation_discrepancies d on d.reference = c.id
     where d.resolved_at is null and d.kind = any(${PAYMENT_KINDS})`
   const refunds = await sql<(RefundRow & { seq: string })[]>`
-    select * from refunds where seq > ${cursor.refunds_compared_after_seq} and created_at < ${settledBefore} and status <> 'pending' order by seq limit ${BATCH}`
+    select * from refunds where seq > ${cursor.refunds_compared_after_seq} and created_at < ${settledBefore} and
+      status <> 'pending' order by seq limit ${BATCH}`
 
   const oldest = Math.min(
     settledBefore.getTime(),
@@ -105,7 +110,9 @@ export async function compareWithProcessor(
       kind: 'payment_not_in_books',
       reference: payment.reference,
       accountId: null,
-      detail: `the processor's payment ${payment.reference} (${payment.status}, ${payment.amountCents}) for charge ${payment.chargeId} is not in the books`,
+      detail:
+        `the processor's payment ${payment.reference} (${payment.status}, ${payment.amountCents}) for charge ` +
+        `${payment.chargeId} is not in the books`,
       books: null,
       processor: payment,
     })
@@ -117,7 +124,8 @@ export async function compareWithProcessor(
   await resolveDiscrepancies(sql, PAYMENT_KINDS, agreed)
   await sql`
     update reconciliation_discrepancies set resolved_at = now()
-    where resolved_at is null and kind = 'event_waiting' and reference not in (select id from processor_events where status = 'waiting')`
+    where resolved_at is null and kind = 'event_waiting' and reference not in (select id from processor_events where
+      status = 'waiting')`
   await sql`
     update reconciliation_cursors set
       compared_after_seq = greatest(compared_after_seq, ${fresh.at(-1)?.seq ?? 0}),
@@ -161,7 +169,9 @@ async function refundDisagreements(sql: Sql, books: RefundRow[], processor: Refu
         kind: 'refund_differs',
         reference: refund.id,
         accountId: refund.account_id,
-        detail: `the books say ${refund.status} ${refund.amount_cents}, the processor ${theirs.status} ${theirs.amountCents}`,
+        detail:
+          `the books say ${refund.status} ${refund.amount_cents}, the processor ${theirs.status} ` +
+          `${theirs.amountCents}`,
         books: refund,
         processor: theirs,
       })
@@ -173,15 +183,15 @@ async function refundDisagreements(sql: Sql, books: RefundRow[], processor: Refu
   const outside = processor.filter((refund) => !refund.operationId)
   const recorded = new Set([
     ...(ours.length
-      ? await sql<
-          { key: string }[]
-        >`select operation_id::text as key from refunds where operation_id = any(${ours.map((refund) => refund.operationId ?? '')}::uuid[])`
+      ? await sql<{ key: string }[]>`select operation_id::text as key from refunds where operation_id =
+          any(${ours.map((refund) => refund.operationId ?? '')}::uuid[])`
       : []
     ).map((row) => row.key),
     ...(outside.length
       ? await sql<
           { key: string }[]
-        >`select processor_reference as key from refunds where operation_id is null and processor_reference = any(${outside.map((refund) => refund.reference)})`
+        >`select processor_reference as key from refunds where operation_id is null and processor_reference =
+          any(${outside.map((refund) => refund.reference)})`
       : []
     ).map((row) => row.key),
   ])
@@ -193,7 +203,9 @@ async function refundDisagreements(sql: Sql, books: RefundRow[], processor: Refu
       kind: 'refund_not_in_books',
       reference: refund.reference,
       accountId: null,
-      detail: `the processor's refund ${refund.reference} (${refund.status}, ${refund.amountCents}) of payment ${refund.paymentReference} is not in the books`,
+      detail:
+        `the processor's refund ${refund.reference} (${refund.status}, ${refund.amountCents}) of payment ` +
+        `${refund.paymentReference} is not in the books`,
       books: null,
       processor: refund,
     })
@@ -203,12 +215,13 @@ async function refundDisagreements(sql: Sql, books: RefundRow[], processor: Refu
 
 async function eventsWaitingTooLong(sql: Sql): Promise<Discrepancy[]> {
   const rows = await sql<{ id: string; type: string; note: string | null; changes: unknown }[]>`
-    select id, type, note, changes from processor_events where status = 'waiting' and received_at < now() - ${WAITING_TOO_LONG}::interval`
+    select id, type, note, changes from processor_events where status = 'waiting' and received_at < now() -
+      ${WAITING_TOO_LONG}::interval`
   return rows.map((row) => ({
     kind: 'event_waiting',
     reference: row.id,
     accountId: null,
-    detail: `the processor's event ${row.id} (${row.type}) still waits: ${row.note ?? 'its object is not in the books'}`,
+    detail: `the processor's event ${row.id} (${row.type}) still waits: ${row.note ?? NOT_IN_THE_BOOKS}`,
     books: null,
     processor: row.changes,
   }))

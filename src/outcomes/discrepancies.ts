@@ -30,9 +30,11 @@ export async function recordDiscrepancies(sql: Sql, found: Discrepancy[], log: L
   for (const each of found) {
     const [row] = await sql<{ inserted: boolean }[]>`
       insert into reconciliation_discrepancies (kind, reference, account_id, detail, books, processor)
-      values (${each.kind}, ${each.reference}, ${each.accountId}, ${each.detail.slice(0, 1000)}, ${sql.json((each.books ?? null) as never)}, ${sql.json((each.processor ?? null) as never)})
+      values (${each.kind}, ${each.reference}, ${each.accountId}, ${each.detail.slice(0, 1000)},
+        ${sql.json((each.books ?? null) as never)}, ${sql.json((each.processor ?? null) as never)})
       on conflict (kind, reference) where resolved_at is null
-      do update set last_seen_at = now(), detail = excluded.detail, books = excluded.books, processor = excluded.processor
+      do update set last_seen_at = now(), detail = excluded.detail, books = excluded.books, processor =
+        excluded.processor
       returning (xmax = 0) as inserted`
     if (row?.inserted) {
       fresh++
@@ -65,7 +67,8 @@ export async function listDiscrepancies(
   options: { includeResolved?: boolean } = {},
 ): Promise<DiscrepancyRow[]> {
   return sql<DiscrepancyRow[]>`
-    select id, kind, reference, account_id as "accountId", detail, books, processor, detected_at, last_seen_at, resolved_at
+    select id, kind, reference, account_id as "accountId", detail, books, processor, detected_at, last_seen_at,
+      resolved_at
     from reconciliation_discrepancies ${options.includeResolved ? sql`` : sql`where resolved_at is null`}
     order by id`
 }

@@ -41,7 +41,8 @@ export async function retryWaitingEvents(sql: Sql, settings: LaterSettings, batc
       const [event] = await tx<
         { id: string; type: string; changes: ProcessorEvent['changes']; processor_created_at: Date }[]
       >`
-        select id, type, changes, processor_created_at from processor_events where id = ${id} and status = 'waiting' for update skip locked`
+        select id, type, changes, processor_created_at from processor_events where id = ${id} and status = 'waiting'
+          for update skip locked`
       if (!event) return undefined
       await tx`update processor_events set attempts = attempts + 1 where id = ${id}`
       return settle(
@@ -91,7 +92,8 @@ const PAYMENT_LOCK_SPACE = 0x706179
 async function settle(tx: Transaction, id: string, result: Applied): Promise<Applied['status']> {
   const note = 'note' in result ? result.note.slice(0, 500) : null
   await tx`
-    update processor_events set status = ${result.status}, note = ${note}, settled_at = ${result.status === 'waiting' ? null : new Date()}
+    update processor_events set status = ${result.status}, note = ${note}, settled_at =
+      ${result.status === 'waiting' ? null : new Date()}
     where id = ${id}`
   return result.status
 }

@@ -33,7 +33,8 @@ export async function pullEvents(
   if (Date.now() - since.getTime() > EVENTS_KEPT_MS) {
     log.error(
       { since },
-      `the last events read from ${later.name} are older than it keeps events: some may be lost; the comparison reports what differs`,
+      `the last events read from ${later.name} are older than it keeps events: some may be lost; the comparison ` +
+        `reports what differs`,
     )
   }
   let newest = since
@@ -43,7 +44,8 @@ export async function pullEvents(
     if ((await acceptEvent(sql, event, 'reconciliation', settings)) !== 'duplicate') result.fresh++
     if (event.createdAt > newest) newest = event.createdAt
   }
-  await sql`update reconciliation_cursors set events_since = ${newest}, last_run_at = now() where processor = ${later.name}`
+  await sql`update reconciliation_cursors set events_since = ${newest}, last_run_at = now() where processor =
+    ${later.name}`
   result.appliedFromWaiting = await retryWaitingEvents(sql, settings)
   const waiting = theRow(
     await sql<{ count: number }[]>`

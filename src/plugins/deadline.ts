@@ -57,7 +57,8 @@ function answerLate(request: FastifyRequest, reply: FastifyReply, timeoutMs: num
     .send(
       problemBody(
         'service-unavailable',
-        `The request could not be completed within ${timeoutMs} ms. Retry it with the same Idempotency-Key; it will not be done twice.`,
+        `The request could not be completed within ${timeoutMs} ms. Retry it with the same Idempotency-Key; it ` +
+          `will not be done twice.`,
       ),
     )
 }

@@ -24,7 +24,8 @@ export default fp(
         return retryable(
           'concurrent-update',
           '1',
-          'Another request was changing the same data at the same moment; nothing was recorded. Retry it (with the same Idempotency-Key, if it had one).',
+          'Another request was changing the same data at the same moment; nothing was recorded. Retry it (with the ' +
+            'same Idempotency-Key, if it had one).',
         )
       }
       if (isDatabaseUnavailable(error)) {
@@ -32,7 +33,8 @@ export default fp(
         return retryable(
           'service-unavailable',
           RETRY_AFTER_SECONDS,
-          'The database is unavailable; nothing was recorded. Retry it (with the same Idempotency-Key, if it had one) once the database is back.',
+          'The database is unavailable; nothing was recorded. Retry it (with the same Idempotency-Key, if it had ' +
+            'one) once the database is back.',
         )
       }
       request.log.error({ err: error }, 'request failed')

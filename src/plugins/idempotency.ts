@@ -158,7 +158,8 @@ export default fp(
         statementStalls.inc({ statement })
         app.log.warn(
           { statement, requests: size },
-          `a shared ${statement} statement has not answered in ${options.statementStallMs} ms (a silent connection); the requests behind it go out without it`,
+          `a shared ${statement} statement has not answered in ${options.statementStallMs} ms (a silent ` +
+            `connection); the requests behind it go out without it`,
         )
       },
     })
@@ -188,7 +189,8 @@ export default fp(
           if (settings.required) {
             throw new Problem(
               'idempotency-key-required',
-              `${endpoint} requires an Idempotency-Key header; send a new unique value for each logical operation and the same value on every retry of it.`,
+              `${endpoint} requires an Idempotency-Key header; send a new unique value for each logical operation ` +
+                `and the same value on every retry of it.`,
             )
           }
           held.id = randomUUID()
@@ -239,7 +241,8 @@ export default fp(
         case 'fingerprint-mismatch':
           throw new Problem(
             'idempotency-key-reused',
-            'This Idempotency-Key was already used with a different request body or path; use a new key for a new operation.',
+            'This Idempotency-Key was already used with a different request body or path; use a new key for a new ' +
+              'operation.',
           )
         default:
           return result
@@ -262,7 +265,8 @@ export default fp(
           // Without a Recovery an unknown outcome of this call would never be settled by itself: a defect of the route.
           if (!held.recovery)
             throw new Error(
-              `${held.endpoint} calls out without a Recovery: register one for it in src/recovery/registry.ts (docs/extending.md)`,
+              `${held.endpoint} calls out without a Recovery: register one for it in src/recovery/registry.ts ` +
+                `(docs/extending.md)`,
             )
           if (request.deadline?.aborted)
             throw new Problem('service-unavailable', 'The request ran out of time before the processor was called.')
@@ -270,7 +274,8 @@ export default fp(
           if (inherited && outlivedDownstreamKeys(held.since)) {
             throw new Problem(
               'processor-unavailable',
-              'This operation was first tried longer ago than the processor keeps its idempotency keys; it is being settled without calling out again. Retry later with the same Idempotency-Key and body.',
+              'This operation was first tried longer ago than the processor keeps its idempotency keys; it is ' +
+                'being settled without calling out again. Retry later with the same Idempotency-Key and body.',
               { headers: { 'retry-after': '60' } },
             )
           }
@@ -361,7 +366,8 @@ export default fp(
 function lostClaim(): Problem {
   return new Problem(
     'idempotency-request-in-flight',
-    'This request outlived its lease on the Idempotency-Key and another request took it over; its work was rolled back.',
+    'This request outlived its lease on the Idempotency-Key and another request took it over; its work was rolled ' +
+      'back.',
     {
       headers: { 'retry-after': RETRY_AFTER_SECONDS },
     },

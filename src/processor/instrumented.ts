@@ -42,7 +42,8 @@ export function instrumented(
         // Every call under one operation id is built from the same request: a refusal means a defect here.
         options.log?.error(
           { err: error, operation },
-          'DEFECT: the processor refused an operation id it had seen with other parameters; the outcome is left to the recovery worker',
+          'DEFECT: the processor refused an operation id it had seen with other parameters; the outcome is left to ' +
+            'the recovery worker',
         )
       }
       throw error

@@ -192,14 +192,16 @@ export function rethrowAsProblem(error: unknown): never {
   if (error instanceof ProcessorIdempotencyError) {
     throw new Problem(
       'processor-unavailable',
-      'The payment processor refused this operation as one it saw with other parameters (a defect of this service, logged). What it did is being settled: retry later with the same Idempotency-Key and body.',
+      'The payment processor refused this operation as one it saw with other parameters (a defect of this service, ' +
+        'logged). What it did is being settled: retry later with the same Idempotency-Key and body.',
       { headers: { 'retry-after': '60' } },
     )
   }
   if (error instanceof ProcessorUnavailableError) {
     throw new Problem(
       'processor-unavailable',
-      'The payment processor did not answer, so the outcome is not known yet. Retry with the same Idempotency-Key and body; if you do not, the service settles it within minutes.',
+      'The payment processor did not answer, so the outcome is not known yet. Retry with the same Idempotency-Key ' +
+        'and body; if you do not, the service settles it within minutes.',
       { headers: { 'retry-after': '5' } },
     )
   }

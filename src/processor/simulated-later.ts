@@ -84,7 +84,8 @@ export function simulatedLater(sql: Sql): {
       const row = await paymentRow(tx, reference, true)
       if (!row) throw new SimulatedControlError(`no payment ${reference}`)
       const moved = next(paymentState(row), row)
-      await tx`update simulated_processor.operations set state = ${tx.json(moved as never)} where idempotency_key = ${row.idempotency_key}`
+      await tx`update simulated_processor.operations set state = ${tx.json(moved as never)} where idempotency_key =
+        ${row.idempotency_key}`
       return tell(tx, type, [moved])
     })
   }
@@ -134,7 +135,8 @@ export function simulatedLater(sql: Sql): {
         const payment = paymentState(row)
         const { refunded } = theRow(
           await tx<{ refunded: number }[]>`
-            select coalesce(sum((parameters->>'amount_cents')::int), 0)::int as refunded from simulated_processor.operations
+            select coalesce(sum((parameters->>'amount_cents')::int), 0)::int as refunded from
+              simulated_processor.operations
             where kind = 'refund' and parameters->>'charge_reference' = ${reference}
               and coalesce(state->>'status', 'succeeded') <> 'failed'`,
           'a sum',
@@ -153,7 +155,8 @@ export function simulatedLater(sql: Sql): {
         if (payment.chargeId) refund.chargeId = payment.chargeId
         await tx`
           insert into simulated_processor.operations (idempotency_key, kind, parameters, outcome)
-          values (${`dashboard:${randomUUID()}`}, 'refund', ${tx.json({ charge_reference: reference, amount_cents: amount, origin: 'dashboard' })},
+          values (${`dashboard:${randomUUID()}`}, 'refund',
+            ${tx.json({ charge_reference: reference, amount_cents: amount, origin: 'dashboard' })},
                   ${tx.json({ processorReference: refund.reference })})`
         return tell(tx, 'refund.created', [refund])
       }),
@@ -175,7 +178,8 @@ export function simulatedLater(sql: Sql): {
         if (!row || row.state.status === 'won' || row.state.status === 'lost')
           throw new SimulatedControlError(`payment ${reference} has no open dispute`)
         const closed: DisputeState = { ...row.state, status: outcome }
-        await tx`update simulated_processor.disputes set state = ${tx.json(closed as never)} where payment_reference = ${reference}`
+        await tx`update simulated_processor.disputes set state = ${tx.json(closed as never)} where payment_reference =
+          ${reference}`
         return tell(tx, 'dispute.closed', [closed])
       }),
     payment: async (reference) => {
@@ -202,9 +206,11 @@ export function simulatedLater(sql: Sql): {
         where kind in ('charge', 'authorization') and outcome ? 'processorReference'
           and (created_at >= ${since} or outcome->>'processorReference' = any(${payments}))`
       const refundRows = await sql<RefundRow[]>`
-        select r.idempotency_key, r.created_at, r.parameters, r.outcome, r.state, p.parameters->>'charge_id' as charge_id
+        select r.idempotency_key, r.created_at, r.parameters, r.outcome, r.state, p.parameters->>'charge_id' as
+          charge_id
         from simulated_processor.operations r
-        left join simulated_processor.operations p on p.kind in ('charge', 'authorization') and p.outcome->>'processorReference' = r.parameters->>'charge_reference'
+        left join simulated_processor.operations p on p.kind in ('charge', 'authorization') and
+          p.outcome->>'processorReference' = r.parameters->>'charge_reference'
         where r.kind = 'refund' and r.created_at >= ${since}`
       return { payments: paymentRows.map(paymentState), refunds: refundRows.map(refundState) }
     },
@@ -221,7 +227,8 @@ export function simulatedLater(sql: Sql): {
       if (payment?.source !== 'pm_card_refundFail') return
       const failed: RefundState = { ...refund, status: 'failed', failureReason: 'expired_or_canceled_card' }
       await sql.begin(async (tx) => {
-        await tx`update simulated_processor.operations set state = ${tx.json(failed as never)} where outcome->>'processorReference' = ${refund.reference} and kind = 'refund'`
+        await tx`update simulated_processor.operations set state = ${tx.json(failed as never)} where
+          outcome->>'processorReference' = ${refund.reference} and kind = 'refund'`
         await tell(tx, 'refund.failed', [failed])
       })
     },
@@ -258,7 +265,8 @@ async function openDispute(tx: Transaction, payment: PaymentState): Promise<Proc
     ...(payment.chargeId ? { chargeId: payment.chargeId } : {}),
   }
   const [inserted] = await tx`
-    insert into simulated_processor.disputes (reference, payment_reference, state) values (${dispute.reference}, ${payment.reference}, ${tx.json(dispute as never)})
+    insert into simulated_processor.disputes (reference, payment_reference, state) values (${dispute.reference},
+      ${payment.reference}, ${tx.json(dispute as never)})
     on conflict do nothing returning reference`
   if (!inserted) throw new SimulatedControlError(`payment ${payment.reference} is disputed already`)
   return tell(tx, 'dispute.created', [dispute])
@@ -279,7 +287,8 @@ async function tell(tx: Transaction, type: string, changes: ProcessorChange[]): 
 async function paymentRow(db: Sql | Transaction, reference: string, lock: boolean): Promise<PaymentRow | undefined> {
   const [row] = await db<PaymentRow[]>`
     select idempotency_key, created_at, kind, parameters, outcome, state from simulated_processor.operations
-    where kind in ('charge', 'authorization') and outcome->>'processorReference' = ${reference} ${lock ? db`for update` : db``}`
+    where kind in ('charge', 'authorization') and outcome->>'processorReference' = ${reference}
+      ${lock ? db`for update` : db``}`
   return row
 }
 
@@ -335,5 +344,6 @@ export async function recordSettlement(
     ...settled,
     ...(settled.status === 'canceled' ? { cancellation: 'canceled' as const } : {}),
   }
-  await sql`update simulated_processor.operations set state = ${sql.json(moved as never)} where idempotency_key = ${row.idempotency_key}`
+  await sql`update simulated_processor.operations set state = ${sql.json(moved as never)} where idempotency_key =
+    ${row.idempotency_key}`
 }

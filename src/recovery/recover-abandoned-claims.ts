@@ -100,7 +100,8 @@ export async function recoverAbandonedClaims(
 async function wakeWhenNextDue(sql: Sql, endpoints: string[], settings: RecoverySettings): Promise<void> {
   if (endpoints.length === 0) return
   await sql`
-    select graphile_worker.add_job(${RECOVER_TASK}, '{}'::json, queue_name => ${RECOVER_TASK}, run_at => due, job_key => ${`${RECOVER_TASK}:next`})
+    select graphile_worker.add_job(${RECOVER_TASK}, '{}'::json, queue_name => ${RECOVER_TASK}, run_at => due, job_key
+      => ${`${RECOVER_TASK}:next`})
     from (
       select min(${dueAt(sql, settings.graceSeconds)}) as due
       from idempotency_keys where completed_at is null and endpoint = any(${endpoints})
@@ -162,6 +163,7 @@ async function claimAbandoned(sql: Sql, endpoints: string[], settings: RecoveryS
 /** Ends the worker's claim as if its lease ran out, and counts the failure: the same request may take it over. */
 async function giveBack(sql: Sql, claim: AbandonedClaim): Promise<void> {
   await sql`
-    update idempotency_keys set claim_token = gen_random_uuid(), locked_until = now(), recovery_attempts = recovery_attempts + 1
+    update idempotency_keys set claim_token = gen_random_uuid(), locked_until = now(), recovery_attempts =
+      recovery_attempts + 1
     where id = ${claim.rowId} and claim_token = ${claim.token}`
 }

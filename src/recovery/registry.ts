@@ -32,7 +32,8 @@ export function requireRecoveries(
     const endpoint = `${route.method} ${route.url}`
     if (route.problems?.includes('processor-unavailable') && !recoverable.has(endpoint)) {
       throw new Error(
-        `${endpoint} answers processor-unavailable but has no Recovery: register one in src/recovery/registry.ts (docs/extending.md)`,
+        `${endpoint} answers processor-unavailable but has no Recovery: register one in src/recovery/registry.ts ` +
+          `(docs/extending.md)`,
       )
     }
   }

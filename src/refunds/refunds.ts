@@ -38,7 +38,8 @@ export async function reserveRefund(
   if (remaining === 0) {
     throw new Problem(
       'charge-not-refundable',
-      `Charge ${charge.id} is already fully refunded${charge.amount_refund_pending_cents ? ', counting refunds in progress' : ''}.`,
+      `Charge ${charge.id} is already fully ` +
+        `refunded${charge.amount_refund_pending_cents ? ', counting refunds in progress' : ''}.`,
     )
   }
   const amountCents = request.amountCents ?? remaining

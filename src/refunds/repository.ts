@@ -55,7 +55,8 @@ export async function insertPendingRefund(
   await addRefundPending(tx, charge, amountCents)
   const rows = await tx<RefundRow[]>`
     insert into refunds (id, account_id, charge_id, amount_cents, currency, status, operation_id)
-    values (${newId('re')}, ${charge.account_id}, ${charge.id}, ${amountCents}, ${charge.currency}, 'pending', ${operationId})
+    values (${newId('re')}, ${charge.account_id}, ${charge.id}, ${amountCents}, ${charge.currency}, 'pending',
+      ${operationId})
     returning *`
   return theRow(rows, 'the refund inserted')
 }
@@ -124,7 +125,8 @@ export async function insertRefundMadeAtProcessor(
 ): Promise<RefundRow | undefined> {
   const status = refund.failureReason === null ? 'succeeded' : 'failed'
   const [row] = await tx<RefundRow[]>`
-    insert into refunds (id, account_id, charge_id, amount_cents, currency, status, failure_reason, origin, processor_reference)
+    insert into refunds (id, account_id, charge_id, amount_cents, currency, status, failure_reason, origin,
+      processor_reference)
     values (${newId('re')}, ${charge.account_id}, ${charge.id}, ${refund.amountCents}, ${charge.currency}, ${status},
             ${refund.failureReason}, 'processor', ${refund.processorReference})
     on conflict (processor_reference) where operation_id is null do nothing

@@ -47,8 +47,6 @@ export default async function chargeRoutes(
           operationId: 'createCharge',
           tag: 'Charges',
           summary: 'Create a charge',
-          description:
-            'Charges `source` for `amount_cents`. A decline is an outcome, not an error of the request: the failed charge is recorded, and the `402` is recorded and replayed like a `201`. `source` is a payment method of the processor (docs/processors.md); the simulated processor’s test sources are named as Stripe’s: `pm_card_visa` succeeds, `pm_card_chargeDeclined` and `pm_card_chargeDeclinedInsufficientFunds` are declined, `pm_card_slow` answers after about 2 s, `pm_card_processorDown` fails with `503` having done nothing, `pm_card_responseLost` is charged and its answer lost (`503`; a retry, or the recovery worker, settles it). Some charges are not decided when they are answered: `pm_card_authenticationRequired` answers `201` with `requires_action` (send the customer to `next_action.url`), a bank debit such as `pm_usBankAccount_success` (with `mandate`) `processing`; the outcome arrives later, as an event (docs/later-outcomes.md), and a retry with the key replays this first answer.',
           bodyExample: {
             amount_cents: 2500,
             currency: 'usd',
@@ -59,7 +57,8 @@ export default async function chargeRoutes(
           responses: {
             201: {
               description:
-                'The charge succeeded (or, with `capture: false`, is authorized), or it awaits the customer’s authentication (`requires_action`) or a bank debit’s settlement (`processing`).',
+                'The charge succeeded (or, with `capture: false`, is authorized), or it awaits the customer’s ' +
+                'authentication (`requires_action`) or a bank debit’s settlement (`processing`).',
               schema: Charge,
               headers: ['Location'],
             },
@@ -99,8 +98,6 @@ export default async function chargeRoutes(
           operationId: 'captureCharge',
           tag: 'Charges',
           summary: 'Capture an authorized charge, in full or in part',
-          description:
-            'Captures a charge created with `capture: false`, once: all of the authorization, or part of it (the rest is released). The charge becomes `succeeded` with `captured: true` and `amount_captured_cents`. A retry with the same key replays the first answer; a capture with a new key of a charge already captured (or voided, expired, declined) is `409 charge-not-capturable`, never a second capture. Captures, voids and refunds of one charge are decided one at a time. If the processor’s answer is lost, retry with the same key; the service also settles it by itself.',
           bodyOptional: true,
           bodyExample: { amount_cents: 2000 },
           responses: { 200: { description: 'The charge after the capture.', schema: Charge } },
@@ -138,8 +135,6 @@ export default async function chargeRoutes(
           operationId: 'voidCharge',
           tag: 'Charges',
           summary: 'Void an authorization',
-          description:
-            'Releases the authorization of a `requires_capture` charge; it becomes `voided`. A void racing a capture ends with exactly one of them; the other is a `409`.',
           bodyOptional: true,
           responses: { 200: { description: 'The charge after the void.', schema: Charge } },
           problems: SETTLEMENT_PROBLEMS,
@@ -193,8 +188,6 @@ export default async function chargeRoutes(
           operationId: 'listCharges',
           tag: 'Charges',
           summary: 'List charges, newest first',
-          description:
-            'Pages go either way: `starting_after` the last charge of a page gives the older ones, `ending_before` the first gives the newer ones.',
           responses: { 200: { description: 'One page of charges.', schema: ChargeList } },
         },
       },

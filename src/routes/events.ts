@@ -28,7 +28,6 @@ export default async function eventRoutes(base: FastifyInstance, options: { sql:
     operationId: 'listEvents',
     tag: 'Events' as const,
     summary: 'List events, newest first',
-    description: 'Events are kept `EVENT_RETENTION_DAYS` (30). Pages go either way, as for charges.',
     responses: { 200: { description: 'One page of events.', schema: EventList } },
   }
   app.get(
@@ -47,7 +46,6 @@ export default async function eventRoutes(base: FastifyInstance, options: { sql:
     operationId: 'getEvent',
     tag: 'Events' as const,
     summary: 'Retrieve an event',
-    description: 'The very bytes every webhook delivery of the event carries.',
     responses: { 200: { description: 'The event.', schema: Event } },
   }
   app.get('/events/:id', { schema: { params: EventParams }, config: { openapi: retrieve } }, async (request, reply) => {
@@ -66,8 +64,6 @@ export default async function eventRoutes(base: FastifyInstance, options: { sql:
           operationId: 'redeliverEvent',
           tag: 'Events',
           summary: 'Send an event again',
-          description:
-            'To one endpoint (`endpoint_id`), or to every enabled endpoint that takes its type, with the same `webhook-id`. When there is no such endpoint, `404`: nothing would be sent.',
           bodyOptional: true,
           responses: { 202: { description: 'The deliveries, pending again.', schema: WebhookDeliveryList } },
         },
@@ -84,7 +80,8 @@ export default async function eventRoutes(base: FastifyInstance, options: { sql:
           if (deliveries.length === 0) {
             throw new Problem(
               'resource-not-found',
-              `No enabled webhook endpoint takes event ${request.params.id}'s type: create one (POST /v1/webhook_endpoints) or enable one, then redeliver.`,
+              `No enabled webhook endpoint takes event ${request.params.id}'s type: create one (POST ` +
+                `/v1/webhook_endpoints) or enable one, then redeliver.`,
             )
           }
           return { status: 202, body: { object: 'list', data: deliveries, has_more: false } }

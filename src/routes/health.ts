@@ -31,8 +31,6 @@ export default async function healthRoutes(app: FastifyInstance, options: { sql:
     operationId: 'readiness',
     tag: 'Service' as const,
     summary: 'Readiness: a writable primary answers, and the worker runs',
-    description:
-      '`503` while the database is unreachable or read-only (a standby, or a primary being demoted in a failover), and in a process that runs the worker while its worker has stopped, its pools cannot reach the primary, or settlement is behind.',
     public: true,
     responses: { 200: ok },
     problems: ['service-unavailable' as const],

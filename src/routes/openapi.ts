@@ -10,7 +10,8 @@ import { INFO } from '../openapi/frame.js'
 
 // A coin: this service's own mark in the browser's tab, rather than Swagger's.
 const FAVICON =
-  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><circle cx="8" cy="8" r="7" fill="#1f6f4a"/><text x="8" y="12" font-size="10" font-family="sans-serif" text-anchor="middle" fill="#fff">$</text></svg>'
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><circle cx="8" cy="8" r="7" fill="#1f6f4a"/><text ' +
+  'x="8" y="12" font-size="10" font-family="sans-serif" text-anchor="middle" fill="#fff">$</text></svg>'
 
 const document = (contentType: string) => ({
   description: 'The OpenAPI document.',
@@ -36,8 +37,6 @@ export default async function openapiRoutes(app: FastifyInstance, options: { rou
     operationId: 'openapiJson',
     tag: 'Service' as const,
     summary: 'This document, as JSON',
-    description:
-      'The reference page at `/docs` (Swagger UI) reads the same document from its own `/docs/json` and `/docs/yaml`; use this address, which is the one that stays.',
     public: true,
     responses: { 200: document('application/json') },
   }

@@ -19,7 +19,9 @@ const Received = Type.Object(
     received: Type.Literal(true),
     status: Type.Enum(['applied', 'waiting', 'ignored', 'duplicate'], {
       description:
-        '`applied`: the books changed; `waiting`: its object is not in the books yet (it is applied once it is); `ignored`: nothing for the books (another type, or an object this service did not make); `duplicate`: received before.',
+        '`applied`: the books changed; `waiting`: its object is not in the books yet (it is applied once it is); ' +
+        '`ignored`: nothing for the books (another type, or an object this service did not make); `duplicate`: ' +
+        'received before.',
     }),
   },
   { title: 'ProcessorWebhookReceived' },
@@ -43,15 +45,15 @@ export default async function processorWebhookRoutes(
           operationId: 'receiveProcessorWebhook',
           tag: 'Processor',
           summary: 'Receive the payment processor’s webhook',
-          description:
-            'Where the processor sends its events: with PROCESSOR=stripe, give this URL to Stripe (Dashboard → Developers → Webhooks, or `stripe listen --forward-to`), and its signing secret as STRIPE_WEBHOOK_SECRET. The body is the processor’s event, verified by its signature header (`Stripe-Signature`) over the raw bytes, with a 5-minute tolerance; each event is applied once, whatever the order or number of deliveries (docs/later-outcomes.md).',
           public: true,
           rawBody: {
             description:
-              'The processor’s event, as it signed it: read as bytes, verified, then parsed (with Stripe: an Event object).',
+              'The processor’s event, as it signed it: read as bytes, verified, then parsed (with Stripe: an Event ' +
+              'object).',
             headers: {
               'Stripe-Signature':
-                'With PROCESSOR=stripe: `t=<unix time>,v1=<HMAC-SHA256 of "t.body" with the endpoint’s signing secret>`.',
+                'With PROCESSOR=stripe: `t=<unix time>,v1=<HMAC-SHA256 of "t.body" with the endpoint’s signing ' +
+                'secret>`.',
             },
           },
           responses: {

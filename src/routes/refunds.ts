@@ -29,8 +29,6 @@ export default async function refundRoutes(base: FastifyInstance, options: { sql
           operationId: 'createRefund',
           tag: 'Refunds',
           summary: 'Refund a charge, in part or in full',
-          description:
-            'Refunds come out of captured money. Refunds of one charge are serialised on the charge row, so concurrent refunds can never add up to more than was captured. Leave `amount_cents` out to refund whatever is left.',
           bodyExample: { amount_cents: 500 },
           responses: { 201: { description: 'The refund succeeded.', schema: Refund, headers: ['Location'] } },
           problems: ['charge-not-refundable', 'refund-exceeds-charge', 'processor-unavailable', 'processor-refused'],
@@ -58,7 +56,6 @@ export default async function refundRoutes(base: FastifyInstance, options: { sql
     operationId,
     tag: 'Refunds' as const,
     summary,
-    description: 'Newest first; pages go either way, as for charges.',
     responses: { 200: { description: 'One page of refunds.', schema: RefundList } },
   })
 

@@ -76,17 +76,18 @@ export default async function simulatedProcessorRoutes(
 function authenticationPage(reference: string, amountCents: number, status: string): string {
   const action = `${SIMULATED_PREFIX}/authenticate/${encodeURIComponent(reference)}`
   const asked = status === 'requires_action'
+  const what = asked
+    ? 'asks the customer to authenticate.'
+    : `is ${escapeHtml(status)}: there is nothing to authenticate.`
+  const button = (result: string, label: string) =>
+    `<form method="post" action="${action}"><input type="hidden" name="result" value="${result}">` +
+    `<button type="submit">${label}</button></form>`
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Simulated 3-D Secure</title></head>
 <body style="font-family: sans-serif; max-width: 32rem; margin: 3rem auto">
 <h1>Simulated 3-D Secure</h1>
-<p>Payment <code>${escapeHtml(reference)}</code> of ${amountCents} (minor units) ${asked ? 'asks the customer to authenticate.' : `is ${escapeHtml(status)}: there is nothing to authenticate.`}</p>
-${
-  asked
-    ? `<form method="post" action="${action}"><input type="hidden" name="result" value="succeeded"><button type="submit">Complete authentication</button></form>
-<form method="post" action="${action}"><input type="hidden" name="result" value="failed"><button type="submit">Fail authentication</button></form>`
-    : ''
-}
+<p>Payment <code>${escapeHtml(reference)}</code> of ${amountCents} (minor units) ${what}</p>
+${asked ? [button('succeeded', 'Complete authentication'), button('failed', 'Fail authentication')].join('\n') : ''}
 </body></html>`
 }
 

@@ -45,7 +45,6 @@ export default async function webhookEndpointRoutes(
     operationId: 'createWebhookEndpoint',
     tag: 'Webhook endpoints' as const,
     summary: 'Create a webhook endpoint',
-    description: 'Returns the signing secret (`whsec_...`) this once.',
     bodyExample: { url: 'https://example.com/hooks/payments', enabled_events: ['*'] },
     responses: {
       201: { description: 'The endpoint, with its secret.', schema: WebhookEndpoint, headers: ['Location' as const] },
@@ -103,7 +102,6 @@ export default async function webhookEndpointRoutes(
     operationId: 'updateWebhookEndpoint',
     tag: 'Webhook endpoints' as const,
     summary: 'Update a webhook endpoint',
-    description: 'Change its url, events or description, or disable it (`disabled: true`) and enable it again.',
     bodyExample: { enabled_events: ['charge.succeeded', 'charge.refunded'], description: 'orders' },
     responses: { 200: { description: 'The endpoint.', schema: WebhookEndpoint } },
     problems: ['webhook-url-refused' as const],
@@ -123,7 +121,6 @@ export default async function webhookEndpointRoutes(
     operationId: 'deleteWebhookEndpoint',
     tag: 'Webhook endpoints' as const,
     summary: 'Delete a webhook endpoint',
-    description: 'Its deliveries go with it.',
     responses: { 200: { description: 'Deleted.', schema: DeletedWebhookEndpoint } },
   }
   app.delete(
@@ -145,8 +142,6 @@ export default async function webhookEndpointRoutes(
           operationId: 'rotateWebhookSecret',
           tag: 'Webhook endpoints',
           summary: 'Rotate the signing secret',
-          description:
-            'Returns the new secret this once. For 24 hours deliveries carry two signatures, one per secret, so receivers can switch without a gap.',
           bodyOptional: true,
           responses: { 200: { description: 'The endpoint, with its new secret.', schema: WebhookEndpoint } },
         },

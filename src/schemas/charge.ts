@@ -10,7 +10,8 @@ export const CreateChargeBody = Type.Object(
     source: Type.String({
       pattern: '^[A-Za-z0-9_]{1,255}$',
       description:
-        'A payment method of the processor: with Stripe a PaymentMethod id (`pm_card_visa` in test mode); the simulated processor takes the same test names.',
+        'A payment method of the processor: with Stripe a PaymentMethod id (`pm_card_visa` in test mode); the ' +
+        'simulated processor takes the same test names.',
     }),
     description: Type.Optional(Text({ maxLength: 1000 })),
     metadata: Type.Optional(Metadata),
@@ -19,7 +20,8 @@ export const CreateChargeBody = Type.Object(
         format: 'uri',
         maxLength: 2000,
         description:
-          'Where the customer’s browser goes back to after authenticating, when the card asks for it (3-D Secure): the charge is then `requires_action` and its `next_action` names the page to send the customer to.',
+          'Where the customer’s browser goes back to after authenticating, when the card asks for it (3-D Secure): ' +
+          'the charge is then `requires_action` and its `next_action` names the page to send the customer to.',
       }),
     ),
     mandate: Type.Optional(
@@ -32,14 +34,17 @@ export const CreateChargeBody = Type.Object(
           title: 'Mandate',
           additionalProperties: false,
           description:
-            'The customer’s acceptance, online, of a debit mandate: bank debits (`pm_usBankAccount_…`) need one, cards do not.',
+            'The customer’s acceptance, online, of a debit mandate: bank debits (`pm_usBankAccount_…`) need one, ' +
+            'cards do not.',
         },
       ),
     ),
     capture: Type.Optional(
       Type.Boolean({
         description:
-          'Left out or `true`: captured at once. `false`: authorize only; the charge is `requires_capture` until it is captured (`POST /v1/charges/{id}/capture`), voided, or its authorization expires at `authorization_expires_at`.',
+          'Left out or `true`: captured at once. `false`: authorize only; the charge is `requires_capture` until ' +
+          'it is captured (`POST /v1/charges/{id}/capture`), voided, or its authorization expires at ' +
+          '`authorization_expires_at`.',
       }),
     ),
   },
@@ -80,7 +85,8 @@ const NextAction = Type.Union(
       },
       {
         description:
-          'Send the customer’s browser to `url`; after authenticating it comes back to `return_url` (the request’s), if there is one.',
+          'Send the customer’s browser to `url`; after authenticating it comes back to `return_url` (the ' +
+          'request’s), if there is one.',
       },
     ),
     Type.Object(
@@ -103,7 +109,8 @@ const Dispute = Type.Object(
   {
     status: Type.Enum([...DISPUTE_STATUSES], {
       description:
-        'Open: `needs_response` (evidence is due), `under_review`; closed: `won` (the money stays), `lost` (it went back to the customer).',
+        'Open: `needs_response` (evidence is due), `under_review`; closed: `won` (the money stays), `lost` (it ' +
+        'went back to the customer).',
     }),
     reason: Type.String({
       description: 'The processor’s reason: `fraudulent`, `product_not_received`, `duplicate`, ...',
@@ -145,7 +152,12 @@ export const Charge = Type.Object(
     metadata: Metadata,
     status: Type.Enum([...CHARGE_STATUSES], {
       description:
-        '`requires_action` (the customer must authenticate: `next_action`), `processing` (the payment method settles later, as bank debits do), `succeeded` (captured, in full or in part), `failed` (declined), `requires_capture` (authorized, to capture or void), `voided` (the authorization released on request), `expired` (released because it was not captured by `authorization_expires_at`, or lapsed at the processor). Only `requires_action` and `processing` move on by themselves, forward only, when the processor tells (an event `charge.succeeded`, `charge.authorized` or `charge.failed` follows).',
+        '`requires_action` (the customer must authenticate: `next_action`), `processing` (the payment method ' +
+        'settles later, as bank debits do), `succeeded` (captured, in full or in part), `failed` (declined), ' +
+        '`requires_capture` (authorized, to capture or void), `voided` (the authorization released on request), ' +
+        '`expired` (released because it was not captured by `authorization_expires_at`, or lapsed at the ' +
+        'processor). Only `requires_action` and `processing` move on by themselves, forward only, when the ' +
+        'processor tells (an event `charge.succeeded`, `charge.authorized` or `charge.failed` follows).',
     }),
     next_action: Type.Union([NextAction, Type.Null()], {
       description: 'While `requires_action`: what the customer must do. `null` otherwise.',
@@ -162,11 +174,13 @@ export const Charge = Type.Object(
     }),
     processor_reference: Type.Union([Type.String(), Type.Null()], {
       description:
-        'The processor’s own id of the payment: with the Stripe processor its PaymentIntent (`pi_…`, also for a decline), with the simulated one `sim_ch_…`; `null` when the processor kept no record of a decline.',
+        'The processor’s own id of the payment: with the Stripe processor its PaymentIntent (`pi_…`, also for a ' +
+        'decline), with the simulated one `sim_ch_…`; `null` when the processor kept no record of a decline.',
     }),
     authorization_expires_at: Type.Union([Timestamp, Type.Null()], {
       description:
-        'Until when an uncaptured authorization holds; after that it is voided and the charge expired. `null` for a charge captured at once or declined.',
+        'Until when an uncaptured authorization holds; after that it is voided and the charge expired. `null` for ' +
+        'a charge captured at once or declined.',
     }),
     created_at: Timestamp,
   },
@@ -213,7 +227,9 @@ export const ListChargesQuery = Type.Object(
         maxLength: 255,
         pattern: '^[\\x20-\\x7e]+$',
         description:
-          'The charge a `POST /v1/charges` with this `Idempotency-Key` created (the key itself, unquoted), while the key is kept: the way back for a client that lost both the response and its own record of the charge id. An empty list if there is none (yet).',
+          'The charge a `POST /v1/charges` with this `Idempotency-Key` created (the key itself, unquoted), while ' +
+          'the key is kept: the way back for a client that lost both the response and its own record of the charge ' +
+          'id. An empty list if there is none (yet).',
       }),
     ),
   },

@@ -53,7 +53,9 @@ export const Metadata = Type.Unsafe<Record<string, string>>({
   type: 'object',
   title: 'Metadata',
   description:
-    'Up to 20 string pairs, stored and returned untouched. A key may not be `__proto__` (JavaScript clients would take it for the object’s prototype); the server refuses it as validation-failed, as it does anywhere in a body.',
+    'Up to 20 string pairs, stored and returned untouched. A key may not be `__proto__` (JavaScript clients would ' +
+    'take it for the object’s prototype); the server refuses it as validation-failed, as it does anywhere in a ' +
+    'body.',
   maxProperties: 20,
   additionalProperties: { type: 'string', maxLength: 500, pattern: SAFE_TEXT_PATTERN },
   // The parser refuses a __proto__ key before this is reached (src/plugins/http-edge.ts): said here for readers.

@@ -23,7 +23,9 @@ export const IDEMPOTENCY_KEY_HEADER = {
   in: 'header',
   required: true,
   description:
-    '1 to 255 printable ASCII characters, as a bare token or as a structured-field string (`"..."`, with `\\"` and `\\\\` escapes). Scoped to your account and this endpoint. One new key per logical operation, the same key on every retry of it.',
+    '1 to 255 printable ASCII characters, as a bare token or as a structured-field string (`"..."`, with `\\"` and ' +
+    '`\\\\` escapes). Scoped to your account and this endpoint. One new key per logical operation, the same key on ' +
+    'every retry of it.',
   schema: {
     type: 'string',
     minLength: 1,

@@ -18,11 +18,15 @@ export function PageQuery(id: TSchema) {
     limit: Type.Optional(PageLimit),
     starting_after: Type.Optional({
       ...id,
-      description: `The id of the last item of the previous page; this page has the items after it (older ones). ${CURSOR_NOT_FOUND}`,
+      description:
+        `The id of the last item of the previous page; this page has the items after it (older ones). ` +
+        `${CURSOR_NOT_FOUND}`,
     }),
     ending_before: Type.Optional({
       ...id,
-      description: `The id of the first item of the previous page; this page has the items before it (newer ones), still newest first. ${CURSOR_NOT_FOUND}`,
+      description:
+        `The id of the first item of the previous page; this page has the items before it (newer ones), still newest ` +
+        `first. ${CURSOR_NOT_FOUND}`,
     }),
     'created[gt]': Type.Optional({ ...Timestamp, description: 'Only items created after this time.' }),
     'created[gte]': Type.Optional({ ...Timestamp, description: 'Only items created at or after this time.' }),

@@ -25,7 +25,8 @@ export const PROBLEM_TYPES = {
     status: 400,
     title: 'The request is not valid',
     description:
-      'the request breaks its schema: `errors` says where and why (also for a body nested more than 32 deep, a string with NUL or an unpaired surrogate, an empty body where one is required). Nothing is recorded.',
+      'the request breaks its schema: `errors` says where and why (also for a body nested more than 32 deep, a ' +
+      'string with NUL or an unpaired surrogate, an empty body where one is required). Nothing is recorded.',
     extensions: {
       properties: {
         errors: {
@@ -53,13 +54,15 @@ export const PROBLEM_TYPES = {
     status: 400,
     title: 'Webhooks cannot be sent to this URL',
     description:
-      'the url is not an absolute https URL, or resolves to a loopback, private, link-local or metadata address (allowed only with `WEBHOOK_ALLOW_PRIVATE_URLS`).',
+      'the url is not an absolute https URL, or resolves to a loopback, private, link-local or metadata address ' +
+      '(allowed only with `WEBHOOK_ALLOW_PRIVATE_URLS`).',
   },
   'webhook-signature-invalid': {
     status: 400,
     title: 'The webhook delivery is not the processor’s',
     description:
-      'a delivery to `/processor/webhooks` that does not verify: no signature, one made with another secret, a body changed after signing, or a timestamp more than 5 minutes old. Nothing is applied.',
+      'a delivery to `/processor/webhooks` that does not verify: no signature, one made with another secret, a ' +
+      'body changed after signing, or a timestamp more than 5 minutes old. Nothing is applied.',
   },
   'cursor-not-found': {
     status: 400,
@@ -76,7 +79,8 @@ export const PROBLEM_TYPES = {
     status: 402,
     title: 'The card was declined',
     description:
-      'the card was declined: the failed charge is recorded (`charge`), with the processor’s `decline_code`, and this answer is replayed on a retry.',
+      'the card was declined: the failed charge is recorded (`charge`), with the processor’s `decline_code`, and ' +
+      'this answer is replayed on a retry.',
     extensions: {
       properties: {
         decline_code: { type: 'string', example: 'insufficient_funds' },
@@ -91,20 +95,23 @@ export const PROBLEM_TYPES = {
     status: 404,
     title: 'The processor in use sends no webhooks',
     description:
-      'the processor in use sends no webhooks (the simulated one: its events are read from its list by the reconciliation).',
+      'the processor in use sends no webhooks (the simulated one: its events are read from its list by the ' +
+      'reconciliation).',
   },
   'idempotency-request-in-flight': {
     status: 409,
     title: 'A request with this Idempotency-Key is still in progress',
     description:
-      'a request with this key is still being processed (or this one outlived its lease and another took the key over); retry after `Retry-After`. Nothing is recorded for this attempt.',
+      'a request with this key is still being processed (or this one outlived its lease and another took the key ' +
+      'over); retry after `Retry-After`. Nothing is recorded for this attempt.',
     headers: ['Retry-After'],
   },
   'charge-operation-in-progress': {
     status: 409,
     title: 'Another capture or void of this charge is under way',
     description:
-      'another capture or void of this charge, with another key, is under way: its outcome decides this one; retry after `Retry-After`. Not recorded.',
+      'another capture or void of this charge, with another key, is under way: its outcome decides this one; retry ' +
+      'after `Retry-After`. Not recorded.',
     headers: ['Retry-After'],
   },
   'charge-not-capturable': {
@@ -123,27 +130,33 @@ export const PROBLEM_TYPES = {
     status: 422,
     title: 'The charge cannot be refunded',
     description:
-      'the charge failed, was never captured, or is fully refunded. Not recorded, so the key may carry another request.',
+      'the charge failed, was never captured, or is fully refunded. Not recorded, so the key may carry another ' +
+      'request.',
   },
   'refund-exceeds-charge': {
     status: 422,
     title: 'The refund exceeds what is left of the charge',
     description:
-      'the refund asks more than is left of the charge (`amount_refundable_cents`). Not recorded, so the key may carry a corrected amount.',
+      'the refund asks more than is left of the charge (`amount_refundable_cents`). Not recorded, so the key may ' +
+      'carry a corrected amount.',
     extensions: { properties: { amount_refundable_cents: { type: 'integer' } }, required: ['amount_refundable_cents'] },
   },
   'capture-exceeds-authorization': {
     status: 422,
     title: 'The capture exceeds the authorized amount',
     description:
-      'the capture asks more than was authorized (`amount_capturable_cents`). Not recorded, so the key may carry a corrected amount.',
+      'the capture asks more than was authorized (`amount_capturable_cents`). Not recorded, so the key may carry a ' +
+      'corrected amount.',
     extensions: { properties: { amount_capturable_cents: { type: 'integer' } }, required: ['amount_capturable_cents'] },
   },
   'processor-refused': {
     status: 422,
     title: 'The payment processor refused the operation',
     description:
-      'the payment processor refused the request and did nothing: `param` names the field to change where the request itself was refused (`source`: a payment method it does not know or cannot use; `amount_cents`: below its minimum), `processor_code` is its own code. Not recorded, so the key may carry a corrected request.',
+      'the payment processor refused the request and did nothing: `param` names the field to change where the ' +
+      'request itself was refused (`source`: a payment method it does not know or cannot use; `amount_cents`: ' +
+      'below its minimum), `processor_code` is its own code. Not recorded, so the key may carry a corrected ' +
+      'request.',
     extensions: {
       properties: {
         param: { type: 'string', enum: [...REFUSED_FIELDS] },
@@ -156,21 +169,24 @@ export const PROBLEM_TYPES = {
     status: 429,
     title: 'Too many requests',
     description:
-      'the account made too many requests in the window, or this address failed authentication too often. Nothing is recorded and no key is touched; retry after `Retry-After`.',
+      'the account made too many requests in the window, or this address failed authentication too often. Nothing ' +
+      'is recorded and no key is touched; retry after `Retry-After`.',
     headers: ['Retry-After', 'RateLimit'],
   },
   'processor-unavailable': {
     status: 503,
     title: 'The payment processor is unavailable',
     description:
-      'the payment processor did not answer, so the outcome is not known yet: retry with the same key and body (the processor dedupes it); without a retry the service settles it within minutes.',
+      'the payment processor did not answer, so the outcome is not known yet: retry with the same key and body ' +
+      '(the processor dedupes it); without a retry the service settles it within minutes.',
     headers: ['Retry-After'],
   },
   'service-unavailable': {
     status: 503,
     title: 'The service is temporarily unavailable',
     description:
-      'the database did not answer, or the request could not finish within its deadline (4 s by default). Nothing was half-written; retry with the same key.',
+      'the database did not answer, or the request could not finish within its deadline (4 s by default). Nothing ' +
+      'was half-written; retry with the same key.',
     headers: ['Retry-After'],
   },
   'concurrent-update': {

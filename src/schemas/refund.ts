@@ -19,15 +19,19 @@ export const Refund = Type.Object(
     currency: Currency,
     status: Type.Enum(['pending', 'succeeded', 'failed'], {
       description:
-        '`pending` from the moment its amount is reserved on the charge until the processor’s answer is recorded; `succeeded` once it answered; `failed` when the processor later said the refund failed (the money stays with the merchant: the charge’s `amount_refunded_cents` no longer counts it).',
+        '`pending` from the moment its amount is reserved on the charge until the processor’s answer is recorded; ' +
+        '`succeeded` once it answered; `failed` when the processor later said the refund failed (the money stays ' +
+        'with the merchant: the charge’s `amount_refunded_cents` no longer counts it).',
     }),
     failure_reason: Type.Union([Type.String(), Type.Null()], {
       description:
-        'Why the processor says it failed (`expired_or_canceled_card`, `lost_or_stolen_card`, `unknown`, ...); `null` unless failed.',
+        'Why the processor says it failed (`expired_or_canceled_card`, `lost_or_stolen_card`, `unknown`, ...); ' +
+        '`null` unless failed.',
     }),
     origin: Type.Enum(['api', 'processor'], {
       description:
-        '`api`: asked of this service; `processor`: made at the processor itself (its dashboard), and learnt from its events.',
+        '`api`: asked of this service; `processor`: made at the processor itself (its dashboard), and learnt from ' +
+        'its events.',
     }),
     processor_reference: Type.Union([Type.String(), Type.Null()], {
       description: 'The processor’s own id of the refund (Stripe `re_…`, simulated `sim_re_…`); `null` while pending.',

@@ -13,7 +13,8 @@ const ChargeData = Type.Object(
   { object: Charge, refund: Type.Optional(Refund) },
   {
     description:
-      '`object`: the charge as the API returned it at that moment; `charge.refunded` and `charge.refund.failed` also carry the `refund`.',
+      '`object`: the charge as the API returned it at that moment; `charge.refunded` and `charge.refund.failed` ' +
+      'also carry the `refund`.',
   },
 )
 
@@ -99,7 +100,9 @@ const WebhookUrl = Text({
   minLength: 1,
   maxLength: 2048,
   description:
-    'An absolute https URL, without credentials, whose host resolves to public addresses only (`400 webhook-url-refused` otherwise; `http://` and private addresses only where the deployment sets `WEBHOOK_ALLOW_PRIVATE_URLS`).',
+    'An absolute https URL, without credentials, whose host resolves to public addresses only (`400 ' +
+    'webhook-url-refused` otherwise; `http://` and private addresses only where the deployment sets ' +
+    '`WEBHOOK_ALLOW_PRIVATE_URLS`).',
   examples: ['https://example.com/hooks/payments'],
 })
 

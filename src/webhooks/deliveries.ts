@@ -48,9 +48,11 @@ export async function claimDelivery(
       where d.id = ${id} and d.status = 'pending' and d.next_attempt_at <= now()
         and (d.locked_until is null or d.locked_until <= now())
         and e.id = d.endpoint_id and (e.sending_until is null or e.sending_until <= now())
-      returning e.id, e.status, e.url, e.secret, case when e.previous_secret_expires_at > now() then e.previous_secret end as previous_secret
+      returning e.id, e.status, e.url, e.secret, case when e.previous_secret_expires_at > now() then e.previous_secret
+        end as previous_secret
     )
-    update webhook_deliveries d set locked_until = now() + ${leaseSeconds} * interval '1 second', attempts = d.attempts + 1
+    update webhook_deliveries d set locked_until = now() + ${leaseSeconds} * interval '1 second', attempts =
+      d.attempts + 1
     from endpoint, events ev
     where d.id = ${id} and ev.id = d.event_id
     returning d.id, d.attempts, d.event_id, d.endpoint_id, endpoint.status as endpoint_status, endpoint.url, ev.body,
@@ -75,7 +77,8 @@ export async function claimDelivery(
 
 /** Wakes the sender for `deliveryId` at `runAt` (now when omitted). */
 export function wake(sql: Sql | Transaction, deliveryId: string, runAt?: Date) {
-  return sql`select graphile_worker.add_job(${DELIVER_TASK}, json_build_object('delivery_id', ${deliveryId}::text), run_at => ${runAt ?? null}::timestamptz)`
+  return sql`select graphile_worker.add_job(${DELIVER_TASK}, json_build_object('delivery_id', ${deliveryId}::text),
+    run_at => ${runAt ?? null}::timestamptz)`
 }
 
 export type AttemptResult = Omit<DeliveryAttempt, 'attempted_at'>
@@ -130,7 +133,8 @@ async function releaseEndpoint(
   await tx`update webhook_endpoints set sending_until = null where id = ${delivery.endpointId}`
   const [next] = await tx<{ id: string }[]>`
     select id from webhook_deliveries
-    where endpoint_id = ${delivery.endpointId} and status = 'pending' and next_attempt_at <= now() and id <> ${delivery.id}
+    where endpoint_id = ${delivery.endpointId} and status = 'pending' and next_attempt_at <= now() and id <>
+      ${delivery.id}
       and (locked_until is null or locked_until <= now())
     order by next_attempt_at limit 1`
   if (!next) return undefined
@@ -172,7 +176,8 @@ export async function redeliver(
     select 'wd_' || substr(md5(gen_random_uuid()::text), 1, 24), ${eventId}, e.id, e.account_id
     from webhook_endpoints e
     where e.account_id = ${accountId} and e.status = 'enabled'
-      and (e.id = ${endpointId ?? null} or (${endpointId ?? null}::text is null and (${event.type} = any (e.enabled_events) or '*' = any (e.enabled_events))))
+      and (e.id = ${endpointId ?? null} or (${endpointId ?? null}::text is null and (${event.type} = any
+        (e.enabled_events) or '*' = any (e.enabled_events))))
     on conflict (event_id, endpoint_id) do update set status = 'pending', next_attempt_at = now(), locked_until = null
     returning id, endpoint_id`
   for (const row of rows) await wake(tx, row.id)

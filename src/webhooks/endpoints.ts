@@ -31,7 +31,8 @@ export async function createEndpoint(
   const row = theRow(
     await tx<EndpointRow[]>`
       insert into webhook_endpoints (id, account_id, url, description, enabled_events, secret)
-      values (${newId('we')}, ${accountId}, ${input.url}, ${input.description ?? null}, ${input.enabled_events}, ${newSecret()})
+      values (${newId('we')}, ${accountId}, ${input.url}, ${input.description ?? null}, ${input.enabled_events},
+        ${newSecret()})
       returning *`,
     'the endpoint inserted',
   )
@@ -68,9 +69,12 @@ export async function updateEndpoint(
     update webhook_endpoints set
       url = coalesce(${changes.url ?? null}, url),
       enabled_events = coalesce(${changes.enabled_events ?? null}::text[], enabled_events),
-      description = case when ${changes.description !== undefined} then ${changes.description ?? null} else description end,
-      status = case when ${disabled === undefined} then status when ${disabled === true} then 'disabled' else 'enabled' end,
-      disabled_reason = case when ${disabled === undefined} then disabled_reason when ${disabled === true} then 'disabled by the account' else null end
+      description = case when ${changes.description !== undefined} then ${changes.description ?? null} else
+        description end,
+      status = case when ${disabled === undefined} then status when ${disabled === true} then 'disabled' else
+        'enabled' end,
+      disabled_reason = case when ${disabled === undefined} then disabled_reason when ${disabled === true} then
+        'disabled by the account' else null end
     where id = ${id} and account_id = ${accountId}
     returning *`
   return row && toEndpoint(row)
@@ -99,7 +103,8 @@ export async function rotateSecret(
 
 /** The endpoint answered 410 Gone: it wants no more deliveries. */
 export async function disableGoneEndpoint(tx: Transaction, id: string): Promise<void> {
-  await tx`update webhook_endpoints set status = 'disabled', disabled_reason = 'the endpoint answered 410 Gone' where id = ${id}`
+  await tx`update webhook_endpoints set status = 'disabled', disabled_reason = 'the endpoint answered 410 Gone' where
+    id = ${id}`
 }
 
 function toEndpoint(row: EndpointRow): WebhookEndpoint {

@@ -19,7 +19,8 @@ export async function sweepDeliveries(
 ): Promise<number> {
   const rows = await sql`
     with overdue as (${overdueDeliveries(sql, options.overdueSeconds, options.batchSize ?? SWEEP_BATCH)})
-    select graphile_worker.add_job(${DELIVER_TASK}, json_build_object('delivery_id', id), job_key => 'deliver:' || id, job_key_mode => 'preserve_run_at')
+    select graphile_worker.add_job(${DELIVER_TASK}, json_build_object('delivery_id', id), job_key => 'deliver:' || id,
+      job_key_mode => 'preserve_run_at')
     from overdue`
   return rows.length
 }
@@ -34,7 +35,8 @@ export function overdueDeliveries(sql: Sql | Transaction, overdueSeconds: number
     union all
     -- Due for a while with nobody sending it (webhook_deliveries_unclaimed).
     (select id, next_attempt_at as since from webhook_deliveries
-     where status = 'pending' and locked_until is null and next_attempt_at <= now() - ${overdueSeconds} * interval '1 second'
+     where status = 'pending' and locked_until is null and next_attempt_at <= now() - ${overdueSeconds} * interval
+       '1 second'
      order by next_attempt_at limit ${limit})
     order by since limit ${limit}`
 }

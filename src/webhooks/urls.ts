@@ -99,7 +99,9 @@ export async function webhookTarget(
   const internal = addresses.find(({ address, family }) => blocked.check(address, family === 6 ? 'ipv6' : 'ipv4'))
   if (internal && !allowPrivate)
     return {
-      problem: `resolves to ${internal.address}, a loopback, private or link-local address (taken only where the service runs with ${ALLOW_SETTING}, in development)`,
+      problem:
+        `resolves to ${internal.address}, a loopback, private or link-local address (taken only where the service ` +
+        `runs with ${ALLOW_SETTING}, in development)`,
     }
   return { url: parsed, address: first.address, family: first.family === 6 ? 6 : 4 }
 }

@@ -47,7 +47,8 @@ export async function unlockDeadPools(sql: Sql, settings: LivenessSettings): Pro
       where locks.locked_at < now() - ${settings.deadAfterSeconds} * interval '1 second'
         and not exists (
           select 1 from worker_heartbeats as alive
-          where alive.pool_id = locks.locked_by and alive.seen_at > now() - ${settings.deadAfterSeconds} * interval '1 second')`
+          where alive.pool_id = locks.locked_by and alive.seen_at > now() - ${settings.deadAfterSeconds} * interval
+            '1 second')`
     const poolIds = dead.map((row) => row.pool_id)
     if (poolIds.length === 0) return []
     await tx`select graphile_worker.force_unlock_workers(${poolIds}::text[])`
@@ -81,7 +82,8 @@ export async function freeOrphanedLocks(
       update graphile_worker._private_job_queues as queue set locked_by = null, locked_at = null
       where queue.locked_by = any(${poolIds}::text[])
         and queue.locked_at < now() - ${settings.deadAfterSeconds} * interval '1 second'
-        and not exists (select 1 from graphile_worker._private_jobs as job where job.job_queue_id = queue.id and job.id = any(${runningJobIds}::bigint[]))
+        and not exists (select 1 from graphile_worker._private_jobs as job where job.job_queue_id = queue.id and
+          job.id = any(${runningJobIds}::bigint[]))
       returning queue.id)
     select (select count(*) from jobs)::int as jobs, (select count(*) from queues)::int as queues`
   return theRow(freed, 'the counts')

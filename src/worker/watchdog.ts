@@ -84,7 +84,8 @@ export async function startWatchdog(
         deadWorkerPools.inc(unlocked.length)
         log.warn(
           { pools: unlocked },
-          `worker pools silent for ${settings.deadAfterSeconds} s held jobs: their locks are freed and their jobs run again here or on another worker`,
+          `worker pools silent for ${settings.deadAfterSeconds} s held jobs: their locks are freed and their jobs ` +
+            `run again here or on another worker`,
         )
       }
       await forgetSilentPools(sql, 10 * settings.deadAfterSeconds)
@@ -100,7 +101,8 @@ export async function startWatchdog(
       orphanedWorkerLocks.inc(orphaned.jobs + orphaned.queues)
       log.warn(
         orphaned,
-        `this worker held locks on ${orphaned.jobs} job(s) and ${orphaned.queues} queue(s) none of its workers runs (a completion not recorded, or a job taken whose answer was lost): freed, the jobs run again`,
+        `this worker held locks on ${orphaned.jobs} job(s) and ${orphaned.queues} queue(s) none of its workers ` +
+          `runs (a completion not recorded, or a job taken whose answer was lost): freed, the jobs run again`,
       )
     }
     const stuckAfterSeconds = settings.stuckAfterSeconds ?? STUCK_AFTER_SECONDS
@@ -110,7 +112,8 @@ export async function startWatchdog(
       toldStuck.add(job.id)
       log.error(
         { job: job.id, task: job.task, running_seconds: Math.round((Date.now() - job.since) / 1000) },
-        `job ${job.id} (${job.task}) has run for over ${stuckAfterSeconds} s and holds its lock (and its queue's): a task that waits on something without a bound`,
+        `job ${job.id} (${job.task}) has run for over ${stuckAfterSeconds} s and holds its lock (and its queue's): ` +
+          `a task that waits on something without a bound`,
       )
     }
     for (const id of toldStuck) if (!running.some((job) => job.id === id)) toldStuck.delete(id)
@@ -161,5 +164,8 @@ export async function startWatchdog(
 }
 
 function describeBehind(backlog: SettlementBacklog): string {
-  return `Settlement is behind: ${backlog.overdue} abandoned claim(s) overdue, the oldest by ${Math.round(backlog.oldestSeconds)} s; no recovery run has reached them (see the workers' logs).`
+  return (
+    `Settlement is behind: ${backlog.overdue} abandoned claim(s) overdue, the oldest by ` +
+    `${Math.round(backlog.oldestSeconds)} s; no recovery run has reached them (see the workers' logs).`
+  )
 }

@@ -226,7 +226,8 @@ describe('when PostgreSQL terminates the server’s connections again and again 
     const cutter = async () => {
       while (running) {
         const cut = await observer`select pg_terminate_backend(pid) from pg_stat_activity
-                                   where datname = current_database() and pid <> pg_backend_pid() and backend_type = 'client backend'`
+                                   where datname = current_database() and pid <> pg_backend_pid() and backend_type =
+                                     'client backend'`
         terminated += cut.length
         await new Promise((resolve) => setTimeout(resolve, 30 + Math.random() * 70))
       }
@@ -251,9 +252,8 @@ describe('when PostgreSQL terminates the server’s connections again and again 
       }
       // One processor operation per key: none was charged twice at the processor either.
       const [{ operations }] = (await observer<{ operations: number }[]>`
-        select count(*)::int as operations from simulated_processor.operations where kind = 'charge' and parameters->>'amount_cents' = '4321'`) as unknown as [
-        { operations: number },
-      ]
+        select count(*)::int as operations from simulated_processor.operations where kind = 'charge' and
+          parameters->>'amount_cents' = '4321'`) as unknown as [{ operations: number }]
       expect(operations).toBe(keys.length)
       expect(exitCode, server.output()).toBeUndefined()
     } finally {

@@ -27,7 +27,8 @@ describe('the HTTP edge', () => {
     const body = JSON.stringify(chargeBody({ source: 'pm_card_slow' }))
     const exchange = rawExchange(
       port,
-      `POST /v1/charges HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${suite.account.apiKey}\r\nIdempotency-Key: drain\r\n` +
+      `POST /v1/charges HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${suite.account.apiKey}\r\nIdempotency-Key: ` +
+        `drain\r\n` +
         `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
     )
     await until(async () => (await suite.context.sql`select 1 from idempotency_keys where key = 'drain'`).length === 1)

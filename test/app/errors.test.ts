@@ -45,7 +45,8 @@ describe('every error is application/problem+json', () => {
       415,
     )
     expect(problem.detail).toBe(
-      'The body must be JSON: send Content-Type: application/json (this request sent "application/x-www-form-urlencoded").',
+      'The body must be JSON: send Content-Type: application/json (this request sent ' +
+        '"application/x-www-form-urlencoded").',
     )
   })
 

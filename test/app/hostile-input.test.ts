@@ -192,7 +192,8 @@ describe('the HTTP edge', () => {
     const raw = await rawExchange(
       port,
       rawRequest(
-        `POST /v1/charges HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${suite.account.apiKey}\r\nIdempotency-Key: bad-utf8\r\nContent-Type: application/json`,
+        `POST /v1/charges HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${suite.account.apiKey}\r\nIdempotency-Key: ` +
+          `bad-utf8\r\nContent-Type: application/json`,
         body,
       ),
     )
@@ -208,7 +209,8 @@ describe('the HTTP edge', () => {
     const raw = await rawExchange(
       port,
       rawRequest(
-        `POST /v1/charges HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${suite.account.apiKey}\r\nIdempotency-Key: a\r\nidempotency-key: b\r\nContent-Type: application/json`,
+        `POST /v1/charges HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${suite.account.apiKey}\r\nIdempotency-Key: ` +
+          `a\r\nidempotency-key: b\r\nContent-Type: application/json`,
         JSON.stringify(chargeBody()),
       ),
     )

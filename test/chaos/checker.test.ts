@@ -143,7 +143,8 @@ describe('the checker of the fault run', () => {
     const stray = randomUUID()
     await context.sql`
       insert into simulated_processor.operations (idempotency_key, kind, parameters, outcome)
-      select ${stray}, kind, parameters, jsonb_set(outcome, '{processorReference}', to_jsonb(${`sim_ch_${randomUUID()}`}::text))
+      select ${stray}, kind, parameters, jsonb_set(outcome, '{processorReference}',
+        to_jsonb(${`sim_ch_${randomUUID()}`}::text))
       from simulated_processor.operations where kind = 'charge' and outcome->>'status' = 'succeeded' limit 1`
     // A stray movement is every account's concern: it goes once judged.
     const violations = await judge(account, operations, delivered).finally(
@@ -154,7 +155,8 @@ describe('the checker of the fault run', () => {
     )
     expect(violations.get('the books equal the processor')!.join('\n')).toMatch(
       new RegExp(
-        `charge ${chargeId}: books captured 5000 refunded 0, processor 5000 and 1200[\\s\\S]*has no charge in the books`,
+        `charge ${chargeId}: books captured 5000 refunded 0, processor 5000 and 1200[\\s\\S]*has no charge in the ` +
+          `books`,
       ),
     )
   })
@@ -162,8 +164,10 @@ describe('the checker of the fault run', () => {
   it('when a key is still in flight, then it is named', async () => {
     const { account, operations, delivered } = await history()
     await context.sql`
-      insert into idempotency_keys (account_id, endpoint, key, fingerprint, operation_id, claim_token, locked_until, expires_at)
-      values (${account.id}, 'POST /v1/charges', 'left-in-flight', ${Buffer.alloc(32)}, ${randomUUID()}, ${randomUUID()}, now(), now() + interval '1 day')`
+      insert into idempotency_keys (account_id, endpoint, key, fingerprint, operation_id, claim_token, locked_until,
+        expires_at)
+      values (${account.id}, 'POST /v1/charges', 'left-in-flight', ${Buffer.alloc(32)}, ${randomUUID()},
+        ${randomUUID()}, now(), now() + interval '1 day')`
     expect([...(await judge(account, operations, delivered)).keys()]).toEqual([
       'every key whose operation may have gone out is settled',
     ])

@@ -54,14 +54,16 @@ export async function check(judged: Judged, violations: Violations): Promise<voi
   )
   const stored = answered.length
     ? await sql<{ key: string; response_status: number; response_body: Buffer | null }[]>`
-        select key, response_status, response_body from idempotency_keys where account_id = ${accountId} and key in ${sql(answered.map((operation) => operation.key))}`
+        select key, response_status, response_body from idempotency_keys where account_id = ${accountId} and key in
+          ${sql(answered.map((operation) => operation.key))}`
     : []
   const storedByKey = new Map(stored.map((row) => [row.key, row]))
   const charges = new Map(
     (
       await sql<
         BookCharge[]
-      >`select id, status, amount_cents, amount_captured_cents, amount_refunded_cents, amount_refund_pending_cents, processor_reference from charges where account_id = ${accountId}`
+      >`select id, status, amount_cents, amount_captured_cents, amount_refunded_cents, amount_refund_pending_cents,
+        processor_reference from charges where account_id = ${accountId}`
     ).map((row) => [row.id, row]),
   )
   const refunds = new Map(
@@ -148,7 +150,8 @@ export async function check(judged: Judged, violations: Violations): Promise<voi
     if (charge.amount_captured_cents !== payment.captured || refunded !== payment.refunded) {
       add(
         'the books equal the processor',
-        `charge ${charge.id}: books captured ${charge.amount_captured_cents} refunded ${refunded}, processor ${payment.captured} and ${payment.refunded}`,
+        `charge ${charge.id}: books captured ${charge.amount_captured_cents} refunded ${refunded}, processor ` +
+          `${payment.captured} and ${payment.refunded}`,
       )
     }
   }
@@ -187,7 +190,8 @@ async function simulatedLedger(sql: Sql, accountId: string): Promise<Ledger> {
       status: string | null
     }[]
   >`
-    select idempotency_key as key, kind, outcome->>'processorReference' as reference, parameters->>'charge_reference' as charge_reference,
+    select idempotency_key as key, kind, outcome->>'processorReference' as reference, parameters->>'charge_reference'
+      as charge_reference,
            (parameters->>'amount_cents')::int as amount, outcome->>'status' as status
     from simulated_processor.operations o
     where o.idempotency_key in (select operation_id::text from idempotency_keys where account_id = ${accountId})

@@ -154,7 +154,8 @@ async function main(): Promise<number> {
     })),
   )
   log(
-    `schedule (${schedule.length} faults):\n${schedule.map(({ atMs, fault }) => `  +${(atMs / 1000).toFixed(1)}s ${describe(fault)}`).join('\n')}`,
+    `schedule (${schedule.length} ` +
+      `faults):\n${schedule.map(({ atMs, fault }) => `  +${(atMs / 1000).toFixed(1)}s ${describe(fault)}`).join('\n')}`,
   )
 
   const clientRandom = random.fork()
@@ -209,7 +210,8 @@ async function main(): Promise<number> {
   for (const [index, service] of services.entries()) {
     if (settled[index]! >= lastFaultAt + settleMs)
       log(
-        `${service.stack.name} did not settle: ${await unsettled(service).catch((error: unknown) => String(error))}\n${bouncersNow()}`,
+        `${service.stack.name} did not settle: ` +
+          `${await unsettled(service).catch((error: unknown) => String(error))}\n${bouncersNow()}`,
       )
   }
 
@@ -263,9 +265,12 @@ async function untilSettled(service: Service, deadline: number): Promise<number>
   const settled = async () => {
     try {
       const [row] = await sql<{ keys: number; deliveries: number; pending: number }[]>`
-        select (select count(*) from idempotency_keys where account_id = ${accountId} and completed_at is null)::int as keys,
-               (select count(*) from webhook_deliveries where account_id = ${accountId} and status <> 'delivered')::int as deliveries,
-               (select count(*) from charges where account_id = ${accountId} and (pending_operation is not null or amount_refund_pending_cents > 0))::int as pending`
+        select (select count(*) from idempotency_keys where account_id = ${accountId} and completed_at is null)::int
+          as keys,
+               (select count(*) from webhook_deliveries where account_id = ${accountId} and status <>
+                 'delivered')::int as deliveries,
+               (select count(*) from charges where account_id = ${accountId} and (pending_operation is not null or
+                 amount_refund_pending_cents > 0))::int as pending`
       const [events] = await sql<
         { count: number }[]
       >`select count(*)::int as count from events where account_id = ${accountId}`
@@ -303,12 +308,14 @@ function report(
   const members = services.flatMap((service) => service.stack.members)
   log(`seeds: ${again}`)
   log(
-    `history: ${operations.length} operations, ${attempts.length} requests; answers ${tally(attempts.map((attempt) => String(attempt.status ?? 'none')))}`,
+    `history: ${operations.length} operations, ${attempts.length} requests; answers ` +
+      `${tally(attempts.map((attempt) => String(attempt.status ?? 'none')))}`,
   )
   log(`operations: ${tally(operations.map((operation) => `${operation.stack} ${operation.kind} ${operation.end}`))}`)
   log(`faults injected: ${JSON.stringify(injected)}; skipped (a topology change under way): ${JSON.stringify(skipped)}`)
   log(
-    `processes: start-ups that failed ${members.reduce((sum, member) => sum + member.failedStarts.length, 0)}, exits of their own ${members.reduce((sum, member) => sum + member.ownExits.length, 0)}`,
+    `processes: start-ups that failed ${members.reduce((sum, member) => sum + member.failedStarts.length, 0)}, ` +
+      `exits of their own ${members.reduce((sum, member) => sum + member.ownExits.length, 0)}`,
   )
   for (const member of members)
     for (const output of [...member.failedStarts, ...member.ownExits].slice(0, 2))
@@ -339,13 +346,16 @@ async function shutDown(): Promise<void> {
 /** What a service left unsettled: keys still in flight, and the background jobs that should settle them. */
 async function unsettled({ sql, accountId }: Service): Promise<string> {
   const keys = await sql`
-    select endpoint, key, operation_id, claim_token is not null as claimed, recovery_attempts, locked_until - now() as lease_left, now() - created_at as age
+    select endpoint, key, operation_id, claim_token is not null as claimed, recovery_attempts, locked_until - now() as
+      lease_left, now() - created_at as age
     from idempotency_keys where account_id = ${accountId} and completed_at is null order by created_at limit 5`
   const jobs = await sql`
-    select task_identifier, queue_name, locked_by, now() - locked_at as locked_for, attempts, last_error, run_at - now() as due_in
+    select task_identifier, queue_name, locked_by, now() - locked_at as locked_for, attempts, last_error, run_at -
+      now() as due_in
     from graphile_worker.jobs order by run_at limit 10`
   const queues = await sql`
-    select queue_name, locked_by, now() - locked_at as locked_for from graphile_worker._private_job_queues where locked_by is not null`
+    select queue_name, locked_by, now() - locked_at as locked_for from graphile_worker._private_job_queues where
+      locked_by is not null`
   const pools =
     await sql`select pool_id, process, now() - seen_at as silent_for from worker_heartbeats order by seen_at desc`
   return JSON.stringify({ keys, jobs, queues, pools })
@@ -401,7 +411,8 @@ async function connectionsNow(formation: Formation): Promise<string> {
       select usename, datname, application_name, count(*)::int as count from pg_stat_activity
       where backend_type = 'client backend' group by 1, 2, 3 order by 4 desc`.finally(() => sql.end({ timeout: 1 }))
     lines.push(
-      `${node.name}: ${rows.map((row) => `${row.count} ${row.usename}/${row.datname}/${row.application_name || '-'}`).join(', ')}`,
+      `${node.name}: ` +
+        `${rows.map((row) => `${row.count} ${row.usename}/${row.datname}/${row.application_name || '-'}`).join(', ')}`,
     )
   }
   return lines.join('; ')

@@ -40,7 +40,8 @@ export function watchReadiness(stacks: { stack: Stack; apiKey: string }[], toler
       if (!window.reported && Date.now() - window.since > toleranceMs) {
         window.reported = true
         watch.violations.push(
-          `${stack.name} ${member.name}: /readyz said 200 for ${((Date.now() - window.since) / 1000).toFixed(1)} s while a GET was answered ${window.answer}`,
+          `${stack.name} ${member.name}: /readyz said 200 for ${((Date.now() - window.since) / 1000).toFixed(1)} s ` +
+            `while a GET was answered ${window.answer}`,
         )
       }
     }

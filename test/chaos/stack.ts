@@ -128,10 +128,13 @@ export async function startStack(
         if (Date.now() > deadline) {
           const notReady = members
             .filter((_, index) => !ready[index])
-            .map(
-              (member) =>
-                `${member.name}:\n${member.process?.output().slice(-2000) ?? (member.starting ? `(starting, not ready yet; so far:\n${member.starting().slice(-2000)})` : `(not running; its last failed start-up: ${member.failedStarts.at(-1)?.slice(-2000) ?? 'none'})`)}`,
-            )
+            .map((member) => {
+              const lastFailure = member.failedStarts.at(-1)?.slice(-2000) ?? 'none'
+              const otherwise = member.starting
+                ? `(starting, not ready yet; so far:\n${member.starting().slice(-2000)})`
+                : `(not running; its last failed start-up: ${lastFailure})`
+              return `${member.name}:\n${member.process?.output().slice(-2000) ?? otherwise}`
+            })
           throw new Error(
             `${name}: not every process was ready ${timeoutMs} ms after the faults stopped:\n${notReady.join('\n')}`,
           )

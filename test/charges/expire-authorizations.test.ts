@@ -25,14 +25,16 @@ const expire = () =>
 /** The voids the processor performed for this charge, by idempotency key. */
 async function voidsOf(chargeId: string): Promise<string[]> {
   const rows = await suite.context.sql<{ idempotency_key: string }[]>`
-    select o.idempotency_key from simulated_processor.operations o join charges c on c.processor_reference = o.parameters->>'charge_reference'
+    select o.idempotency_key from simulated_processor.operations o join charges c on c.processor_reference =
+      o.parameters->>'charge_reference'
     where c.id = ${chargeId} and o.kind = 'void'`
   return rows.map((row) => row.idempotency_key)
 }
 
 async function expiredEvents(chargeId: string): Promise<number> {
   const [row] = await suite.context.sql<{ count: number }[]>`
-    select count(*)::int as count from events where type = 'charge.expired' and body::jsonb->'data'->'object'->>'id' = ${chargeId}`
+    select count(*)::int as count from events where type = 'charge.expired' and body::jsonb->'data'->'object'->>'id' =
+      ${chargeId}`
   return row!.count
 }
 

@@ -18,7 +18,10 @@ const bin = (name: string) => join(ROOT, 'node_modules/.bin', name)
 const program = `import createClient from 'openapi-fetch'
 import type { paths } from './api.js'
 
-const client = createClient<paths>({ baseUrl: process.env.PAYMENTS_URL!, headers: { authorization: \`Bearer \${process.env.PAYMENTS_API_KEY}\` } })
+const client = createClient<paths>({
+  baseUrl: process.env.PAYMENTS_URL!,
+  headers: { authorization: \`Bearer \${process.env.PAYMENTS_API_KEY}\` },
+})
 const key = crypto.randomUUID()
 const body = { amount_cents: 2500, currency: 'usd', source: 'pm_card_visa' } as const
 const header = { 'Idempotency-Key': key }

@@ -45,7 +45,8 @@ const chargesOf = (invoiceId: string) =>
   suite.context.sql<{ id: string; status: string; key: string }[]>`
     select c.id, c.status, k.key from charges c
     join idempotency_keys k on k.account_id = c.account_id and k.endpoint = 'POST /v1/charges'
-      and c.id = coalesce(convert_from(k.response_body, 'UTF8')::jsonb->>'id', convert_from(k.response_body, 'UTF8')::jsonb->>'charge')
+      and c.id = coalesce(convert_from(k.response_body, 'UTF8')::jsonb->>'id', convert_from(k.response_body,
+        'UTF8')::jsonb->>'charge')
     where c.account_id = ${shop.id} and c.metadata->>'invoice' = ${invoiceId} order by c.created_at`
 
 describe('the invoice collector', () => {
@@ -54,7 +55,8 @@ describe('the invoice collector', () => {
     const callsBefore = processor.calls.length
     const release = processor.holdNext()
     const added = await addInvoice(collectorDb.sql, { amount_cents: 4200, currency: 'usd', source: 'pm_card_visa' })
-    await until(async () => processor.calls.length > callsBefore, 15_000) // the charge reached the API and the processor
+    // The charge reached the API and the processor.
+    await until(async () => processor.calls.length > callsBefore, 15_000)
     first.child.kill('SIGKILL')
     await first.exited
     release() // the API finishes the charge; its answer goes nowhere

@@ -107,7 +107,10 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
       expect(stdout).toContain('charges for order 1: 1')
       expect(stdout).toContain('charges for order 2: 2')
       expect(stdout).toMatch(
-        /attempt 1: POST \/v1\/charges {2}Idempotency-Key: (\S+) {2}-> 201, answer lost on the way back\n {3}attempt 2: POST \/v1\/charges {2}Idempotency-Key: \1 {2}-> 201\n/,
+        new RegExp(
+          String.raw`attempt 1: POST /v1/charges {2}Idempotency-Key: (\S+) {2}-> 201, answer lost on the way back\n` +
+            String.raw` {3}attempt 2: POST /v1/charges {2}Idempotency-Key: \1 {2}-> 201\n`,
+        ),
       )
       expect(await countCharges(suite.context.sql, user.id)).toBe(3)
     }, 30_000)

@@ -49,7 +49,8 @@ async function main() {
   const body = { amount_cents: 2500, currency: 'usd', source: 'pm_card_visa' }
   const first = await payments.charges.create(body, { idempotencyKey: key })
   const again = await payments.charges.create(body, { idempotencyKey: key })
-  console.log(JSON.stringify({ status: first.status, id: first.data.id, replayedId: again.data.id, replayed: again.replayed }))
+  const seen = { status: first.status, id: first.data.id, replayedId: again.data.id, replayed: again.replayed }
+  console.log(JSON.stringify(seen))
 }
 main().catch((error) => { console.error(error); process.exit(1) })
 `
@@ -169,7 +170,8 @@ describe(`${NAME}, packed and installed into a new project`, () => {
     const usage = (load: string) => `${load}
 export async function charge(): Promise<string> {
   const payments = createClient({ baseUrl: 'http://127.0.0.1:3000', apiKey: 'sk_test_x' })
-  const created = await payments.charges.create({ amount_cents: 2500, currency: 'usd', source: 'pm_card_visa', metadata: { order: '1' } })
+  const body = { amount_cents: 2500, currency: 'usd', source: 'pm_card_visa', metadata: { order: '1' } } as const
+  const created = await payments.charges.create(body)
   const charge: Charge = created.data
   const orderId: string | undefined = charge.metadata.order
   try {
@@ -186,7 +188,8 @@ export async function charge(): Promise<string> {
     await writeFile(join(project, 'check.ts'), imported)
     await writeFile(
       join(project, 'wrong.ts'),
-      `${imported}\nexport const wrong = createClient({ baseUrl: 'x', apiKey: 'y' }).charges.create({ amount_cents: '2500', currency: 'usd', source: 'pm_card_visa' })\n`,
+      `${imported}\nexport const wrong = createClient({ baseUrl: 'x', apiKey: 'y' }).charges.create({ ` +
+        `amount_cents: '2500', currency: 'usd', source: 'pm_card_visa' })\n`,
     )
     const tsc = (files: string[], module: string, resolution: string) =>
       run(

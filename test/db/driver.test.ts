@@ -42,7 +42,10 @@ describe('results', () => {
       const sql = postgres(${JSON.stringify(database.url)}, { max: 10, onnotice: () => {} })
       const until = Date.now() + 1500
       let n = 0
-      await Promise.all(Array.from({ length: 20 }, async () => { while (Date.now() < until) await sql\`select \${n++}::int as n, 'x' as s\` }))
+      const client = async () => {
+        while (Date.now() < until) await sql\`select \${n++}::int as n, 'x' as s\`
+      }
+      await Promise.all(Array.from({ length: 20 }, client))
       await sql.end()`
     try {
       const { stdout } = await promisify(execFile)(
@@ -237,7 +240,8 @@ describe('target_session_attrs when a node turns read-only', () => {
   it('when a write on an open connection is refused as read-only (25006), then that connection is replaced, and the next write goes to the writable host', async () => {
     const [a, b] = await Promise.all([startPrivateCluster(), startPrivateCluster()])
     const port = (url: string) => new URL(url).port
-    const both = `postgres://postgres:postgres@127.0.0.1:${port(a.url)},127.0.0.1:${port(b.url)}/payments?target_session_attrs=read-write`
+    const hosts = `127.0.0.1:${port(a.url)},127.0.0.1:${port(b.url)}`
+    const both = `postgres://postgres:postgres@${hosts}/payments?target_session_attrs=read-write`
     const pool = connect(both, { max: 1 })
     const nodeA = connect(a.url, { max: 1 })
     try {

@@ -94,7 +94,8 @@ describe('sharing a port', () => {
     const running = await startEmbeddedPostgres({ dataDir, port: runningPort, database: 'payments' })
     try {
       await expect(startEmbeddedPostgres({ dataDir, port: otherPort, database: 'payments' })).rejects.toThrow(
-        `this data directory is already being served on port ${runningPort}: set EMBEDDED_PG_PORT=${runningPort} to use it`,
+        `this data directory is already being served on port ${runningPort}: set EMBEDDED_PG_PORT=${runningPort} ` +
+          `to use it`,
       )
     } finally {
       await running.stop()

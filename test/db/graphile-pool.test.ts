@@ -29,7 +29,8 @@ it('when PostgreSQL terminates its idle connections, then each error is reported
     const clients = await Promise.all([pool.connect(), pool.connect()])
     for (const client of clients) client.release()
 
-    await database.sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'graphile-pool-test'`
+    await database.sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name =
+      'graphile-pool-test'`
     // Each dead connection leaves the pool, its error reported (on the connection and on the pool).
     await until(async () => pool.totalCount === 0)
 
@@ -52,7 +53,9 @@ describe('when the first host of a multi-host URL is read-only (a standby after 
     const admin = connect(standby.url, { max: 1 })
     await admin`alter database payments set default_transaction_read_only = on`
     await admin.end()
-    url = `postgres://postgres:postgres@${hostOf(standby.url)},${hostOf(primary.url)}/payments?target_session_attrs=read-write`
+    url =
+      `postgres://postgres:postgres@${hostOf(standby.url)},${hostOf(primary.url)}` +
+      '/payments?target_session_attrs=read-write'
   }, 60_000)
   afterAll(async () => {
     await Promise.all([primary?.destroy(), standby?.destroy()])
@@ -81,7 +84,8 @@ describe('when the first host of a multi-host URL is read-only (a standby after 
       'reset',
     )
     const pool = graphilePool(
-      `postgres://postgres:postgres@${hostOf(standby.url)},${hostOf(proxy.url)}/payments?target_session_attrs=read-write`,
+      `postgres://postgres:postgres@${hostOf(standby.url)},${hostOf(proxy.url)}` +
+        '/payments?target_session_attrs=read-write',
       { applicationName: 'graphile-pool-test' },
     )
     try {

@@ -21,7 +21,8 @@ describe('multi-host connection strings', () => {
     expect(urlParameter(FORMATION, 'sslmode')).toBe('require')
     expect(urlParameter(FORMATION, 'channel_binding')).toBeUndefined()
     expect(withDatabase(FORMATION, 'payments_invoice_collector')).toBe(
-      'postgres://app:s3cret@node1:6001,node2,[::1]:6003/payments_invoice_collector?target_session_attrs=read-write&sslmode=require',
+      'postgres://app:s3cret@node1:6001,node2,[::1]:6003/payments_invoice_collector' +
+        '?target_session_attrs=read-write&sslmode=require',
     )
     expect(withoutPassword(FORMATION)).toBe(
       'postgres://app@node1:6001,node2,[::1]:6003/payments?target_session_attrs=read-write&sslmode=require',

@@ -78,7 +78,10 @@ describe('docs/webhooks.md', () => {
       (each) => each.includes('$API') || each.includes('webhook:receiver'),
     )
     // The receiver in the background of the same shell (the reader's second terminal), then a charge for it to hear.
-    const charge = `curl -s "$API/v1/charges" -H "Authorization: Bearer $API_KEY" -H "Idempotency-Key: $(node -p 'crypto.randomUUID()')" -H 'Content-Type: application/json' -d '{"amount_cents":100,"currency":"usd","source":"pm_card_visa"}' > /dev/null`
+    const charge =
+      `curl -s "$API/v1/charges" -H "Authorization: Bearer $API_KEY" -H "Idempotency-Key: $(node -p ` +
+      `'crypto.randomUUID()')" -H 'Content-Type: application/json' -d ` +
+      `'{"amount_cents":100,"currency":"usd","source":"pm_card_visa"}' > /dev/null`
     const listening = `until curl -s -o /dev/null "http://127.0.0.1:$HOOK_PORT/"; do sleep 0.2; done`
     const { output } = await shell(
       `${endpoint}\n(\n${receiver}\n) &\n${listening}\n${charge}\nwait`,

@@ -99,7 +99,10 @@ describe('docs/processors.md', () => {
       .find((block) => block.includes('stripe:test-server'))!
       .replaceAll('12111', port)
       .split('\n')
-    const script = `${start}\n${remember}\nuntil curl -s -o /dev/null http://127.0.0.1:${port}/; do sleep 0.2; done\nkill $STRIPE_SERVER\nwait $STRIPE_SERVER || true\ncurl -s -o /dev/null http://127.0.0.1:${port}/ && echo still listening || echo stopped`
+    const script =
+      `${start}\n${remember}\nuntil curl -s -o /dev/null http://127.0.0.1:${port}/; do sleep 0.2; done\nkill ` +
+      `$STRIPE_SERVER\nwait $STRIPE_SERVER || true\ncurl -s -o /dev/null http://127.0.0.1:${port}/ && echo still ` +
+      `listening || echo stopped`
     const shell = spawn('bash', ['-c', script], { cwd: ROOT, env: { ...process.env, PORT: '3999' }, detached: true })
     started.push(shell)
     let output = ''

@@ -13,7 +13,8 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const available = existsSync(CHROMIUM)
 if (!available)
   console.warn(
-    `\n*** SKIPPING the browser test of /docs: no chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH) ***\n`,
+    `\n*** SKIPPING the browser test of /docs: no chromium at ${CHROMIUM} (apt-get install chromium, or set ` +
+      `CHROMIUM_PATH) ***\n`,
   )
 
 const spec = parse(await readFile(new URL('../../openapi.yaml', import.meta.url), 'utf8')) as {
@@ -71,7 +72,8 @@ describe.runIf(available)('GET /docs in chromium', () => {
     const rendered = await page.$$eval('.opblock-summary', (blocks) =>
       blocks.map(
         (block) =>
-          `${block.querySelector('.opblock-summary-method')?.textContent?.trim()} ${block.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`,
+          `${block.querySelector('.opblock-summary-method')?.textContent?.trim()} ` +
+          `${block.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`,
       ),
     )
     // Paths, and the webhooks the service sends (Swagger UI shows those under their name).

@@ -81,7 +81,8 @@ async function acrossFault(fault: () => Promise<void>, after = 20): Promise<{ lo
   await until(async () => load.acknowledged.filter((outcome) => outcome.at > faultAt).length >= after, 120_000).catch(
     (error: Error) => {
       throw new Error(
-        `${error.message}: ${summary(load)}\napi:\n${api.output().slice(-4000)}\nworker:\n${worker.output().slice(-2000)}`,
+        `${error.message}: ` +
+          `${summary(load)}\napi:\n${api.output().slice(-4000)}\nworker:\n${worker.output().slice(-2000)}`,
       )
     },
   )
@@ -89,7 +90,9 @@ async function acrossFault(fault: () => Promise<void>, after = 20): Promise<{ lo
     // An answer no client expects (a 500): the processes' errors say why.
     const errors = (output: string) => output.split('\n').filter((line) => line.includes('"level":50'))
     throw new Error(
-      `${error.errors.map((each: Error) => each.message).join('\n')}\napi errors:\n${errors(api.output()).join('\n').slice(-6000)}\nworker errors:\n${errors(worker.output()).join('\n').slice(-3000)}`,
+      `${error.errors.map((each: Error) => each.message).join('\n')}\napi ` +
+        `errors:\n${errors(api.output()).join('\n').slice(-6000)}\nworker ` +
+        `errors:\n${errors(worker.output()).join('\n').slice(-3000)}`,
     )
   })
   // Every answer, the 503s of the outage included, is one the document describes.
@@ -105,7 +108,10 @@ async function acrossFault(fault: () => Promise<void>, after = 20): Promise<{ lo
 function summary(load: PaymentLoad): string {
   const counts = new Map<number, number>()
   for (const answer of load.answers) counts.set(answer.status, (counts.get(answer.status) ?? 0) + 1)
-  return `acknowledged ${load.acknowledged.length}; answers ${JSON.stringify(Object.fromEntries(counts))}; unanswered ${load.unanswered}`
+  return (
+    `acknowledged ${load.acknowledged.length}; answers ${JSON.stringify(Object.fromEntries(counts))}; unanswered ` +
+    `${load.unanswered}`
+  )
 }
 
 function expectNoErrorButRetryable(load: PaymentLoad) {
@@ -126,7 +132,8 @@ async function expectBooksHold(load: PaymentLoad) {
     60_000,
   ).catch((error: Error) => {
     throw new Error(
-      `${error.message}: keys left unsettled\nworker:\n${worker.output().slice(-6000)}\napi:\n${api.output().slice(-3000)}`,
+      `${error.message}: keys left ` +
+        `unsettled\nworker:\n${worker.output().slice(-6000)}\napi:\n${api.output().slice(-3000)}`,
     )
   })
   const charges = await sql<
@@ -157,7 +164,8 @@ async function expectBooksHold(load: PaymentLoad) {
   expect(kept.filter((row) => !keys.has(row.key))).toEqual([])
   // One processor operation per charge and per refund in the books: a key that went out twice would show here.
   const [ledger] = await sql<{ charges: number; refunds: number }[]>`
-    select count(*) filter (where kind = 'charge')::int as charges, count(*) filter (where kind = 'refund')::int as refunds
+    select count(*) filter (where kind = 'charge')::int as charges, count(*) filter (where kind = 'refund')::int as
+      refunds
     from simulated_processor.operations o
     where o.idempotency_key in (select operation_id::text from idempotency_keys where account_id = ${accountId})`
   const [unknown] = await sql<{ count: number }[]>`
@@ -195,7 +203,8 @@ async function killPrimary(label: string) {
   // Sent after the kill, so served by the new primary (an answer arriving just after the kill was committed before it).
   const firstCharge = load.acknowledged.find((outcome) => outcome.kind === 'charge' && outcome.sentAt > killedAt)!
   console.log(
-    `${label}: primary killed; first charge acknowledged on the new primary after ${((firstCharge.at - killedAt) / 1000).toFixed(1)} s; ${summary(load)}`,
+    `${label}: primary killed; first charge acknowledged on the new primary after ` +
+      `${((firstCharge.at - killedAt) / 1000).toFixed(1)} s; ${summary(load)}`,
   )
   expectNoErrorButRetryable(load)
   await expectBooksHold(load)

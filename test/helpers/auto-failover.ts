@@ -257,7 +257,8 @@ export async function startFormation(database = 'payments'): Promise<Formation> 
         service(`pgbouncer-${node.name}`, [ini], PGBOUNCER)
       }
       await until(async () => (await Promise.all(ports.map((port) => canConnect(port)))).every(Boolean), 30_000)
-      return `postgres://${ports.map((port) => `127.0.0.1:${port}`).join(',')}/${database}?target_session_attrs=read-write&sslmode=disable`
+      const hosts = ports.map((port) => `127.0.0.1:${port}`).join(',')
+      return `postgres://${hosts}/${database}?target_session_attrs=read-write&sslmode=disable`
     },
     logs: () => outputs.join('\n'),
     destroy: async () => {

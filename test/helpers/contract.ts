@@ -38,7 +38,8 @@ export function contractViolation(
 ): string | undefined {
   if (!route) return undefined // no route matched: not an operation of the document
   const path = route.replace(/:(\w+)/g, '{$1}')
-  if (path.startsWith('/docs') || path.startsWith('/simulated-processor')) return undefined // the reference page's files, the simulated processor's pages
+  // The reference page's files, the simulated processor's pages.
+  if (path.startsWith('/docs') || path.startsWith('/simulated-processor')) return undefined
   const operation = spec.paths?.[path]?.[method.toLowerCase()]
   if (!operation) return `${method} ${path} is not in openapi.yaml`
   const responseKey = String(status) in operation.responses ? String(status) : 'default'

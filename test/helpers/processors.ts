@@ -102,7 +102,8 @@ async function simulatedMovements(sql: Sql, key: string): Promise<number> {
   return (
     await sql`
     select 1 from simulated_processor.operations
-    where idempotency_key = ${key} and coalesce(outcome->>'status', 'succeeded') not in ('failed', 'requires_action', 'processing')`
+    where idempotency_key = ${key} and coalesce(outcome->>'status', 'succeeded') not in ('failed', 'requires_action',
+      'processing')`
   ).length
 }
 
@@ -113,7 +114,8 @@ function stripeMovements(server: StripeTestServer, key: string): number {
 async function simulatedLedger(sql: Sql, accountId: string): Promise<ProcessorLedger> {
   const [row] = await sql<ProcessorLedger[]>`
     with mine as (select processor_reference from charges where account_id = ${accountId})
-    select count(*) filter (where o.kind in ('charge', 'authorization') and o.outcome->>'status' is distinct from 'failed')::int as charges,
+    select count(*) filter (where o.kind in ('charge', 'authorization') and o.outcome->>'status' is distinct from
+      'failed')::int as charges,
            count(*) filter (where o.kind = 'refund')::int as refunds,
            coalesce(sum((o.parameters->>'amount_cents')::int) filter (where o.kind = 'refund'), 0)::int as refunded
     from simulated_processor.operations o

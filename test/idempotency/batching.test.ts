@@ -78,7 +78,8 @@ async function completeBatch(completions: Completions, batch: { claim: Claim; wo
 const keyState = async (claim: Claim) =>
   (
     await database.sql<{ completed: boolean; token: string | null }[]>`
-    select completed_at is not null as completed, claim_token::text as token from idempotency_keys where id = ${claim.rowId}`
+    select completed_at is not null as completed, claim_token::text as token from idempotency_keys where id =
+      ${claim.rowId}`
   )[0]!
 const chargesDescribed = async (description: string) =>
   Number(
@@ -93,7 +94,8 @@ const eventsOf = async (description: string) =>
     (
       await database.sql<
         { count: string }[]
-      >`select count(*) from events where account_id = ${accountId} and body::jsonb->'data'->'object'->>'description' = ${description}`
+      >`select count(*) from events where account_id = ${accountId} and body::jsonb->'data'->'object'->>'description'
+        = ${description}`
     )[0]!.count,
   )
 
@@ -105,7 +107,8 @@ describe('completions shared by concurrent requests', () => {
     const [a, b, c] = await Promise.all(['a', 'b', 'c'].map((name) => claimed(claims, keyNamed(name))))
     // b's lease ran out and a retry took the key over: the token b holds is no longer the key's.
     const [successor] = await database.sql<{ token: string }[]>`
-      update idempotency_keys set claim_token = gen_random_uuid() where id = ${b!.rowId} returning claim_token::text as token`
+      update idempotency_keys set claim_token = gen_random_uuid() where id = ${b!.rowId} returning claim_token::text
+        as token`
 
     const answers = await completeBatch(
       completions,

@@ -49,7 +49,8 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
   const keyRow = async (accountId: string, key: string) =>
     (
       await suite.context.sql<{ operation_id: string; claim_token: string | null; expires_at: Date }[]>`
-      select operation_id, claim_token, expires_at from idempotency_keys where account_id = ${accountId} and key = ${key}`
+      select operation_id, claim_token, expires_at from idempotency_keys where account_id = ${accountId} and key =
+        ${key}`
     )[0]
 
   const chargeOf = async (accountId: string) =>
@@ -96,7 +97,8 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
   /** Makes a key look a day and a second old, past its TTL, as PostgreSQL's clock would after a long outage. */
   const ageOneDay = (operationId: string) =>
     suite.context
-      .sql`update idempotency_keys set expires_at = now() - interval '1 second', created_at = now() - interval '1 day 1 second' where operation_id = ${operationId}`
+      .sql`update idempotency_keys set expires_at = now() - interval '1 second', created_at = now() - interval
+        '1 day 1 second' where operation_id = ${operationId}`
 
   async function capturedCharge(user: TestAccount, amount = 1000): Promise<string> {
     const response = await user.post('/v1/charges', chargeBody({ amount_cents: amount }))
@@ -116,7 +118,8 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
       )
       const lateEndsBefore = lateEnds.length
       const late = await user.post('/v1/charges', chargeBody(), { key: 'lost-then-late' })
-      expect(late.statusCode).toBeGreaterThanOrEqual(408) // 503 over a socket; inject leaves the body "incomplete", so 408
+      // 503 over a socket; inject leaves the body "incomplete", so 408.
+      expect(late.statusCode).toBeGreaterThanOrEqual(408)
       await lock.release()
       await until(async () => lateEnds.length > lateEndsBefore)
 
@@ -203,7 +206,8 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
         async () =>
           (
             await suite.context
-              .sql`select 1 from idempotency_keys where account_id = ${user.id} and key = 'lock-wait' and locked_until <= now()`
+              .sql`select 1 from idempotency_keys where account_id = ${user.id} and key = 'lock-wait' and locked_until
+                <= now()`
           ).length === 1,
       )
       // Its retry takes the key over and queues on the same lock.

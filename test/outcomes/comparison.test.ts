@@ -75,7 +75,8 @@ describe.each(PROCESSORS)('the comparison with the $name processor', ({ name }) 
   ]
 
   it.each(PROCESSOR_MOVES)(
-    'when $way and the news is lost, then the comparison reports it until the reconciliation applies the news, and then resolves it',
+    'when $way and the news is lost, then the comparison reports it until the reconciliation applies the news, and ' +
+      'then resolves it',
     async ({ body, move, ends }) => {
       const made = await charge(body)
       await move(made.processor_reference)

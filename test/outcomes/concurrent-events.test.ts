@@ -174,7 +174,8 @@ async function booksOf(p: Payment) {
     select status, amount_captured_cents, amount_refunded_cents, failure_code, dispute->>'status' as dispute
     from charges where id = ${p.chargeId}`
   const refunds = await sql`
-    select processor_reference, amount_cents, status, origin from refunds where charge_id = ${p.chargeId} order by amount_cents, status`
+    select processor_reference, amount_cents, status, origin from refunds where charge_id = ${p.chargeId} order by
+      amount_cents, status`
   const events = (
     await sql<{ type: string }[]>`
     select type from events where body::jsonb->'data'->'object'->>'id' = ${p.chargeId} order by seq`

@@ -164,11 +164,13 @@ describe('POST /processor/webhooks: only what Stripe signed', () => {
     ).json()
     await stripe.webhooks.idle()
     const [waiting] = await suite.context.sql`
-      select status, note from processor_events where type = 'payment_intent.processing' and changes->0->>'chargeId' = ${charge.id}`
+      select status, note from processor_events where type = 'payment_intent.processing' and changes->0->>'chargeId' =
+        ${charge.id}`
     expect(waiting).toEqual({ status: 'waiting', note: expect.stringContaining('is not recorded yet') })
     await later.reconcile()
     const [settled] = await suite.context.sql`
-      select status from processor_events where type = 'payment_intent.processing' and changes->0->>'chargeId' = ${charge.id}`
+      select status from processor_events where type = 'payment_intent.processing' and changes->0->>'chargeId' =
+        ${charge.id}`
     expect(settled).toEqual({ status: 'ignored' })
     expect(await eventsOf(charge.id)).toEqual(['charge.processing'])
   })
@@ -190,7 +192,8 @@ describe('POST /processor/webhooks: only what Stripe signed', () => {
     })
     await stripe.webhooks.idle()
     const [row] = await suite.context
-      .sql`select status, note from processor_events where type = 'payment_intent.succeeded' and id = ${stripe.ledger.events.all.at(-1)!.id}`
+      .sql`select status, note from processor_events where type = 'payment_intent.succeeded' and id =
+        ${stripe.ledger.events.all.at(-1)!.id}`
     expect(row).toMatchObject({ status: 'ignored', note: expect.stringContaining('nothing for the books') })
     expect(outside.status).toBe('succeeded')
     expect(await suite.context.sql`select count(*)::int as count from events`).toEqual(before)
@@ -242,7 +245,8 @@ describe('the comparison with Stripe', () => {
     await suite.context.sql`update charges set amount_captured_cents = 4200 where id = ${paid.id}`
     await compareWithProcessor(suite.context.sql, suite.context.processor.later, log, { settleMarginMs: 0 })
     const [resolved] = await suite.context
-      .sql`select resolved_at from reconciliation_discrepancies where kind = 'payment_differs' and reference = ${paid.id}`
+      .sql`select resolved_at from reconciliation_discrepancies where kind = 'payment_differs' and reference =
+        ${paid.id}`
     expect(resolved!.resolved_at).toBeInstanceOf(Date)
   })
 })

@@ -176,7 +176,8 @@ describe('a route of its own with a Recovery', () => {
     const response = await post('/notes/unrecoverable', 'lost for ever', 'unrecoverable-1')
     expect(response.statusCode).toBe(500)
     expect(response.json().error).toBe(
-      'POST /notes/unrecoverable calls out without a Recovery: register one for it in src/recovery/registry.ts (docs/extending.md)',
+      'POST /notes/unrecoverable calls out without a Recovery: register one for it in src/recovery/registry.ts ' +
+        '(docs/extending.md)',
     )
     expect(await database.sql`select 1 from published where text = 'lost for ever'`).toHaveLength(0)
   })

@@ -141,12 +141,14 @@ describe('replays remembered by the instance', () => {
     const user = await suite.context.newAccount()
     await user.post('/v1/charges', chargeBody(), { key: 'remembered-expiring' })
     await suite.context
-      .sql`update idempotency_keys set expires_at = now() + interval '30 seconds' where account_id = ${user.id} and key = 'remembered-expiring'`
+      .sql`update idempotency_keys set expires_at = now() + interval '30 seconds' where account_id = ${user.id} and
+        key = 'remembered-expiring'`
     const replay = await user.post('/v1/charges', chargeBody(), { key: 'remembered-expiring' })
     expect(replay.headers['idempotent-replayed']).toBe('true')
     // The key expires (here at once, standing in for the 30 seconds passing).
     await suite.context
-      .sql`update idempotency_keys set expires_at = now() - interval '1 second' where account_id = ${user.id} and key = 'remembered-expiring'`
+      .sql`update idempotency_keys set expires_at = now() - interval '1 second' where account_id = ${user.id} and key
+        = 'remembered-expiring'`
 
     const reused = await user.post('/v1/charges', chargeBody({ amount_cents: 999 }), { key: 'remembered-expiring' })
 
@@ -342,7 +344,8 @@ describe('crash recovery and expiry', () => {
     const operationId = (await keyRow(user.id, 'abandoned'))!.operation_id
     await suite.context.sql`delete from charges where id = ${first.json().id}`
     await suite.context.sql`
-      update idempotency_keys set completed_at = null, response_status = null, response_headers = null, response_body = null,
+      update idempotency_keys set completed_at = null, response_status = null, response_headers = null, response_body
+        = null,
         claim_token = gen_random_uuid(), locked_until = now() - interval '1 second'
       where account_id = ${user.id} and key = 'abandoned'`
 
@@ -357,7 +360,8 @@ describe('crash recovery and expiry', () => {
   it('when an abandoned claim is retried with a different body, then 422, not a takeover', async () => {
     const user = await suite.context.newAccount()
     await suite.context.sql`
-      insert into idempotency_keys (account_id, endpoint, key, fingerprint, operation_id, claim_token, locked_until, expires_at)
+      insert into idempotency_keys (account_id, endpoint, key, fingerprint, operation_id, claim_token, locked_until,
+        expires_at)
       values (${user.id}, 'POST /v1/charges', 'abandoned-other', decode(repeat('00', 32), 'hex'), gen_random_uuid(),
               gen_random_uuid(), now() - interval '1 second', now() + interval '1 day')`
     const response = await user.post('/v1/charges', chargeBody(), { key: 'abandoned-other' })
@@ -370,7 +374,8 @@ describe('crash recovery and expiry', () => {
     const stalled = user.post('/v1/charges', chargeBody(), { key: 'fenced' })
     await until(async () => (await keyRow(user.id, 'fenced')) !== undefined)
     await suite.context
-      .sql`update idempotency_keys set locked_until = now() - interval '1 second' where account_id = ${user.id} and key = 'fenced'`
+      .sql`update idempotency_keys set locked_until = now() - interval '1 second' where account_id = ${user.id} and
+        key = 'fenced'`
 
     const takeover = await user.post('/v1/charges', chargeBody(), { key: 'fenced' })
     openGate()
@@ -390,7 +395,8 @@ describe('crash recovery and expiry', () => {
     const first = user.post('/v1/charges', chargeBody(), { key: 'expires-in-flight' })
     await until(async () => (await keyRow(user.id, 'expires-in-flight')) !== undefined)
     await suite.context
-      .sql`update idempotency_keys set expires_at = now() - interval '1 second' where account_id = ${user.id} and key = 'expires-in-flight'`
+      .sql`update idempotency_keys set expires_at = now() - interval '1 second' where account_id = ${user.id} and key
+        = 'expires-in-flight'`
     const callsBefore = processorCalls.length
 
     const other = await user.post('/v1/charges', chargeBody({ amount_cents: 77 }), { key: 'expires-in-flight' })

@@ -295,7 +295,8 @@ describe.each(processors)('the $name processor', ({ name, start }) => {
     const missing = expected.filter((method) => !called.has(method))
     expect(
       missing,
-      `the contract suite has no case that calls ${missing.join(', ')} on the ${name} processor: add one above (a test server that does not serve it fails there)`,
+      `the contract suite has no case that calls ${missing.join(', ')} on the ${name} processor: add one above (a ` +
+        `test server that does not serve it fails there)`,
     ).toEqual([])
   })
 })

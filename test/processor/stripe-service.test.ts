@@ -142,7 +142,8 @@ describe('the service with PROCESSOR=stripe', () => {
 
   it('at the end, Stripe’s books equal the service’s: every charge and refund at Stripe is recorded once, and every money-moving call was keyed', async () => {
     const [books] = await database.sql<{ charged: number; refunded: number }[]>`
-      select coalesce(sum(amount_captured_cents), 0)::int as charged, coalesce(sum(amount_refunded_cents), 0)::int as refunded
+      select coalesce(sum(amount_captured_cents), 0)::int as charged, coalesce(sum(amount_refunded_cents), 0)::int as
+        refunded
       from charges where account_id = ${accountId}`
     const received = [...stripe.ledger.paymentIntents.values()]
       .filter((intent) => intent.metadata.account_id === accountId)

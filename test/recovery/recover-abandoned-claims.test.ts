@@ -44,7 +44,8 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
       expect(await ledger(claim.operation_id)).toBe(1)
       // The worker was woken for the end of the grace period (60 s here), not left to its next scheduled run.
       const [job] = await suite.context.sql<{ wait: number }[]>`
-        select extract(epoch from run_at - now())::int as wait from graphile_worker.jobs where task_identifier = 'recover_abandoned_claims'`
+        select extract(epoch from run_at - now())::int as wait from graphile_worker.jobs where task_identifier =
+          'recover_abandoned_claims'`
       expect(job!.wait).toBeGreaterThan(50)
       expect(job!.wait).toBeLessThanOrEqual(60)
 
@@ -261,7 +262,8 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
       expect(soon).toEqual({ settled: 0, released: 0, failed: 0 })
       // ...and once that has passed, it settles.
       await suite.context
-        .sql`update idempotency_keys set locked_until = now() - interval '10 seconds' where account_id = ${user.id} and key = 'refused'`
+        .sql`update idempotency_keys set locked_until = now() - interval '10 seconds' where account_id = ${user.id}
+          and key = 'refused'`
       expect(
         await recoverAbandonedClaims(
           suite.context.sql,

@@ -16,7 +16,8 @@ const EXAMPLE = join(ROOT, 'test/template/payouts')
 const PARALLEL = 2
 /** What a fork whose shared files no longer have what the checklist adds to does: docs/extending.md says the same. */
 const NO_LONGER_A_TEMPLATE =
-  'If your fork has moved past the template (it renamed or removed that declaration on purpose), delete test/template/: CI then skips this check (docs/extending.md, "When your fork outgrows the template").'
+  'If your fork has moved past the template (it renamed or removed that declaration on purpose), delete ' +
+  'test/template/: CI then skips this check (docs/extending.md, "When your fork outgrows the template").'
 
 /** The files git tracks or would (not ignored), as they are in the working tree, and node_modules linked. */
 async function copyOfRepository(): Promise<string> {
@@ -149,7 +150,8 @@ await Promise.all(
         } else {
           console.log(`  forgot "${omitted.name}": NOT CAUGHT`)
           failures.push(
-            `forgetting "${omitted.name}" was not caught by ${omitted.catchesOmission.kind} with ${omitted.says}:\n${result.output.slice(-3000)}`,
+            `forgetting "${omitted.name}" was not caught by ${omitted.catchesOmission.kind} with ` +
+              `${omitted.says}:\n${result.output.slice(-3000)}`,
           )
         }
       })

@@ -53,7 +53,9 @@ export const STEPS: Step[] = [
         file: 'src/schemas/problem-types.ts',
         kind: 'property',
         of: 'PROBLEM_TYPES',
-        text: "'payout-exceeds-balance': { status: 422, title: 'The payout exceeds the balance', description: 'the balance does not hold the amount. Not recorded, so the key may carry a corrected amount.' }",
+        text:
+          "'payout-exceeds-balance': { status: 422, title: 'The payout exceeds the balance', description: 'the " +
+          "balance does not hold the amount. Not recorded, so the key may carry a corrected amount.' }",
       },
     ],
     catchesOmission: { kind: 'tsc' },
@@ -67,8 +69,10 @@ export const STEPS: Step[] = [
         kind: 'before',
         of: 'Operations',
         text:
-          'export interface PayoutRequest {\n  amountCents: number\n  currency: string\n  accountId: string\n  idempotencyKey: string\n}\n\n' +
-          "export type PayoutOutcome = { status: 'paid'; processorReference: string } | { status: 'failed'; failureCode: string; failureMessage: string }\n\n",
+          'export interface PayoutRequest {\n  amountCents: number\n  currency: string\n  accountId: string\n  ' +
+          'idempotencyKey: string\n}\n\n' +
+          "export type PayoutOutcome = { status: 'paid'; processorReference: string } | { status: 'failed'; " +
+          'failureCode: string; failureMessage: string }\n\n',
       },
       {
         file: 'src/processor/processor.ts',
@@ -102,7 +106,9 @@ export const STEPS: Step[] = [
         besides: 'refund',
         text:
           'payout: async ({ amountCents, currency, idempotencyKey }) =>\n' +
-          "      (await perform<PayoutOutcome>(sql, idempotencyKey, 'payout', { amount_cents: amountCents, currency }, () => ({ status: 'paid', processorReference: reference('sim_po', idempotencyKey) }))).outcome",
+          "      (await perform<PayoutOutcome>(sql, idempotencyKey, 'payout', { amount_cents: amountCents, " +
+          "currency }, () => ({ status: 'paid', processorReference: reference('sim_po', idempotencyKey) " +
+          '}))).outcome',
       },
       { file: 'src/processor/simulated.ts', kind: 'import', from: './processor.js', names: ['type PayoutOutcome'] },
     ],
@@ -119,8 +125,10 @@ export const STEPS: Step[] = [
         besides: 'refund',
         text:
           'async payout(request) {\n' +
-          '      const params = { amount: request.amountCents, currency: request.currency, metadata: metadataOf(request) }\n' +
-          '      return payoutOutcome(await call(() => stripe.payouts.create(params, { idempotencyKey: request.idempotencyKey })))\n' +
+          '      const params = { amount: request.amountCents, currency: request.currency, metadata: ' +
+          'metadataOf(request) }\n' +
+          '      return payoutOutcome(await call(() => stripe.payouts.create(params, { idempotencyKey: ' +
+          'request.idempotencyKey })))\n' +
           '    }',
       },
       {
@@ -131,7 +139,8 @@ export const STEPS: Step[] = [
           "        case 'payout': {\n" +
           '          const created = { gte: Math.floor(lookup.notBefore.getTime() / 1000) - CLOCK_MARGIN_SECONDS }\n' +
           '          const found = await call(async () => {\n' +
-          '            for await (const each of stripe.payouts.list({ created, limit: 100 })) if (each.metadata?.operation_id === lookup.request.idempotencyKey) return each\n' +
+          '            for await (const each of stripe.payouts.list({ created, limit: 100 })) if ' +
+          '(each.metadata?.operation_id === lookup.request.idempotencyKey) return each\n' +
           '            return undefined\n' +
           '          })\n' +
           "          return found && { kind: 'payout', outcome: payoutOutcome(found) }\n" +
@@ -142,7 +151,8 @@ export const STEPS: Step[] = [
         kind: 'append',
         text:
           'function payoutOutcome(payout: Stripe.Payout): PayoutOutcome {\n' +
-          "  if (payout.status === 'failed') return { status: 'failed', failureCode: payout.failure_code ?? 'failed', failureMessage: payout.failure_message ?? 'The payout failed.' }\n" +
+          "  if (payout.status === 'failed') return { status: 'failed', failureCode: payout.failure_code ?? " +
+          "'failed', failureMessage: payout.failure_message ?? 'The payout failed.' }\n" +
           "  return { status: 'paid', processorReference: payout.id }\n}\n",
       },
       {
@@ -182,7 +192,9 @@ export const STEPS: Step[] = [
         file: 'src/schemas/webhook.ts',
         kind: 'before',
         of: 'EVENT_DATA',
-        text: "const PayoutData = Type.Object({ object: Payout }, { description: '`object`: the payout as the API returned it at that moment.' })\n",
+        text:
+          "const PayoutData = Type.Object({ object: Payout }, { description: '`object`: the payout as the API " +
+          "returned it at that moment.' })\n",
       },
       { file: 'src/schemas/webhook.ts', kind: 'property', of: 'EVENT_DATA', text: "'payout.paid': PayoutData" },
       { file: 'src/schemas/webhook.ts', kind: 'property', of: 'EVENT_DATA', text: "'payout.failed': PayoutData" },
@@ -198,7 +210,7 @@ export const STEPS: Step[] = [
       { file: 'src/recovery/registry.ts', kind: 'element', of: 'recoveries', text: 'payoutRecovery(processor, sql)' },
     ],
     catchesOmission: PAYOUTS_TEST,
-    says: /POST \/v1\/payouts answers processor-unavailable but has no Recovery: register one in src\/recovery\/registry\.ts/,
+    says: /POST \/v1\/payouts answers processor-unavailable but has no Recovery: register one in src\/recovery/,
   },
   {
     name: 'its routes, registered under /v1',
@@ -246,9 +258,11 @@ export const STEPS: Step[] = [
         besides: 'webhookEndpoints',
         text:
           'payouts: {\n' +
-          "      create: (body: CreatePayoutBody, options?: IdempotentCallOptions) => post<Payout>('/v1/payouts', body, options),\n" +
+          "      create: (body: CreatePayoutBody, options?: IdempotentCallOptions) => post<Payout>('/v1/payouts', " +
+          'body, options),\n' +
           // biome-ignore lint/suspicious/noTemplateCurlyInString: the code a forker writes, a template literal in it
-          '      retrieve: (payoutId: string, options?: CallOptions) => get<Payout>(`/v1/payouts/${id(payoutId)}`, undefined, options),\n' +
+          '      retrieve: (payoutId: string, options?: CallOptions) => get<Payout>(`/v1/payouts/${id(payoutId)}`, ' +
+          'undefined, options),\n' +
           "      list: (query?: object, options?: CallOptions) => get<List<Payout>>('/v1/payouts', query, options),\n" +
           '    }',
       },

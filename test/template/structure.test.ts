@@ -33,7 +33,8 @@ describe('applyStructuralEdit', () => {
 
   it('when the object is one of several in a function, then `besides` picks the one that has that property', () => {
     const text =
-      'export function make() {\n  const options = { a: 1 }\n  return {\n    charge: () => 1,\n    refund: () => 2,\n  }\n}\n'
+      'export function make() {\n  const options = { a: 1 }\n  return {\n    charge: () => 1,\n    refund: () => ' +
+      '2,\n  }\n}\n'
     expect(edit(text, { kind: 'property', of: 'make', besides: 'refund', text: 'payout: () => 3' })).toContain(
       '    refund: () => 2,\n    payout: () => 3,\n  }',
     )
@@ -82,7 +83,8 @@ describe('applyStructuralEdit', () => {
     expect(edited).toContain('  await v1.register(refundRoutes, {})\n  await v1.register(payoutRoutes, {})\n}')
     expect(edited).toContain('const PAYOUT = 2\n/** The kinds. */\nexport function lookup')
     expect(edited).toContain(
-      "import type { B, C } from './b.js'\nimport { payoutRoutes } from './payout.js'\nexport type { Payout } from './payout.js'\n",
+      "import type { B, C } from './b.js'\nimport { payoutRoutes } from './payout.js'\nexport type { Payout } from " +
+        "'./payout.js'\n",
     )
     expect(syntaxErrors(edited)).toEqual([])
   })
@@ -92,7 +94,8 @@ describe('applyStructuralEdit', () => {
       "export const PROCESSOR_METHODS = [\n  'charge',\n  'transfer', // the fork's own\n  'lookup',\n] as const\n"
     const edited = edit(fork, { kind: 'element', of: 'PROCESSOR_METHODS', text: "'payout'" })
     expect(edited).toBe(
-      "export const PROCESSOR_METHODS = [\n  'charge',\n  'transfer', // the fork's own\n  'lookup',\n  'payout',\n] as const\n",
+      "export const PROCESSOR_METHODS = [\n  'charge',\n  'transfer', // the fork's own\n  'lookup',\n  " +
+        "'payout',\n] as const\n",
     )
     expect(syntaxErrors(edited)).toEqual([])
   })

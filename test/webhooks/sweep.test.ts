@@ -24,7 +24,8 @@ async function delivery(state: keyof typeof STATES): Promise<string> {
   const { sql } = suite.context
   const { status, due, lockedFor } = STATES[state]
   const eventId = newId('evt')
-  await sql`insert into events (id, account_id, type, body) values (${eventId}, ${suite.account.id}, 'charge.succeeded', '{}')`
+  await sql`insert into events (id, account_id, type, body) values (${eventId}, ${suite.account.id},
+    'charge.succeeded', '{}')`
   const id = newId('wd')
   await sql`
     insert into webhook_deliveries (id, event_id, endpoint_id, account_id, status, next_attempt_at, locked_until)
@@ -36,7 +37,8 @@ async function delivery(state: keyof typeof STATES): Promise<string> {
 const jobsFor = async (ids: string[]) =>
   (
     await suite.context.sql<{ id: string }[]>`
-    select payload->>'delivery_id' as id from graphile_worker._private_jobs where payload->>'delivery_id' = any(${ids}) order by id`
+    select payload->>'delivery_id' as id from graphile_worker._private_jobs where payload->>'delivery_id' =
+      any(${ids}) order by id`
   ).map((row) => row.id)
 
 beforeAll(async () => {
@@ -44,7 +46,8 @@ beforeAll(async () => {
   // Disabled while the fixtures are written, so the fan-out makes no deliveries of its own.
   await suite.context.sql`
     insert into webhook_endpoints (id, account_id, url, enabled_events, status, secret)
-    values (${endpointId}, ${suite.account.id}, 'https://hooks.example.com/in', '{*}', 'disabled', ${`whsec_${randomBytes(24).toString('base64')}`})`
+    values (${endpointId}, ${suite.account.id}, 'https://hooks.example.com/in', '{*}', 'disabled',
+      ${`whsec_${randomBytes(24).toString('base64')}`})`
 })
 
 describe('sweepDeliveries', () => {

@@ -101,9 +101,11 @@ describe('events', () => {
     const charge = (await user.post('/v1/charges', chargeBody({ amount_cents: 100 }))).json()
     expect((await user.post(`/v1/charges/${charge.id}/refunds`, { amount_cents: 500 })).statusCode).toBe(422)
     await suite.context
-      .sql`create or replace function fail_charge() returns trigger language plpgsql as $$ begin raise exception 'no'; end $$`
+      .sql`create or replace function fail_charge() returns trigger language plpgsql as $$ begin raise exception 'no';
+        end $$`
     await suite.context.sql.unsafe(
-      `create trigger fail_charge_for before insert on charges for each row when (new.account_id = '${user.id}') execute function fail_charge()`,
+      `create trigger fail_charge_for before insert on charges for each row when (new.account_id = '${user.id}') ` +
+        `execute function fail_charge()`,
     )
     try {
       expect((await user.post('/v1/charges', chargeBody())).statusCode).toBe(500)
@@ -210,8 +212,10 @@ describe('delivery', () => {
     await sql`update webhook_endpoints set sending_until = now() + interval '1 hour' where id = ${endpoint.id}`
     for (let n = 0; n < 12; n++) await user.post('/v1/charges', chargeBody())
     const parked = () => sql<{ waiting: number; due: number }[]>`
-      select count(*) filter (where j.run_at > now() + interval '30 minutes')::int as waiting, count(*) filter (where j.run_at <= now())::int as due
-      from graphile_worker._private_jobs j join webhook_deliveries d on d.id = j.payload->>'delivery_id' where d.endpoint_id = ${endpoint.id}`
+      select count(*) filter (where j.run_at > now() + interval '30 minutes')::int as waiting, count(*) filter (where
+        j.run_at <= now())::int as due
+      from graphile_worker._private_jobs j join webhook_deliveries d on d.id = j.payload->>'delivery_id' where
+        d.endpoint_id = ${endpoint.id}`
     await until(async () => {
       const [jobs] = await parked()
       return jobs!.waiting === 12 && jobs!.due === 0
@@ -242,7 +246,8 @@ describe('delivery', () => {
     // The jobs still waiting for the hour run now: each finds its delivery done, and sends nothing.
     await sql`
       select graphile_worker.reschedule_jobs(array_agg(j.id), run_at => now())
-      from graphile_worker._private_jobs j join webhook_deliveries d on d.id = j.payload->>'delivery_id' where d.endpoint_id = ${endpoint.id}`
+      from graphile_worker._private_jobs j join webhook_deliveries d on d.id = j.payload->>'delivery_id' where
+        d.endpoint_id = ${endpoint.id}`
     await until(async () => (await parked())[0]!.waiting + (await parked())[0]!.due === 0)
     expect(hooks.received).toHaveLength(12)
   })

@@ -49,7 +49,8 @@ describe('a worker killed while it holds the recovery queue', () => {
     await until(async () => {
       const [waiting] = await sql`
         select 1 from pg_stat_activity
-        where datname = current_database() and wait_event_type = 'Lock' and query like '%simulated_processor.operations%'`
+        where datname = current_database() and wait_event_type = 'Lock' and query like
+          '%simulated_processor.operations%'`
       return waiting !== undefined
     })
     const [queue] = await sql<

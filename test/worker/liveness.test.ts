@@ -17,8 +17,10 @@ async function lockedJob(poolId: string, secondsAgo: number, queue = `queue-of-$
   const { sql } = database
   const [job] = await sql<{ id: string }[]>`select id from graphile_worker.add_job('test_task', queue_name => ${queue})`
   const lockedAt = sql`now() - ${secondsAgo} * interval '1 second'`
-  await sql`update graphile_worker._private_jobs set locked_by = ${poolId}, locked_at = ${lockedAt} where id = ${job!.id}`
-  await sql`update graphile_worker._private_job_queues set locked_by = ${poolId}, locked_at = ${lockedAt} where queue_name = ${queue}`
+  await sql`update graphile_worker._private_jobs set locked_by = ${poolId}, locked_at = ${lockedAt} where id =
+    ${job!.id}`
+  await sql`update graphile_worker._private_job_queues set locked_by = ${poolId}, locked_at = ${lockedAt} where
+    queue_name = ${queue}`
   return job!.id
 }
 

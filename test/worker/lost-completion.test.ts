@@ -46,7 +46,8 @@ async function startWatchedWorker(
 async function addRecoveryJob(jobKey: string) {
   const { sql } = database
   const [job] = await sql<{ id: string }[]>`
-    select id from graphile_worker.add_job(${RECOVER_TASK}, '{}'::json, queue_name => ${RECOVER_TASK}, job_key => ${jobKey})`
+    select id from graphile_worker.add_job(${RECOVER_TASK}, '{}'::json, queue_name => ${RECOVER_TASK}, job_key =>
+      ${jobKey})`
   const lockOf = async () => {
     const [row] = await sql<{ job: string | null; queue: string | null }[]>`
       select j.locked_by as job, q.locked_by as queue
@@ -68,7 +69,8 @@ async function refuseCompletion(jobKey: string, sqlstate: string) {
       end if;
       return old;
     end $$`)
-  await sql`create trigger refuse_completion before delete on graphile_worker._private_jobs for each row execute function refuse_completion()`
+  await sql`create trigger refuse_completion before delete on graphile_worker._private_jobs for each row execute
+    function refuse_completion()`
   return { stop: async () => void (await sql`drop trigger refuse_completion on graphile_worker._private_jobs`) }
 }
 
@@ -77,7 +79,8 @@ describe('a job whose completion could not be recorded', () => {
     ['P0001', 'an error graphile-worker does not retry'],
     ['25006', 'a node that is read-only now (a demoted primary, mid-failover)'],
   ])(
-    'when the database refuses it (%s: %s), then the worker frees the lock it kept on the job and its queue, and the job runs again',
+    'when the database refuses it (%s: %s), then the worker frees the lock it kept on the job and its queue, and ' +
+      'the job runs again',
     async (sqlstate) => {
       const { worker, lines } = await startWatchedWorker(3)
       try {

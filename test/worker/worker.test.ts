@@ -41,14 +41,18 @@ describe('the worker', () => {
   it('when a reaper job runs, then expired completed keys are deleted, and live and unsettled ones kept', async () => {
     const { account_id: accountId } = await createAccount(database.sql, 'Worker')
     await database.sql`
-      insert into idempotency_keys (account_id, endpoint, key, fingerprint, operation_id, completed_at, response_status, response_headers, response_body, expires_at)
-      select ${accountId}, 'POST /v1/charges', 'key-' || n, decode(repeat('00', 32), 'hex'), gen_random_uuid(), now(), 201, '{}', '\\x7b7d',
+      insert into idempotency_keys (account_id, endpoint, key, fingerprint, operation_id, completed_at,
+        response_status, response_headers, response_body, expires_at)
+      select ${accountId}, 'POST /v1/charges', 'key-' || n, decode(repeat('00', 32), 'hex'), gen_random_uuid(), now(),
+        201, '{}', '\\x7b7d',
              case when n <= 5 then now() - interval '1 minute' else now() + interval '1 day' end
       from generate_series(1, 7) n`
     // Expired but unsettled (its lease ended after a processor call nobody has settled): it never expires.
     await database.sql`
-      insert into idempotency_keys (account_id, endpoint, key, fingerprint, operation_id, claim_token, locked_until, expires_at)
-      values (${accountId}, 'POST /v1/charges', 'key-8', decode(repeat('00', 32), 'hex'), gen_random_uuid(), gen_random_uuid(), now(), now() - interval '1 minute')`
+      insert into idempotency_keys (account_id, endpoint, key, fingerprint, operation_id, claim_token, locked_until,
+        expires_at)
+      values (${accountId}, 'POST /v1/charges', 'key-8', decode(repeat('00', 32), 'hex'), gen_random_uuid(),
+        gen_random_uuid(), now(), now() - interval '1 minute')`
 
     await database.sql`select graphile_worker.add_job(${REAP_TASK})`
 
@@ -98,7 +102,8 @@ describe('the worker', () => {
       }
       // Every job is recorded as done: none is left locked, to run again only when its lock expires hours later.
       const reapJobs = () => database.sql`select 1 from graphile_worker._private_jobs
-                                          where task_id = (select id from graphile_worker._private_tasks where identifier = ${REAP_TASK})`
+                                          where task_id = (select id from graphile_worker._private_tasks where
+                                            identifier = ${REAP_TASK})`
       await until(async () => (await reapJobs()).length === 0, 60_000)
       // Still working: a job added now runs to completion.
       const [{ id }] = (await database.sql<

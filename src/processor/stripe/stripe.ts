@@ -126,7 +126,8 @@ export function createStripeProcessor(options: {
       return { kind: 'capture', outcome: { processorReference: intent.id } }
     }
     throw new Error(
-      `the books and Stripe disagree: capture ${idempotencyKey} is pending, PaymentIntent ${intent.id} is ${intent.status}`,
+      `the books and Stripe disagree: capture ${idempotencyKey} is pending, PaymentIntent ${intent.id} is ` +
+        `${intent.status}`,
     )
   }
 
@@ -135,7 +136,8 @@ export function createStripeProcessor(options: {
     if (intent.status === 'requires_capture') return undefined
     if (intent.status === 'canceled') return { kind: 'void', outcome: { processorReference: intent.id } }
     throw new Error(
-      `the books and Stripe disagree: void ${idempotencyKey} is pending, PaymentIntent ${intent.id} is ${intent.status}`,
+      `the books and Stripe disagree: void ${idempotencyKey} is pending, PaymentIntent ${intent.id} is ` +
+        `${intent.status}`,
     )
   }
 

@@ -89,7 +89,8 @@ export function createPaymentIntent(ledger: StripeLedger, form: Form, caller: Ca
   // docs.stripe.com/payments/accept-a-payment: confirming with redirect-capable methods needs somewhere to return.
   if (confirm && allowRedirects === 'always' && returnUrl === undefined) {
     throw invalidRequest(
-      'This PaymentIntent is configured to accept payment methods that might redirect your customer off of your page, so you must provide a `return_url`, or set `automatic_payment_methods[allow_redirects]` to `never`.',
+      'This PaymentIntent is configured to accept payment methods that might redirect your customer off of your ' +
+        'page, so you must provide a `return_url`, or set `automatic_payment_methods[allow_redirects]` to `never`.',
       'return_url',
     )
   }
@@ -108,7 +109,8 @@ export function createPaymentIntent(ledger: StripeLedger, form: Form, caller: Ca
       )
     if (!acceptedMandate(mandate)) {
       throw invalidRequest(
-        'A mandate is required to confirm this payment: provide mandate_data[customer_acceptance] (type online with ip_address and user_agent).',
+        'A mandate is required to confirm this payment: provide mandate_data[customer_acceptance] (type online ' +
+          'with ip_address and user_agent).',
         'mandate_data',
         'parameter_missing',
       )
@@ -320,7 +322,8 @@ export function capturePaymentIntent(
   const amount = integerParam(form, 'amount_to_capture') ?? intent.amount_capturable
   if (amount < 1 || amount > intent.amount_capturable) {
     throw invalidRequest(
-      `The amount_to_capture (${amount}) must be at least 1 and no more than the amount_capturable (${intent.amount_capturable}).`,
+      `The amount_to_capture (${amount}) must be at least 1 and no more than the amount_capturable ` +
+        `(${intent.amount_capturable}).`,
       'amount_to_capture',
       'amount_too_large',
     )
@@ -392,7 +395,8 @@ function checkAmount(amount: number, currency: string): void {
   const minimum = MINIMUM_AMOUNTS[currency]
   if (minimum === undefined)
     throw invalidRequest(
-      `Invalid currency: ${currency}. Stripe currently supports these currencies: ${Object.keys(MINIMUM_AMOUNTS).join(', ')}`,
+      `Invalid currency: ${currency}. Stripe currently supports these currencies: ` +
+        `${Object.keys(MINIMUM_AMOUNTS).join(', ')}`,
       'currency',
     )
   const shown = (value: number) => (ZERO_DECIMAL_CURRENCIES.has(currency) ? `${value}` : (value / 100).toFixed(2))

@@ -286,7 +286,9 @@ export async function startStripeServer(
         ...failure(
           new StripeFailure(400, {
             type: 'idempotency_error',
-            message: `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${key}' if you meant to execute a different request.`,
+            message:
+              `Keys for idempotent requests can only be used with the same parameters they were first used with. Try ` +
+              `using a key other than '${key}' if you meant to execute a different request.`,
           }),
         ),
         replayed: false,
@@ -299,7 +301,8 @@ export async function startStripeServer(
             type: 'invalid_request_error',
             code: 'idempotency_key_in_use',
             message:
-              'There is currently another in-progress request using this Idempotent Key (that probably means you submitted twice, and the other request is still going through): ' +
+              'There is currently another in-progress request using this Idempotent Key (that probably means you ' +
+              'submitted twice, and the other request is still going through): ' +
               key +
               '. Please try again later.',
           }),
@@ -326,11 +329,13 @@ export async function startStripeServer(
       return void response.writeHead(404, { 'content-type': 'text/plain' }).end(`No such payment_intent: ${id}`)
     if (request.method === 'GET') {
       const form = (result: string) =>
-        `<form method="post"><input type="hidden" name="result" value="${result}"><button>${result === 'succeeded' ? 'Complete' : 'Fail'} authentication</button></form>`
+        `<form method="post"><input type="hidden" name="result" ` +
+        `value="${result}"><button>${result === 'succeeded' ? 'Complete' : 'Fail'} authentication</button></form>`
       return void response
         .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
         .end(
-          `<!doctype html><title>3D Secure test page</title><p>${intent.id}: ${intent.status}</p>${form('succeeded')}${form('failed')}`,
+          `<!doctype html><title>3D Secure test page</title><p>${intent.id}: ` +
+            `${intent.status}</p>${form('succeeded')}${form('failed')}`,
         )
     }
     const returnUrl = intent.next_action?.redirect_to_url?.return_url ?? null

@@ -30,11 +30,13 @@ export async function debitAndInsertPending(
   const [row] = await tx<PayoutRow[]>`
     with debited as (
       update payout_balances set available_cents = available_cents - ${payout.amountCents}
-      where account_id = ${payout.accountId} and currency = ${payout.currency} and available_cents >= ${payout.amountCents}
+      where account_id = ${payout.accountId} and currency = ${payout.currency} and available_cents >=
+        ${payout.amountCents}
       returning account_id
     )
     insert into payouts (id, account_id, amount_cents, currency, description, status, operation_id)
-    select ${newId('po')}, account_id, ${payout.amountCents}, ${payout.currency}, ${payout.description}, 'pending', ${payout.operationId}
+    select ${newId('po')}, account_id, ${payout.amountCents}, ${payout.currency}, ${payout.description}, 'pending',
+      ${payout.operationId}
     from debited
     returning *`
   return row
@@ -55,7 +57,8 @@ export async function markPayout(
   outcome: { paid: boolean; processorReference?: string; failureCode?: string },
 ): Promise<PayoutRow> {
   const [row] = await tx<PayoutRow[]>`
-    update payouts set status = ${outcome.paid ? 'paid' : 'failed'}, processor_reference = ${outcome.processorReference ?? null},
+    update payouts set status = ${outcome.paid ? 'paid' : 'failed'}, processor_reference =
+      ${outcome.processorReference ?? null},
                        failure_code = ${outcome.failureCode ?? null}
     where id = ${payout.id} and status = 'pending'
     returning *`
@@ -73,7 +76,8 @@ export async function deletePendingPayout(tx: Transaction, operationId: string):
 }
 
 async function credit(tx: Transaction, payout: PayoutRow): Promise<void> {
-  await tx`update payout_balances set available_cents = available_cents + ${payout.amount_cents} where account_id = ${payout.account_id} and currency = ${payout.currency}`
+  await tx`update payout_balances set available_cents = available_cents + ${payout.amount_cents} where account_id =
+    ${payout.account_id} and currency = ${payout.currency}`
 }
 
 export async function findPayout(sql: Sql, accountId: string, id: string): Promise<Payout | undefined> {
