@@ -88,7 +88,7 @@ async function acrossFault(fault: () => Promise<void>, after = 20): Promise<{ lo
   )
   await load.stop().catch((error: AggregateError) => {
     // An answer no client expects (a 500): the processes' errors say why.
-    const errors = (output: string) => output.split('\n').filter((line) => line.includes('"level":50'))
+    const errors = (output: string) => warnings(output).split('\n')
     throw new Error(
       `${error.errors.map((each: Error) => each.message).join('\n')}\napi ` +
         `errors:\n${errors(api.output()).join('\n').slice(-6000)}\nworker ` +
@@ -120,6 +120,14 @@ function expectNoErrorButRetryable(load: PaymentLoad) {
   expect(errors.filter((answer) => answer.retryAfter === null)).toEqual([])
 }
 
+/** A process's log lines at warn and above (pino levels 40+), which say why something did not settle. */
+function warnings(output: string): string {
+  return output
+    .split('\n')
+    .filter((line) => /"level":(4|5|6)0/.test(line))
+    .join('\n')
+}
+
 /**
  * Every acknowledged outcome is in the books, once; the processor did one operation per charge and refund; the
  * worker, on the new primary, settled every abandoned key and delivered every event.
@@ -130,10 +138,16 @@ async function expectBooksHold(load: PaymentLoad) {
     async () =>
       (await sql`select 1 from idempotency_keys where account_id = ${accountId} and completed_at is null`).length === 0,
     60_000,
-  ).catch((error: Error) => {
+  ).catch(async (error: Error) => {
+    const keys = await sql`
+      select endpoint, key, claim_token is not null as claimed, locked_until, recovery_attempts, created_at
+      from idempotency_keys where account_id = ${accountId} and completed_at is null`
+    const jobs = await sql`
+      select task_identifier, queue_name, locked_by, locked_at, attempts, run_at, last_error from graphile_worker.jobs`
     throw new Error(
-      `${error.message}: keys left ` +
-        `unsettled\nworker:\n${worker.output().slice(-6000)}\napi:\n${api.output().slice(-3000)}`,
+      `${error.message}: keys left unsettled: ${JSON.stringify(keys)}\njobs: ${JSON.stringify(jobs).slice(0, 4000)}` +
+        `\nworker warnings and errors:\n${warnings(worker.output()).slice(-8000)}` +
+        `\napi warnings and errors:\n${warnings(api.output()).slice(-4000)}`,
     )
   })
   const charges = await sql<
