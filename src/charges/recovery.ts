@@ -12,8 +12,8 @@ import type { Recovery } from '../idempotency/recovery.js'
 import type { CreateChargeBody } from '../schemas/charge.js'
 import { captureCall, chargeCall, chargeIdOf, voidCall } from './calls.js'
 import { authorizationExpiry, recordCharge } from './record-charge.js'
-import type { ChargeRow } from './repository.js'
-import { pendingCaptureOf, recordCapture, recordVoid, releaseSettlement, type Settlement } from './settle.js'
+import { type ChargeRow, clearPendingOperation } from './repository.js'
+import { pendingCaptureOf, recordCapture, recordVoid, type Settlement } from './settle.js'
 
 export function chargeRecovery(
   processor: PaymentProcessor,
@@ -68,6 +68,6 @@ export function settlementRecovery(
       return kind === 'capture' ? recordCapture(tx, charge, pendingCaptureOf(charge)) : recordVoid(tx, charge, 'voided')
     },
     release: (tx, claim) =>
-      releaseSettlement(tx, { accountId: claim.accountId, chargeId: chargeIdOf(claim) }, claim.operationId),
+      clearPendingOperation(tx, { accountId: claim.accountId, chargeId: chargeIdOf(claim) }, claim.operationId),
   }
 }

@@ -7,14 +7,13 @@
 //      this one, in the transaction that completes the key
 // A second capture with a new key finds the first pending or done and is refused; a retry of the same operation
 // finds its own pending operation and goes on with it.
-import type { Sql, Transaction } from '../db/connect.js'
+import type { Transaction } from '../db/connect.js'
 import { insertEvent } from '../events/events.js'
 import type { RouteResponse } from '../idempotency/response.js'
 import type { EventType } from '../schemas/webhook.js'
 import { Problem } from '../problems.js'
 import {
   type ChargeRow,
-  clearPendingOperation,
   lockCharge,
   type Settled,
   setPendingOperation,
@@ -116,13 +115,4 @@ async function recordSettlement(
   const settled = toCharge(row)
   await insertEvent(tx, row.account_id, eventType, { object: settled })
   return { status: 200, body: settled }
-}
-
-/** The processor never saw the operation: the charge is free for another capture or void. */
-export function releaseSettlement(
-  db: Sql | Transaction,
-  charge: { accountId: string; chargeId: string },
-  operationId: string,
-): Promise<void> {
-  return clearPendingOperation(db, charge, operationId)
 }

@@ -123,7 +123,7 @@ declare module 'fastify' {
 /** An operation's state, as reply.idempotent tracks it. */
 interface Held {
   id: string
-  /** Null for a request sent without a key; null again once completed. */
+  /** Null for a request sent without a key. */
   claim: Claim | null
   completed: boolean
   /**
@@ -291,7 +291,6 @@ export default fp(
         async complete(work) {
           const stored = await completions.complete(held.claim, work).catch((error: unknown) => fencedOff(error, held))
           held.completed = true
-          held.claim = null
           // Past the deadline the client already has its 503; a retry will replay what was just committed.
           if (reply.sent) return reply
           return reply.code(stored.status).headers(stored.headers).send(stored.body)
