@@ -43,6 +43,12 @@ export function connect(url: string, options: PoolOptions = {}): Sql {
     // The server's NOTICEs (e.g. "relation already exists, skipping") are not the app's business.
     onnotice: () => {},
     prepare: !options.transactionPooling,
+    // Through a pooler in transaction mode, one statement at a time per connection. A statement whose parameter
+    // types the server must supply (prepare: false) is sent as Parse, Describe, Flush, and bound once described;
+    // pipelined behind another statement, PgBouncer (1.18, Debian 12's) hands the server to another client at the
+    // earlier statement's ReadyForQuery, with the Parse already on it, and the Bind goes to another server
+    // (pgbouncer/pgbouncer#759): the connection stalls, or a value is bound to another client's statement.
+    ...(options.transactionPooling ? { max_pipeline: 1 } : {}),
     connection: {
       application_name: 'payments-api',
       ...(options.transactionPooling

@@ -13,6 +13,7 @@ import { describe, expect, it } from 'vitest'
 import { connect } from '../../src/db/connect.js'
 import { isDatabaseUnavailable, withTimeout } from '../../src/db/errors.js'
 import { startCuttingProxy } from '../helpers/cutting-proxy.js'
+import { hasPgBouncer, startPgBouncer } from '../helpers/pgbouncer.js'
 import { startPrivateCluster } from '../helpers/cluster.js'
 import { createTestDatabase } from '../helpers/database.js'
 
@@ -234,6 +235,41 @@ describe('target_session_attrs behind a pooler', () => {
       await database.drop()
     }
   }, 30_000)
+})
+
+describe.skipIf(!hasPgBouncer)('through PgBouncer in transaction mode', () => {
+  it('when statements whose parameters the server must type run at once, then each is answered, with its own values', async () => {
+    const database = await createTestDatabase()
+    const pooler = await startPgBouncer(database.url)
+    // Six pools of two connections through a pooler of four servers: connections share servers, as app instances
+    // do. A string parameter has no type of its own, so the driver asks the server for it (Parse, Describe, Flush)
+    // and only then binds. Pipelined behind another statement on its connection, that exchange splits: PgBouncer
+    // 1.18 (Debian 12's) hands the server on at the earlier statement's ReadyForQuery, with the Parse already on it,
+    // and the Bind reaches another server (pgbouncer/pgbouncer#759). Measured: every connection stalled after about
+    // 40 statements, and one of the failover test's runs bound a key hash to another client's statement (a 500).
+    const pools = Array.from({ length: 6 }, () => connect(pooler.url, { max: 2, transactionPooling: true }))
+    try {
+      const statements = Promise.all(
+        pools.flatMap((sql, p) =>
+          Array.from({ length: 50 }, async (_, i) => {
+            const tag = `pool ${p}, statement ${i}`
+            const [row] = await sql<
+              { tag: string; bytes: Uint8Array }[]
+            >`select ${tag} as tag, ${Buffer.from(tag)} as bytes`
+            return row!.tag === tag && Buffer.from(row!.bytes).equals(Buffer.from(tag))
+              ? 'its own'
+              : `${row!.tag} for ${tag}`
+          }).map((answer) => answer.catch((error: { code?: string }) => error.code ?? String(error))),
+        ),
+      )
+      const answers = await withTimeout(statements, 30_000, '300 statements through PgBouncer')
+      expect(answers.filter((answer) => answer !== 'its own')).toEqual([])
+    } finally {
+      await Promise.all(pools.map((sql) => sql.end({ timeout: 0 })))
+      await pooler.close()
+      await database.drop()
+    }
+  }, 60_000)
 })
 
 describe('target_session_attrs when a node turns read-only', () => {

@@ -5,15 +5,14 @@
 import { spawn, execFile, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
-import { connect as connectSocket } from 'node:net'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { connect } from '../../src/db/connect.js'
-import { freePort, scratchDir, until } from './system.js'
+import { PGBOUNCER, pgBouncerIni } from './pgbouncer.js'
+import { canConnect, freePort, scratchDir, until } from './system.js'
 
 const run = promisify(execFile)
 const PG_AUTOCTL = '/usr/bin/pg_autoctl'
-const PGBOUNCER = '/usr/sbin/pgbouncer'
 
 /**
  * The monitor's health checks (milliseconds) and its wait for a lost primary to confirm its demotion, and each
@@ -235,23 +234,14 @@ export async function startFormation(database = 'payments'): Promise<Formation> 
         await writeFile(join(dir, 'userlist.txt'), '"postgres" ""\n"payments" ""\n')
         await writeFile(
           ini,
-          [
-            '[databases]',
-            `* = host=127.0.0.1 port=${node.port}`,
-            '[pgbouncer]',
-            'listen_addr = 127.0.0.1',
-            `listen_port = ${port}`,
-            'unix_socket_dir =',
-            'auth_type = trust',
-            `auth_file = ${join(dir, 'userlist.txt')}`,
-            'pool_mode = transaction',
-            'max_client_conn = 500',
-            'default_pool_size = 40',
-            'server_tls_sslmode = require',
-            'ignore_startup_parameters = extra_float_digits',
+          pgBouncerIni({
+            server: `127.0.0.1:${node.port}`,
+            port,
+            authFile: join(dir, 'userlist.txt'),
+            poolSize: 40,
             // Its console (SHOW POOLS, SHOW SERVERS), for a run that needs to say where connections wait.
-            'admin_users = postgres',
-          ].join('\n'),
+            extra: ['max_client_conn = 500', 'server_tls_sslmode = require', 'admin_users = postgres'],
+          }),
         )
         if (asRoot) await run('chown', ['postgres', ini, join(dir, 'userlist.txt')])
         service(`pgbouncer-${node.name}`, [ini], PGBOUNCER)
@@ -306,18 +296,6 @@ interface NodeState {
   nodeport: number
   current_group_state: string
   assigned_group_state: string
-}
-
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connectSocket(port, '127.0.0.1')
-    socket
-      .once('connect', () => {
-        socket.end()
-        resolve(true)
-      })
-      .once('error', () => resolve(false))
-  })
 }
 
 /** Pids of PostgreSQL servers still running from a data directory under `dir`. */

@@ -1,6 +1,6 @@
 // Free ports, scratch directories and polling: what tests that start clusters and processes need.
 import { chmod, mkdtemp } from 'node:fs/promises'
-import { createServer } from 'node:net'
+import { connect as connectSocket, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -29,4 +29,17 @@ export async function until(condition: () => Promise<boolean>, timeoutMs = 30_00
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`)
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
+}
+
+/** Whether something listens on the port, on loopback. */
+export function canConnect(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connectSocket(port, '127.0.0.1')
+    socket
+      .once('connect', () => {
+        socket.end()
+        resolve(true)
+      })
+      .once('error', () => resolve(false))
+  })
 }
