@@ -44,3 +44,47 @@ end $$;
 
 drop trigger if exists events_fan_out on events;
 create trigger events_fan_out after insert on events for each row execute function fan_out_event();
+
+-- Each ledger transaction balances, checked at commit (its entries are written after it, in the same transaction):
+-- its entries sum to zero, its balance entries to its net, and it has two entries at least. A refusal rolls back
+-- the business write with it: money that does not add up is never recorded. Last defined by 0014.
+create or replace function ledger_transaction_balances() returns trigger language plpgsql as $$
+declare
+  t ledger_transactions;
+  total bigint;
+  to_balance bigint;
+  entries integer;
+begin
+  select * into t from ledger_transactions where account_id = new.account_id and id = new.id;
+  select coalesce(sum(amount_cents), 0), coalesce(sum(amount_cents) filter (where ledger_account = 'balance'), 0),
+         count(*)
+    into total, to_balance, entries
+    from ledger_entries where account_id = t.account_id and transaction_id = t.id;
+  if total <> 0 or to_balance <> t.net_cents or entries < 2 then
+    raise exception 'ledger transaction % (%) does not balance: entries sum to %, its balance entries to % against a net of %, % entries',
+      t.id, t.posting, total, to_balance, t.net_cents, entries using errcode = 'LG001';
+  end if;
+  return null;
+end $$;
+drop trigger if exists ledger_transaction_balances on ledger_transactions;
+create constraint trigger ledger_transaction_balances after insert on ledger_transactions
+  deferrable initially deferred for each row execute function ledger_transaction_balances();
+
+-- Append-only: what is posted stays. A mistake is corrected by another posting, never by an edit; the only change
+-- a ledger transaction takes is the payout that carried it, once. Last defined by 0014.
+create or replace function ledger_append_only() returns trigger language plpgsql as $$
+begin
+  -- (to_jsonb: a plain old.payout would not compile for ledger_entries, which has no such column)
+  if tg_table_name = 'ledger_transactions' and tg_op = 'UPDATE' then
+    if to_jsonb(old) ->> 'payout' is null and (to_jsonb(new) - 'payout') = (to_jsonb(old) - 'payout') then
+      return new;
+    end if;
+  end if;
+  raise exception '% of % refused: the ledger is append-only', tg_op, tg_table_name using errcode = 'LG002';
+end $$;
+drop trigger if exists ledger_transactions_append_only on ledger_transactions;
+create trigger ledger_transactions_append_only before update or delete on ledger_transactions
+  for each row execute function ledger_append_only();
+drop trigger if exists ledger_entries_append_only on ledger_entries;
+create trigger ledger_entries_append_only before update or delete on ledger_entries
+  for each row execute function ledger_append_only();

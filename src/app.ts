@@ -22,10 +22,12 @@ import openapiRoutes from './routes/openapi.js'
 import { collectDocumentedRoutes } from './openapi/document.js'
 import eventRoutes from './routes/events.js'
 import refundRoutes from './routes/refunds.js'
+import balanceRoutes from './routes/balance.js'
 import webhookEndpointRoutes from './routes/webhook-endpoints.js'
 import processorWebhookRoutes from './routes/processor-webhooks.js'
 import simulatedProcessorRoutes from './routes/simulated-processor.js'
 import { simulatedControlsOf } from './processor/simulated.js'
+import { chargeSettingsOf } from './ledger/pricing.js'
 import { validatorCompiler } from './schemas/validator.js'
 
 export interface AppOptions {
@@ -37,6 +39,8 @@ export interface AppOptions {
   log?: FastifyBaseLogger
   /** Why the process is not ready apart from its database (src/routes/health.ts), e.g. its worker stopped. */
   notReady?: NotReady
+  /** What time it is for the books (when funds become available); tests move it. The system clock by default. */
+  clock?: () => Date
 }
 
 /** The server around the app: logging, request ids, body limit, and the HTTP timeouts. */
@@ -61,7 +65,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     schemaErrorFormatter: (errors, dataVar) =>
       new Error(errors.map((error) => `${dataVar}${error.instancePath} ${error.message}`).join('; ')),
   })
-  await app.register(appPlugin, { sql: options.sql, processor: options.processor, config, notReady: options.notReady })
+  const { sql, processor, notReady, clock } = options
+  await app.register(appPlugin, { sql, processor, config, notReady, clock })
   return app
 }
 
@@ -87,7 +92,13 @@ export async function buildHealthApp(options: {
 /** Every route, hook and plugin of the API, as one plugin. */
 export async function appPlugin(
   app: FastifyInstance,
-  options: { sql: Sql; processor: PaymentProcessor; config: Config; notReady?: NotReady | undefined },
+  options: {
+    sql: Sql
+    processor: PaymentProcessor
+    config: Config
+    notReady?: NotReady | undefined
+    clock?: (() => Date) | undefined
+  },
 ) {
   const { sql, processor, config } = options
   app.setValidatorCompiler(validatorCompiler)
@@ -110,7 +121,8 @@ export async function appPlugin(
     maxAuthFailuresPerAddress: config.AUTH_FAILURE_LIMIT,
     windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS,
   })
-  const endpointRecoveries = recoveries(processor, sql, { authorizationExpiresDays: config.AUTHORIZATION_EXPIRES_DAYS })
+  const charges = chargeSettingsOf(config)
+  const endpointRecoveries = recoveries(processor, sql, charges)
   await app.register(idempotency, {
     sql,
     timing: {
@@ -130,17 +142,17 @@ export async function appPlugin(
     async (v1) => {
       v1.addHook('onRequest', v1.authenticate)
       v1.addHook('onRequest', v1.countAccountRequest)
-      await v1.register(chargeRoutes, { sql, processor, authorizationExpiresDays: config.AUTHORIZATION_EXPIRES_DAYS })
+      await v1.register(chargeRoutes, { sql, processor, charges })
       await v1.register(refundRoutes, { sql, processor })
+      await v1.register(balanceRoutes, { sql, clock: options.clock ?? (() => new Date()) })
       await v1.register(eventRoutes, { sql })
       await v1.register(webhookEndpointRoutes, { sql, allowPrivateUrls: config.WEBHOOK_ALLOW_PRIVATE_URLS ?? false })
     },
     { prefix: '/v1' },
   )
-  const outcomeSettings = { authorizationExpiresDays: config.AUTHORIZATION_EXPIRES_DAYS }
-  await app.register(processorWebhookRoutes, { sql, later: processor.later, settings: outcomeSettings })
+  await app.register(processorWebhookRoutes, { sql, later: processor.later, settings: charges })
   const controls = simulatedControlsOf(processor)
-  if (controls) await app.register(simulatedProcessorRoutes, { sql, controls, settings: outcomeSettings })
+  if (controls) await app.register(simulatedProcessorRoutes, { sql, controls, settings: charges })
   // Last: the document is built from every route above.
   await app.register(openapiRoutes, { routes: documented })
   requireRecoveries(

@@ -118,6 +118,16 @@ const ConfigSchema = Type.Object({
   WEBHOOK_ALLOW_PRIVATE_URLS: Type.Optional(Type.Boolean()),
   /** How long an authorization (capture: false) may wait for its capture before it is voided and expires. */
   AUTHORIZATION_EXPIRES_DAYS: Type.Integer({ minimum: 1, maximum: 30, default: 7 }),
+  /**
+   * The processor's price for a payment, in hundredths of a percent (290: 2.9%), and a fixed part in the currency's
+   * minor unit: what the books post as its fee (src/ledger/pricing.ts). The simulated processor charges exactly this.
+   */
+  FEE_PERCENT_BASIS_POINTS: Type.Integer({ minimum: 0, maximum: 10_000, default: 290 }),
+  FEE_FIXED_CENTS: Type.Integer({ minimum: 0, maximum: 10_000, default: 30 }),
+  /** The processor's fee for a dispute, withdrawn with its amount. */
+  DISPUTE_FEE_CENTS: Type.Integer({ minimum: 0, maximum: 100_000, default: 1500 }),
+  /** How many days after a payment its net becomes available to pay out. */
+  FUNDS_AVAILABLE_AFTER_DAYS: Type.Integer({ minimum: 0, maximum: 90, default: 2 }),
   /** How long events (and their deliveries) are kept. */
   EVENT_RETENTION_DAYS: Type.Integer({ minimum: 1, default: 30 }),
   /** How long shutdown waits for requests in flight before the process exits anyway. */

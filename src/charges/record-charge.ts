@@ -5,6 +5,8 @@
 import type { Transaction } from '../db/connect.js'
 import { insertEvent } from '../events/events.js'
 import type { RouteResponse } from '../idempotency/response.js'
+import { postCapture } from '../ledger/postings.js'
+import type { Pricing } from '../ledger/pricing.js'
 import type { ChargeOutcome } from '../processor/processor.js'
 import { PROBLEM_CONTENT_TYPE, problemBody } from '../problems.js'
 import type { Charge, CreateChargeBody } from '../schemas/charge.js'
@@ -17,6 +19,8 @@ export async function recordCharge(
   accountId: string,
   input: CreateChargeBody,
   outcome: ChargeOutcome,
+  /** What the processor keeps of a captured charge, posted with it. */
+  pricing: Pricing,
   /** Set for an authorization (capture: false): until when it may be captured. */
   authorizationExpiresAt?: Date,
 ): Promise<RouteResponse> {
@@ -25,6 +29,7 @@ export async function recordCharge(
   await Promise.all([
     insertCharge(tx, row),
     insertEvent(tx, accountId, CHARGE_EVENT[charge.status], { object: charge }, row.created_at),
+    row.captured && postCapture(tx, pricing, row, row.amount_captured_cents),
   ])
   if (charge.status === 'failed') {
     const body = problemBody('card-declined', charge.failure_message ?? 'The card was declined.', {

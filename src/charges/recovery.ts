@@ -9,16 +9,14 @@ import {
   type SettlementOutcome,
 } from '../processor/processor.js'
 import type { Recovery } from '../idempotency/recovery.js'
+import type { ChargeSettings, Pricing } from '../ledger/pricing.js'
 import type { CreateChargeBody } from '../schemas/charge.js'
 import { captureCall, chargeCall, chargeIdOf, voidCall } from './calls.js'
 import { authorizationExpiry, recordCharge } from './record-charge.js'
 import { type ChargeRow, clearPendingOperation } from './repository.js'
 import { pendingCaptureOf, recordCapture, recordVoid, type Settlement } from './settle.js'
 
-export function chargeRecovery(
-  processor: PaymentProcessor,
-  settings: { authorizationExpiresDays: number },
-): Recovery<ChargeOutcome> {
+export function chargeRecovery(processor: PaymentProcessor, settings: ChargeSettings): Recovery<ChargeOutcome> {
   const bodyOf = (claim: { request: { body: unknown } }) => claim.request.body as CreateChargeBody
   return {
     endpoint: 'POST /v1/charges',
@@ -31,7 +29,8 @@ export function chargeRecovery(
     record(tx, claim, outcome) {
       const body = bodyOf(claim)
       const expiresAt = authorizationExpiry(body, settings.authorizationExpiresDays)
-      return recordCharge(tx, chargeIdOf(claim.operationId), claim.accountId, body, outcome, expiresAt)
+      const chargeId = chargeIdOf(claim.operationId)
+      return recordCharge(tx, chargeId, claim.accountId, body, outcome, settings.pricing, expiresAt)
     },
   }
 }
@@ -40,6 +39,7 @@ export function settlementRecovery(
   processor: PaymentProcessor,
   sql: Sql,
   kind: Settlement,
+  pricing: Pricing,
 ): Recovery<SettlementOutcome> {
   const chargeIdOf = (claim: { request: { params: unknown } }) => (claim.request.params as { id: string }).id
   return {
@@ -65,7 +65,9 @@ export function settlementRecovery(
       // The processor acted, so the reservation was made first; without it the books and the processor disagree.
       if (!charge)
         throw new Error(`the processor performed ${kind} ${claim.operationId}, but the charge does not have it pending`)
-      return kind === 'capture' ? recordCapture(tx, charge, pendingCaptureOf(charge)) : recordVoid(tx, charge, 'voided')
+      return kind === 'capture'
+        ? recordCapture(tx, pricing, charge, pendingCaptureOf(charge))
+        : recordVoid(tx, charge, 'voided')
     },
     release: (tx, claim) =>
       clearPendingOperation(tx, { accountId: claim.accountId, chargeId: chargeIdOf(claim) }, claim.operationId),

@@ -11,6 +11,8 @@ import type { Transaction } from '../db/connect.js'
 import { insertEvent } from '../events/events.js'
 import type { RouteResponse } from '../idempotency/response.js'
 import type { EventType } from '../schemas/webhook.js'
+import { postCapture } from '../ledger/postings.js'
+import type { Pricing } from '../ledger/pricing.js'
 import { Problem } from '../problems.js'
 import {
   type ChargeRow,
@@ -88,14 +90,17 @@ export function pendingCaptureOf(charge: ChargeRow): number {
   return charge.pending_amount_cents
 }
 
-/** Phase 3 of a capture: what was captured, and the rest of the authorization released. */
-export function recordCapture(tx: Transaction, charge: ChargeRow, amountCents: number): Promise<RouteResponse> {
-  return recordSettlement(
-    tx,
-    charge,
-    { status: 'succeeded', captured: true, amount_captured_cents: amountCents },
-    'charge.captured',
-  )
+/** Phase 3 of a capture: what was captured, posted less the processor's fee; the rest of the authorization released. */
+export async function recordCapture(
+  tx: Transaction,
+  pricing: Pricing,
+  charge: ChargeRow,
+  amountCents: number,
+): Promise<RouteResponse> {
+  const captured = { status: 'succeeded', captured: true, amount_captured_cents: amountCents } as const
+  const response = await recordSettlement(tx, charge, captured, 'charge.captured')
+  await postCapture(tx, pricing, charge, amountCents)
+  return response
 }
 
 /** Phase 3 of a void: the authorization released; `expired` when the expiry worker voided it. */

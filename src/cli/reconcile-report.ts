@@ -2,6 +2,7 @@
 // still open and the processor's events that wait for their object; `--run` first reads the processor's events
 // and compares the books with it, as the scheduled tasks do; `--all` adds the resolved ones; `--resolve <id>`
 // marks one looked at (the books are never changed here: a disagreement about money is a person's decision).
+import { chargeSettingsOf } from '../ledger/pricing.js'
 import { parseArgs } from 'node:util'
 import { pino } from 'pino'
 import { loadConfig } from '../config.js'
@@ -31,7 +32,7 @@ await main('reconcile:report', async () => {
     if (values.run) {
       const log = pino({ level: 'warn' })
       const processor = createProcessor(config, sql, log)
-      const settings = { authorizationExpiresDays: config.AUTHORIZATION_EXPIRES_DAYS }
+      const settings = chargeSettingsOf(config)
       const pulled = await pullEvents(sql, processor.later, settings, log)
       const compared = await compareWithProcessor(sql, processor.later, log)
       console.log(JSON.stringify({ events: pulled, compared }))

@@ -10,6 +10,8 @@ import {
   type Transport,
 } from './transport.js'
 import type {
+  Balance,
+  BalanceTransaction,
   CaptureChargeBody,
   Charge,
   CreateChargeBody,
@@ -18,6 +20,7 @@ import type {
   DeletedWebhookEndpoint,
   Event,
   List,
+  ListBalanceTransactionsQuery,
   ListChargesQuery,
   ListDeliveriesQuery,
   ListEventsQuery,
@@ -82,6 +85,18 @@ export function createClient(options: ClientOptions) {
       list: (query?: ListRefundsQuery, options?: CallOptions) => get<List<Refund>>('/v1/refunds', query, options),
       all: (query?: Omit<ListRefundsQuery, 'ending_before'>, options?: CallOptions) =>
         eachItem(call, '/v1/refunds', query, options) as AsyncGenerator<Refund>,
+    },
+    balance: {
+      /** Available and pending, per currency. */
+      retrieve: (options?: CallOptions) => get<Balance>('/v1/balance', undefined, options),
+    },
+    balanceTransactions: {
+      retrieve: (transactionId: string, options?: CallOptions) =>
+        get<BalanceTransaction>(`/v1/balance_transactions/${id(transactionId)}`, undefined, options),
+      list: (query?: ListBalanceTransactionsQuery, options?: CallOptions) =>
+        get<List<BalanceTransaction>>('/v1/balance_transactions', query, options),
+      all: (query?: Omit<ListBalanceTransactionsQuery, 'ending_before'>, options?: CallOptions) =>
+        eachItem(call, '/v1/balance_transactions', query, options) as AsyncGenerator<BalanceTransaction>,
     },
     events: {
       retrieve: (eventId: string, options?: CallOptions) => get<Event>(`/v1/events/${id(eventId)}`, undefined, options),

@@ -2,6 +2,12 @@
 // only, so the client carries none of the server's code.
 import type { Static } from 'typebox'
 import type {
+  Balance,
+  BalanceTransaction,
+  FeeDetail,
+  ListBalanceTransactionsQuery as ListBalanceTransactionsQuerySchema,
+} from '../schemas/balance.js'
+import type {
   CaptureChargeBody as CaptureChargeBodySchema,
   Charge,
   CreateChargeBody,
@@ -26,11 +32,14 @@ import type {
 } from '../schemas/webhook.js'
 
 export type {
+  Balance,
+  BalanceTransaction,
   Charge,
   CreateChargeBody,
   CreateWebhookEndpointBody,
   Event,
   EventType,
+  FeeDetail,
   Refund,
   UpdateWebhookEndpointBody,
   WebhookDelivery,
@@ -44,6 +53,7 @@ export type ListRefundsQuery = Static<typeof ListRefundsQuerySchema>
 export type ListEventsQuery = Static<typeof ListEventsQuerySchema>
 export type ListWebhookEndpointsQuery = Static<typeof ListWebhookEndpointsQuerySchema>
 export type ListDeliveriesQuery = Static<typeof ListDeliveriesQuerySchema>
+export type ListBalanceTransactionsQuery = Static<typeof ListBalanceTransactionsQuerySchema>
 
 /** A page of a list, newest first. */
 export interface List<T> {

@@ -62,6 +62,7 @@ export const SERVERS = [
 export const TAGS: Record<string, string> = {
   Charges: 'Charges, authorizations, captures and voids; every POST takes an Idempotency-Key.',
   Refunds: 'Refunds of captured money.',
+  Balance: 'What the account holds at the processor, and every movement of its money (docs/ledger.md).',
   Events: 'What happened to your charges, as sent to your webhook endpoints.',
   'Webhook endpoints': 'Where events are sent, signed (Standard Webhooks), and what was delivered.',
   Service: 'Health and this document.',

@@ -15,6 +15,13 @@ import {
   toRefund,
 } from '../refunds/repository.js'
 import type { Charge } from '../schemas/charge.js'
+import {
+  postCapture,
+  postDisputeReversal,
+  postDisputeWithdrawal,
+  postRefund,
+  postRefundFailure,
+} from '../ledger/postings.js'
 
 export type { LaterSettings }
 
@@ -31,7 +38,7 @@ export function applyChange(tx: Transaction, change: ProcessorChange, settings: 
     case 'refund':
       return applyRefund(tx, change)
     case 'dispute':
-      return applyDispute(tx, change)
+      return applyDispute(tx, change, settings)
   }
 }
 
@@ -46,6 +53,8 @@ async function applyPayment(tx: Transaction, payment: PaymentState, settings: La
   if ('ignore' in move) return ignored(move.ignore)
   const moved = await moveCharge(tx, charge, move.set)
   await insertEvent(tx, charge.account_id, move.event, { object: toCharge(moved) })
+  // Captured at the processor (a debit settled, an authentication passed, a capture made in its dashboard).
+  if (moved.captured && !charge.captured) await postCapture(tx, settings.pricing, moved, moved.amount_captured_cents)
   return APPLIED
 }
 
@@ -58,6 +67,7 @@ async function applyRefund(tx: Transaction, refund: RefundState): Promise<Applie
   const failed = refund.status === 'failed' || refund.status === 'canceled'
   if (known.status === 'failed' || !failed) return ignored(`refund ${known.id} is ${known.status} already`)
   const row = await markRefundFailed(tx, known, refund.failureReason ?? 'unknown')
+  await postRefundFailure(tx, row)
   const charge = await addRefunded(tx, { account_id: known.account_id, id: known.charge_id }, -known.amount_cents)
   await insertEvent(tx, known.account_id, 'charge.refund.failed', {
     object: toCharge(charge),
@@ -87,6 +97,7 @@ async function recordRefundMadeAtProcessor(tx: Transaction, refund: RefundState)
   // Its twin (the same refund told by another event) was recorded first: under the payment's lock
   // (src/outcomes/inbox.ts) the lookup above finds it, so only a writer that does not take that lock gets here.
   if (!row) return ignored(`refund ${refund.reference} is recorded already`)
+  if (!failed) await postRefund(tx, row)
   const updated = failed ? charge : await addRefunded(tx, charge, refund.amountCents)
   await insertEvent(tx, charge.account_id, failed ? 'charge.refund.failed' : 'charge.refunded', {
     object: toCharge(updated),
@@ -97,7 +108,7 @@ async function recordRefundMadeAtProcessor(tx: Transaction, refund: RefundState)
 
 const DISPUTE_ORDER: Record<DisputeState['status'], number> = { needs_response: 0, under_review: 1, won: 2, lost: 2 }
 
-async function applyDispute(tx: Transaction, dispute: DisputeState): Promise<Applied> {
+async function applyDispute(tx: Transaction, dispute: DisputeState, settings: LaterSettings): Promise<Applied> {
   if (!dispute.chargeId) return ignored(`dispute ${dispute.reference} is of a payment this service did not make`)
   const charge = await lockChargeById(tx, dispute.chargeId)
   if (!charge) return waiting(`charge ${dispute.chargeId} of dispute ${dispute.reference} is not recorded yet`)
@@ -114,6 +125,11 @@ async function applyDispute(tx: Transaction, dispute: DisputeState): Promise<App
     created_at: current?.created_at ?? new Date().toISOString(),
   }
   const moved = await setDispute(tx, charge, next)
+  // The processor withdraws a dispute's amount and fee when it opens, and gives the amount back if it is won. A
+  // dispute first told as won was opened all the same: both post, each once.
+  const money = { reference: dispute.reference, amountCents: dispute.amountCents }
+  await postDisputeWithdrawal(tx, settings.pricing, charge, money)
+  if (dispute.status === 'won') await postDisputeReversal(tx, charge, money)
   const closed = dispute.status === 'won' || dispute.status === 'lost'
   const type = closed ? 'charge.dispute.closed' : current ? 'charge.dispute.updated' : 'charge.dispute.created'
   await insertEvent(tx, charge.account_id, type, { object: toCharge(moved) })

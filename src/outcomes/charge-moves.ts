@@ -2,6 +2,7 @@
 // charges by it (src/outcomes/apply.ts), and the comparison (src/outcomes/compare.ts) holds the books to it, so a
 // charge the events moved is a charge the comparison finds in agreement, whichever way it reached its state.
 import type { ChargeRow } from '../charges/repository.js'
+import type { ChargeSettings } from '../ledger/pricing.js'
 import { CHARGE_EVENT } from '../charges/record-charge.js'
 import type { PaymentState, PaymentStatus } from '../processor/later.js'
 import type { Charge } from '../schemas/charge.js'
@@ -39,10 +40,8 @@ export function agreesWith(charge: Status, payment: PaymentStatus): boolean {
   return leads.includes(charge)
 }
 
-export interface LaterSettings {
-  /** How long an authorization that a customer's authentication made may wait for its capture. */
-  authorizationExpiresDays: number
-}
+/** How long an authorization that a customer's authentication made may wait, and the processor's pricing. */
+export type LaterSettings = ChargeSettings
 
 /** A charge's move, as the columns that change and the event that tells it; or why there is none. */
 export type ChargeMove =

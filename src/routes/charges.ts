@@ -7,6 +7,7 @@ import { authorizationExpiry, recordCharge } from '../charges/record-charge.js'
 import { findCharge, findChargeByIdempotencyKey, listCharges } from '../charges/repository.js'
 import { recordCapture, recordVoid, reserveSettlement } from '../charges/settle.js'
 import type { Sql } from '../db/connect.js'
+import type { ChargeSettings } from '../ledger/pricing.js'
 import { type PaymentProcessor, rethrowAsProblem } from '../processor/processor.js'
 import { Problem } from '../problems.js'
 import { listBody } from './list-body.js'
@@ -31,10 +32,11 @@ const SETTLEMENT_PROBLEMS = [
 
 export default async function chargeRoutes(
   base: FastifyInstance,
-  options: { sql: Sql; processor: PaymentProcessor; authorizationExpiresDays: number },
+  options: { sql: Sql; processor: PaymentProcessor; charges: ChargeSettings },
 ) {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
   const { sql, processor } = options
+  const { pricing } = options.charges
 
   // Phases (src/plugins/idempotency.ts): claim; call out; record and complete.
   app.post(
@@ -70,7 +72,7 @@ export default async function chargeRoutes(
     async (request, reply) =>
       reply.idempotent(async (operation) => {
         const input = request.body
-        const expiresAt = authorizationExpiry(input, options.authorizationExpiresDays)
+        const expiresAt = authorizationExpiry(input, options.charges.authorizationExpiresDays)
         // Outside any transaction: a slow processor must not hold a database connection or locks. If the answer
         // is lost, the key stays bound to this operation id: a retry, or the recovery worker, settles it.
         const outcome = await operation
@@ -81,7 +83,7 @@ export default async function chargeRoutes(
           .catch(rethrowAsProblem)
         // The charge, its event and the key's completion commit together.
         return operation.complete((tx) =>
-          recordCharge(tx, chargeIdOf(operation.id), request.account.id, input, outcome, expiresAt),
+          recordCharge(tx, chargeIdOf(operation.id), request.account.id, input, outcome, pricing, expiresAt),
         )
       }),
   )
@@ -121,7 +123,7 @@ export default async function chargeRoutes(
         await operation
           .callOut((idempotencyKey) => processor.capture(captureCall(charge, amountCents, idempotencyKey)))
           .catch(rethrowAsProblem)
-        return operation.complete((tx) => recordCapture(tx, charge, amountCents))
+        return operation.complete((tx) => recordCapture(tx, pricing, charge, amountCents))
       }),
   )
 

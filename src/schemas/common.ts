@@ -40,6 +40,7 @@ export const ID_PREFIXES = {
   EventId: 'evt',
   WebhookEndpointId: 'we',
   WebhookDeliveryId: 'wd',
+  BalanceTransactionId: 'txn',
 } as const
 export type IdPrefix = (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES]
 

@@ -2,6 +2,7 @@
 // that settles money and keeps house, on crontab schedules under stable identifiers: the recovery of abandoned
 // claims, the expiry of authorizations, the reconciliation with the processor, the expired-key reaper, the sweep
 // of overdue deliveries and the reaping of old events.
+import { type ChargeSettings, chargeSettingsOf } from '../ledger/pricing.js'
 import { EventEmitter } from 'node:events'
 import { hostname } from 'node:os'
 import { Logger, parseCronItems, run, type Runner, type RunnerOptions, type WorkerEvents } from 'graphile-worker'
@@ -35,7 +36,7 @@ export interface WorkerOptions {
   recovery: RecoverySettings & { schedule: string }
   webhooks: DeliverySettings
   events: { retentionDays: number }
-  charges: { authorizationExpiresDays: number }
+  charges: ChargeSettings
   reconciliation: { schedule: string; compareSchedule: string }
   liveness: { deadAfterSeconds: number; behindAfterSeconds: number }
 }
@@ -67,7 +68,7 @@ export function workerOptions(
       allowPrivateUrls: config.WEBHOOK_ALLOW_PRIVATE_URLS ?? false,
     },
     events: { retentionDays: config.EVENT_RETENTION_DAYS },
-    charges: { authorizationExpiresDays: config.AUTHORIZATION_EXPIRES_DAYS },
+    charges: chargeSettingsOf(config),
     reconciliation: { schedule: config.RECONCILE_SCHEDULE, compareSchedule: config.COMPARE_SCHEDULE },
     liveness: {
       deadAfterSeconds: config.WORKER_DEAD_AFTER_SECONDS,

@@ -94,6 +94,13 @@ describe('the client', () => {
     const event = (await client.events.retrieve(events.data.data[0]!.id)).data
     // The type says what the data holds: narrowed on it, refund is there.
     expect(event.type === 'charge.refunded' && event.data.refund?.id).toBe(refund.data.id)
+    // The charge captured 3000 and the refund took 1000 back; the captures above are posted too.
+    const refundTransactions = await client.balanceTransactions.list({ type: 'refund' })
+    expect(refundTransactions.data.data.map((txn) => [txn.source, txn.net_cents])).toEqual([[refund.data.id, -1000]])
+    const [posted] = refundTransactions.data.data
+    expect((await client.balanceTransactions.retrieve(posted!.id)).data).toEqual(posted)
+    const balance = (await client.balance.retrieve()).data
+    expect(balance.available).toEqual([{ amount_cents: -1000, currency: 'usd' }])
     const redelivered = await client.events.redeliver(event.id, { endpoint_id: endpoint.data.id })
     expect(redelivered.status).toBe(202)
     const deliveries = await client.webhookEndpoints.deliveries(endpoint.data.id, { limit: 100 })

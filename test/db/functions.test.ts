@@ -36,7 +36,7 @@ describe('db/functions.sql', () => {
     const migrated = await definitions(database.sql)
     const named = [
       ...[...text.matchAll(/create or replace function (\w+)/g)].map((match) => `function ${match[1]}`),
-      ...[...text.matchAll(/create trigger (\w+)/g)].map((match) => `trigger ${match[1]}`),
+      ...[...text.matchAll(/create (?:constraint )?trigger (\w+)/g)].map((match) => `trigger ${match[1]}`),
     ]
     expect(named.sort(), 'the file names every function and trigger of the migrations, and no other').toEqual(
       [...migrated.keys()].sort(),

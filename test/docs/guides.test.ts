@@ -1,7 +1,7 @@
 // The guides' commands run here as written, at the PORT (and HOOK_PORT) a reader chose, against the server as
 // `npm start` runs it: docs/later-outcomes.md's bank debit and 3-D Secure payment with the simulated processor,
-// and docs/webhooks.md's endpoint and receiver. Commands that need a Stripe account (the Dashboard, `stripe
-// listen`) are the only ones left out.
+// docs/ledger.md's charge, refund and balance, and docs/webhooks.md's endpoint and receiver. Commands that need a
+// Stripe account (the Dashboard, `stripe listen`) are the only ones left out.
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { readFile } from 'node:fs/promises'
@@ -69,6 +69,15 @@ describe('docs/later-outcomes.md', () => {
       '303 https://shop.example/orders/1042',
       'succeeded',
     ])
+  }, 60_000)
+})
+
+describe('docs/ledger.md', () => {
+  it('when its charge, refund and balance commands run as written, then each says what its comment says', async () => {
+    const [block] = await blocksOf('docs/ledger.md')
+    const { code, output } = await shell(block!)
+    expect(code, output).toBe(0)
+    expect(output.trim().split('\n')).toEqual(['succeeded', 'charge 10000 320 9680 pending', '-2500', '-2500', '9680'])
   }, 60_000)
 })
 

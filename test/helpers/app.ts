@@ -38,7 +38,13 @@ export interface TestAccount {
 }
 
 export async function setupTestApp(
-  options: { processor?: ProcessorFactory; config?: Partial<Config>; log?: FastifyBaseLogger } = {},
+  options: {
+    processor?: ProcessorFactory
+    config?: Partial<Config>
+    log?: FastifyBaseLogger
+    /** What time it is for the books (src/app.ts); a test moves it to see funds become available. */
+    clock?: () => Date
+  } = {},
 ): Promise<TestContext> {
   const database = await createTestDatabase()
   const processor = (options.processor ?? simulatedProcessor)(database.sql)
@@ -47,6 +53,7 @@ export async function setupTestApp(
     processor,
     config: options.config ?? {},
     log: options.log ?? pino({ level: process.env.LOG_LEVEL ?? 'silent' }),
+    ...(options.clock && { clock: options.clock }),
   })
   const contractViolations = watchContract(app)
   await app.ready()

@@ -2,6 +2,8 @@
 // simulated processor's own pages and controls (as a developer would), or through the Stripe test server (whose
 // events then reach the service as signed webhooks over a real socket). delivered() waits until what the processor
 // told has arrived; reconcile() and compare() run what the worker's scheduled tasks run.
+import { loadConfig } from '../../src/config.js'
+import { chargeSettingsOf } from '../../src/ledger/pricing.js'
 import Stripe from 'stripe'
 import { expect } from 'vitest'
 import { pino } from 'pino'
@@ -13,7 +15,7 @@ import { pullEvents, type PullResult } from '../../src/outcomes/reconcile.js'
 import { retryWaitingEvents } from '../../src/outcomes/inbox.js'
 import { simulatedControlsOf } from '../../src/processor/simulated.js'
 
-export const LATER_SETTINGS = { authorizationExpiresDays: 7 }
+export const LATER_SETTINGS = chargeSettingsOf(loadConfig({}))
 
 export interface LaterAtProcessor {
   /** The customer completes (or fails) the authentication at the page the charge's next_action names. */

@@ -15,6 +15,7 @@ import { KeyClaims } from '../../src/idempotency/claims.js'
 import { Completions } from '../../src/idempotency/completions.js'
 import type { Claim } from '../../src/idempotency/store.js'
 import { startCuttingProxy, type CuttingProxy } from '../helpers/cutting-proxy.js'
+import { LATER_SETTINGS } from '../helpers/later.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js'
 
 const timing = { ttlSeconds: 3600, leaseSeconds: 30, recoveryGraceSeconds: 5 }
@@ -62,6 +63,7 @@ const charge =
       accountId,
       { amount_cents: amountCents, currency: 'usd', source: 'pm_card_visa', description },
       { status: 'succeeded', processorReference: `ref_${randomBytes(4).toString('hex')}` },
+      LATER_SETTINGS.pricing,
     )
 
 /** Completes `batch` in one transaction; each answer, or its error's code. */

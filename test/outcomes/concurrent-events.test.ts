@@ -157,7 +157,9 @@ async function recordChargeOf(pair: Pair, p: Payment): Promise<void> {
     capture: pair.charge !== 'authorized',
   }
   const expires = pair.charge === 'authorized' ? new Date(Date.now() + 86_400_000) : undefined
-  await suite.context.sql.begin((tx) => recordCharge(tx, p.chargeId, suite.account.id, input, outcome, expires))
+  await suite.context.sql.begin((tx) =>
+    recordCharge(tx, p.chargeId, suite.account.id, input, outcome, LATER_SETTINGS.pricing, expires),
+  )
 }
 
 const eventOf = (changes: ProcessorChange[]): ProcessorEvent => ({
