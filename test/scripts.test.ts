@@ -216,5 +216,7 @@ describe('with DATABASE_URL unset (the embedded default)', () => {
       fresh.child.kill('SIGTERM')
       await fresh.exited
     }
-  })
+    // Four npm scripts and two servers, each starting the embedded cluster: 33 s alone, over 60 s beside three
+    // other test files on two cores.
+  }, 180_000)
 })

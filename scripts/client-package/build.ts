@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { build, type BuildOptions } from 'esbuild'
 import { rollup } from 'rollup'
 import { dts } from 'rollup-plugin-dts'
+import { Balance, BalanceTransaction, FeeDetail, ListBalanceTransactionsQuery } from '../../src/schemas/balance.js'
 import { CaptureChargeBody, Charge, CreateChargeBody, ListChargesQuery } from '../../src/schemas/charge.js'
 import { CreateRefundBody, ListRefundsQuery, Refund } from '../../src/schemas/refund.js'
 import {
@@ -45,6 +46,9 @@ const SCHEMAS = {
   CaptureChargeBody,
   Refund,
   CreateRefundBody,
+  Balance,
+  BalanceTransaction,
+  FeeDetail,
   Event,
   EventType: { enum: EVENT_TYPES },
   RedeliverBody,
@@ -55,6 +59,7 @@ const SCHEMAS = {
   // The server's lookup by key is charges.findByIdempotencyKey in the client, not a list filter.
   ListChargesQuery: { ...listCharges, properties: chargeFilters },
   ListRefundsQuery,
+  ListBalanceTransactionsQuery,
   ListEventsQuery,
   ListWebhookEndpointsQuery,
   ListDeliveriesQuery,
