@@ -24,7 +24,11 @@ export interface Posting {
   entries: [LedgerAccount, number][]
 }
 
-/** Posts a ledger transaction and its entries, in one statement; false when its cause was posted already. */
+/**
+ * Posts a ledger transaction and its entries, in one statement; false when its cause was posted already (the first
+ * posting stands, its fee as the pricing was then). A cause posted before with another amount is a contradiction,
+ * never skipped: it throws, and the business write goes back with it.
+ */
 export async function post(tx: Transaction, posting: Posting): Promise<boolean> {
   const fee = posting.fees.reduce((sum, each) => sum + each.amount_cents, 0)
   const rows = await tx`
@@ -42,7 +46,12 @@ export async function post(tx: Transaction, posting: Posting): Promise<boolean> 
                         ${posting.entries.map(([, cents]) => cents)}::bigint[])
                  with ordinality as entry (ledger_account, amount_cents, n)
     returning 1`
-  return rows.length > 0
+  if (rows.length > 0) return true
+  const [posted] = await tx<{ amount_cents: string }[]>`
+    select amount_cents from ledger_transactions where account_id = ${posting.accountId} and posting = ${posting.cause}`
+  if (Number(posted?.amount_cents) !== posting.amountCents)
+    throw new Error(`${posting.cause} was posted as ${posted?.amount_cents}, and is now told as ${posting.amountCents}`)
+  return false
 }
 
 interface LedgerTransactionRow {

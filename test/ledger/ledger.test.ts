@@ -3,6 +3,7 @@
 // available_on; and the database refuses a transaction that does not balance, or any edit of what is posted.
 import { randomUUID } from 'node:crypto'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { postRefund } from '../../src/ledger/postings.js'
 import type { BalanceTransaction } from '../../src/schemas/balance.js'
 import { chargeBody, type TestAccount, useTestApp } from '../helpers/app.js'
 import { laterAt, type LaterAtProcessor } from '../helpers/later.js'
@@ -242,6 +243,18 @@ describe('what the database holds the ledger to', () => {
       ['processor', -100],
     ])
     expect(await ledgerOf(user.id)).toEqual({ balance: 100, processor: -100 })
+  })
+
+  it('when a cause is told again, then it posts nothing; told with another amount, then the write is refused', async () => {
+    const user = await suite.context.newAccount()
+    const refund = (amount: number) =>
+      suite.context.sql.begin((tx) =>
+        postRefund(tx, { account_id: user.id, currency: 'usd', id: 're_told_twice', amount_cents: amount }),
+      )
+    expect(await refund(700)).toBe(true)
+    expect(await refund(700)).toBe(false)
+    await expect(refund(800)).rejects.toThrow('refund:re_told_twice was posted as -700, and is now told as -800')
+    expect(await ledgerOf(user.id)).toEqual({ balance: -700, processor: 700 })
   })
 
   it('when what is posted is updated or deleted, then it is refused; only the payout may be set, once', async () => {
