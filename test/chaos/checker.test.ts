@@ -150,14 +150,32 @@ describe('the checker of the fault run', () => {
     const violations = await judge(account, operations, delivered).finally(
       () => context.sql`delete from simulated_processor.operations where idempotency_key = ${stray}`,
     )
+    // The refund is in the ledger still: the ledger and the books disagree too.
     expect([...violations.keys()].sort()).toEqual(
-      ['at most one money movement per key', 'the books equal the processor'].sort(),
+      ['at most one money movement per key', 'the books equal the processor', 'the ledger equals the books'].sort(),
     )
     expect(violations.get('the books equal the processor')!.join('\n')).toMatch(
       new RegExp(
         `charge ${chargeId}: books captured 5000 refunded 0, processor 5000 and 1200[\\s\\S]*has no charge in the ` +
           `books`,
       ),
+    )
+  })
+
+  it('when a movement of money the books hold is not in the ledger, then it is named', async () => {
+    const { account, operations, delivered } = await history()
+    const refundId = JSON.parse(operations[1]!.text!).id as string
+    // The ledger refuses to lose a posting (append-only): the refund is told as another's.
+    await context.sql.begin(async (tx) => {
+      await tx`alter table ledger_transactions disable trigger ledger_transactions_append_only`
+      await tx`update ledger_transactions set source = 're_elsewhere' where account_id = ${account.id}
+        and source = ${refundId}`
+      await tx`alter table ledger_transactions enable trigger ledger_transactions_append_only`
+    })
+    const violations = await judge(account, operations, delivered)
+    expect([...violations.keys()]).toEqual(['the ledger equals the books'])
+    expect(violations.get('the ledger equals the books')!.join('\n')).toMatch(
+      /books captured 5000 refunded 1200, ledger 5000 and 0/,
     )
   })
 

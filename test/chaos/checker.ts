@@ -119,6 +119,33 @@ export async function check(judged: Judged, violations: Violations): Promise<voi
     if (!judged.delivered.has(event.id))
       add('every event reached its webhook endpoint', `${event.type} ${event.id} never arrived`)
 
+  // Every movement of money the books hold is posted, once, and each posting balances (docs/ledger.md).
+  const posted = await sql<{ id: string; captured: string; refunded: string }[]>`
+    select c.id,
+      (select coalesce(sum(t.amount_cents), 0) from ledger_transactions t
+       where t.account_id = c.account_id and t.source = c.id and t.type = 'charge') as captured,
+      (select coalesce(-sum(t.amount_cents), 0) from ledger_transactions t
+       join refunds r on r.account_id = t.account_id and r.id = t.source
+       where r.account_id = c.account_id and r.charge_id = c.id) as refunded
+    from charges c where c.account_id = ${accountId}`
+  for (const row of posted) {
+    const charge = charges.get(row.id)!
+    if (Number(row.captured) !== charge.amount_captured_cents || Number(row.refunded) !== charge.amount_refunded_cents)
+      add(
+        'the ledger equals the books',
+        `charge ${row.id}: books captured ${charge.amount_captured_cents} refunded ${charge.amount_refunded_cents}, ` +
+          `ledger ${row.captured} and ${row.refunded}`,
+      )
+  }
+  const unbalanced = await sql<{ id: string }[]>`
+    select t.id from ledger_transactions t
+    join ledger_entries e on e.account_id = t.account_id and e.transaction_id = t.id
+    where t.account_id = ${accountId}
+    group by t.id, t.net_cents
+    having sum(e.amount_cents) <> 0 or coalesce(sum(e.amount_cents) filter (where e.ledger_account = 'balance'), 0)
+      <> t.net_cents`
+  for (const row of unbalanced) add('the ledger equals the books', `ledger transaction ${row.id} does not balance`)
+
   // The books equal the processor's ledger, both ways, and each money movement came from one key of ours.
   const ledger = judged.stripe ? stripeLedger(judged.stripe, accountId) : await simulatedLedger(sql, accountId)
   const operationIds = new Set(
