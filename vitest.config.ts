@@ -14,8 +14,9 @@ export default defineConfig({
     // Most files wait on the database, servers and processes, not the CPU: on a 2-core machine Vitest's default (one
     // worker per core but one) ran them one at a time, 654 s; four at once took 346 s.
     maxWorkers: Math.max(4, availableParallelism() - 1),
-    // Generous: a test waits on events, and these bounds only decide how long a failing one takes on a loaded machine.
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // Generous: a test waits on events, and these bounds only decide how long a failing one takes on a loaded machine
+    // (four files at once on two cores: a test of processes that took 33 s alone took over 60 s there).
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
   },
 })

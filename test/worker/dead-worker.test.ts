@@ -98,5 +98,5 @@ describe('a worker killed while it holds the recovery queue', () => {
       { count: number }[]
     >`select count(*)::int as count from charges where account_id = ${user.id}`
     expect(charges!.count).toBe(1)
-  }, 90_000)
+  }, 180_000)
 })
