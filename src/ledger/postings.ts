@@ -20,7 +20,7 @@ export function postCapture(tx: Transaction, pricing: Pricing, charge: Money & {
     type: 'charge',
     source: charge.id,
     cause: `charge:${charge.id}`,
-    amountCents: amountCents,
+    amountCents,
     fees,
     currency: charge.currency,
     availableAfterDays: pricing.availableAfterDays,
