@@ -2,10 +2,10 @@
 // still open and the processor's events that wait for their object; `--run` first reads the processor's events
 // and compares the books with it, as the scheduled tasks do; `--all` adds the resolved ones; `--resolve <id>`
 // marks one looked at (the books are never changed here: a disagreement about money is a person's decision).
-import { chargeSettingsOf } from '../ledger/pricing.js'
 import { parseArgs } from 'node:util'
 import { pino } from 'pino'
 import { loadConfig } from '../config.js'
+import { chargeSettingsOf } from '../ledger/pricing.js'
 import { openDatabase } from '../db/database.js'
 import { compareWithProcessor } from '../outcomes/compare.js'
 import { listDiscrepancies, resolveDiscrepancy } from '../outcomes/discrepancies.js'

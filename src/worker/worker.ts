@@ -2,7 +2,6 @@
 // that settles money and keeps house, on crontab schedules under stable identifiers: the recovery of abandoned
 // claims, the expiry of authorizations, the reconciliation with the processor, the expired-key reaper, the sweep
 // of overdue deliveries and the reaping of old events.
-import { type ChargeSettings, chargeSettingsOf } from '../ledger/pricing.js'
 import { EventEmitter } from 'node:events'
 import { hostname } from 'node:os'
 import { Logger, parseCronItems, run, type Runner, type RunnerOptions, type WorkerEvents } from 'graphile-worker'
@@ -23,6 +22,7 @@ import { recoveries } from '../recovery/registry.js'
 import { REAP_TASK, reapExpiredKeys } from './reap-expired-keys.js'
 import { COMPARE_TASK, compareTask, RECONCILE_TASK, reconcileTask } from '../outcomes/tasks.js'
 import { type RunningJob, startWatchdog } from './watchdog.js'
+import { type ChargeSettings, chargeSettingsOf } from '../ledger/pricing.js'
 
 export interface WorkerOptions {
   connectionString: string
