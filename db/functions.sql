@@ -50,19 +50,17 @@ create trigger events_fan_out after insert on events for each row execute functi
 -- the business write with it: money that does not add up is never recorded. Last defined by 0014.
 create or replace function ledger_transaction_balances() returns trigger language plpgsql as $$
 declare
-  t ledger_transactions;
   total bigint;
   to_balance bigint;
   entries integer;
 begin
-  select * into t from ledger_transactions where account_id = new.account_id and id = new.id;
   select coalesce(sum(amount_cents), 0), coalesce(sum(amount_cents) filter (where ledger_account = 'balance'), 0),
          count(*)
     into total, to_balance, entries
-    from ledger_entries where account_id = t.account_id and transaction_id = t.id;
-  if total <> 0 or to_balance <> t.net_cents or entries < 2 then
+    from ledger_entries where account_id = new.account_id and transaction_id = new.id;
+  if total <> 0 or to_balance <> new.net_cents or entries < 2 then
     raise exception 'ledger transaction % (%) does not balance: entries sum to %, its balance entries to % against a net of %, % entries',
-      t.id, t.posting, total, to_balance, t.net_cents, entries using errcode = 'LG001';
+      new.id, new.posting, total, to_balance, new.net_cents, entries using errcode = 'LG001';
   end if;
   return null;
 end $$;
