@@ -68,32 +68,6 @@ drop trigger if exists ledger_transaction_balances on ledger_transactions;
 create constraint trigger ledger_transaction_balances after insert on ledger_transactions
   deferrable initially deferred for each row execute function ledger_transaction_balances();
 
--- And entries written after their transaction, or for none, are refused at the end of their statement: every
--- transaction an insert of entries names must exist, and balance with them (the check above runs once, at the
--- commit that posts the transaction). Entries are written with their transaction in one statement, so it holds there. Last defined by 0014.
-create or replace function ledger_entries_balance() returns trigger language plpgsql as $$
-declare
-  unbalanced record;
-begin
-  select named.account_id, named.transaction_id, t.posting into unbalanced
-  from (select distinct account_id, transaction_id from new_entries) named
-  left join ledger_transactions t on t.account_id = named.account_id and t.id = named.transaction_id
-  cross join lateral (
-    select coalesce(sum(e.amount_cents), 0) as total,
-           coalesce(sum(e.amount_cents) filter (where e.ledger_account = 'balance'), 0) as to_balance
-    from ledger_entries e where e.account_id = named.account_id and e.transaction_id = named.transaction_id) sums
-  where t.id is null or sums.total <> 0 or sums.to_balance <> t.net_cents
-  limit 1;
-  if found then
-    raise exception 'entries of ledger transaction % (%) leave it unbalanced, or it does not exist',
-      unbalanced.transaction_id, coalesce(unbalanced.posting, 'none') using errcode = 'LG001';
-  end if;
-  return null;
-end $$;
-drop trigger if exists ledger_entries_balance on ledger_entries;
-create trigger ledger_entries_balance after insert on ledger_entries referencing new table as new_entries
-  for each statement execute function ledger_entries_balance();
-
 -- Append-only: what is posted stays. A mistake is corrected by another posting, never by an edit; the only change
 -- a ledger transaction takes is the payout that carried it, once. Last defined by 0014.
 create or replace function ledger_append_only() returns trigger language plpgsql as $$
