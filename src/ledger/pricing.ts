@@ -1,6 +1,7 @@
 // What the processor charges, and when money it collects becomes available: the fee schedule every posting of a
-// payment or a dispute reads (src/ledger/postings.ts). The simulated processor charges exactly this; with Stripe, set
-// it to the account's pricing (FEE_* in docs/configuration.md): the books post what the schedule says.
+// payment or a dispute reads (src/ledger/postings.ts). The simulated processor has no fees of its own: these are
+// its fees. With Stripe, set them to the account's pricing (FEE_* in docs/operations.md): the books post what the
+// schedule says, until Stripe's own fees are read (docs/ledger.md, "Not yet").
 import type { FeeDetail } from '../schemas/balance.js'
 
 export interface Pricing {
