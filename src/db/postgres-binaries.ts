@@ -69,7 +69,8 @@ async function ensureRunAsUser(): Promise<{ uid: number; gid: number; name: stri
   return created
 }
 
-async function idsOf(name: string): Promise<{ uid: number; gid: number; name: string } | undefined> {
+/** A system user's ids, or undefined when there is no such user. */
+export async function idsOf(name: string): Promise<{ uid: number; gid: number; name: string } | undefined> {
   try {
     const [uid, gid] = await Promise.all([run('id', ['-u', name]), run('id', ['-g', name])])
     return { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()), name }

@@ -3,8 +3,9 @@
 // `postgres`.
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { chown, readFile, rm, writeFile } from 'node:fs/promises'
+import { chown, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { idsOf } from '../../src/db/postgres-binaries.js'
 import { canConnect, freePort, scratchDir, until } from './system.js'
 
 export const PGBOUNCER = '/usr/sbin/pgbouncer'
@@ -53,7 +54,9 @@ export async function startPgBouncer(databaseUrl: string, poolSize = 4): Promise
   )
   const asRoot = process.getuid?.() === 0
   if (asRoot) {
-    const { uid, gid } = await idOf('postgres')
+    const postgres = await idsOf('postgres')
+    if (!postgres) throw new Error('no postgres user to run PgBouncer as (Debian: apt-get install pgbouncer)')
+    const { uid, gid } = postgres
     for (const file of ['', 'userlist.txt', 'pgbouncer.ini']) await chown(join(dir, file), uid, gid)
   }
   const args = [join(dir, 'pgbouncer.ini')]
@@ -75,11 +78,4 @@ export async function startPgBouncer(databaseUrl: string, poolSize = 4): Promise
       await rm(dir, { recursive: true, force: true })
     },
   }
-}
-
-async function idOf(user: string): Promise<{ uid: number; gid: number }> {
-  const line = (await readFile('/etc/passwd', 'utf8')).split('\n').find((each) => each.startsWith(`${user}:`))
-  if (!line) throw new Error(`no user ${user} to run PgBouncer as`)
-  const [, , uid, gid] = line.split(':')
-  return { uid: Number(uid), gid: Number(gid) }
 }
