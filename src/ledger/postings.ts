@@ -3,8 +3,9 @@
 // account's `balance` moves by the net; the `processor` account is the other side of what customers paid or got
 // back; `processor_fees` holds what the processor kept. Each cause posts once, however often it is told.
 import type { Transaction } from '../db/connect.js'
-import { disputeFee, paymentFee, type Pricing } from './pricing.js'
-import { post } from './repository.js'
+import type { BalanceTransaction, FeeDetail } from '../schemas/balance.js'
+import { disputeFee, feeTotal, paymentFee, type Pricing } from './pricing.js'
+import { type LedgerAccount, post } from './repository.js'
 
 interface Money {
   account_id: string
@@ -13,33 +14,23 @@ interface Money {
 
 /** A charge captured, in full or in part: its amount in, less the processor's fee; pending for a few days. */
 export function postCapture(tx: Transaction, pricing: Pricing, charge: Money & { id: string }, amountCents: number) {
-  const fees = paymentFee(pricing, amountCents, charge.currency)
-  const fee = fees.reduce((sum, each) => sum + each.amount_cents, 0)
-  return post(tx, {
-    accountId: charge.account_id,
+  return postMovement(tx, charge, {
     type: 'charge',
     source: charge.id,
-    cause: `charge:${charge.id}`,
-    amountCents,
-    fees,
-    currency: charge.currency,
+    cents: amountCents,
+    fees: paymentFee(pricing, amountCents, charge.currency),
     availableAfterDays: pricing.availableAfterDays,
-    entries: withoutZeros([
-      ['balance', amountCents - fee],
-      ['processor_fees', fee],
-      ['processor', -amountCents],
-    ]),
   })
 }
 
 /** A refund made: its amount out of the balance at once (the processor keeps its fee on the payment). */
 export function postRefund(tx: Transaction, refund: Money & { id: string; amount_cents: number }) {
-  return postAtOnce(tx, refund, { type: 'refund', source: refund.id, cents: -refund.amount_cents })
+  return postMovement(tx, refund, { type: 'refund', source: refund.id, cents: -refund.amount_cents })
 }
 
 /** A refund that failed after it was made: its amount back into the balance. */
 export function postRefundFailure(tx: Transaction, refund: Money & { id: string; amount_cents: number }) {
-  return postAtOnce(tx, refund, { type: 'refund_failure', source: refund.id, cents: refund.amount_cents })
+  return postMovement(tx, refund, { type: 'refund_failure', source: refund.id, cents: refund.amount_cents })
 }
 
 /** A dispute opened: its amount, and the processor's dispute fee, withdrawn from the balance at once. */
@@ -49,22 +40,11 @@ export function postDisputeWithdrawal(
   charge: Money,
   dispute: { reference: string; amountCents: number },
 ) {
-  const fees = disputeFee(pricing, charge.currency)
-  const fee = fees.reduce((sum, each) => sum + each.amount_cents, 0)
-  return post(tx, {
-    accountId: charge.account_id,
+  return postMovement(tx, charge, {
     type: 'dispute',
     source: dispute.reference,
-    cause: `dispute:${dispute.reference}`,
-    amountCents: -dispute.amountCents,
-    fees,
-    currency: charge.currency,
-    availableAfterDays: 0,
-    entries: withoutZeros([
-      ['balance', -dispute.amountCents - fee],
-      ['processor_fees', fee],
-      ['processor', dispute.amountCents],
-    ]),
+    cents: -dispute.amountCents,
+    fees: disputeFee(pricing, charge.currency),
   })
 }
 
@@ -74,32 +54,41 @@ export function postDisputeReversal(
   charge: Money,
   dispute: { reference: string; amountCents: number },
 ) {
-  return postAtOnce(tx, charge, { type: 'dispute_reversal', source: dispute.reference, cents: dispute.amountCents })
+  return postMovement(tx, charge, { type: 'dispute_reversal', source: dispute.reference, cents: dispute.amountCents })
 }
 
-/** Money between the balance and the processor, without a fee, available at once: `cents` into the balance. */
-function postAtOnce(
+/**
+ * Money between the processor and the balance: `cents` (gross, signed as it moves the balance) from the processor,
+ * the fees to `processor_fees`, the rest to the balance, available after `availableAfterDays` (at once by default).
+ * An entry of nothing is left out (a free payment; the database refuses zero).
+ */
+function postMovement(
   tx: Transaction,
   money: Money,
-  movement: { type: 'refund' | 'refund_failure' | 'dispute_reversal'; source: string; cents: number },
+  movement: {
+    type: BalanceTransaction['type']
+    source: string
+    cents: number
+    fees?: FeeDetail[]
+    availableAfterDays?: number
+  },
 ) {
+  const { fees = [], availableAfterDays = 0 } = movement
+  const fee = feeTotal(fees)
+  const entries: [LedgerAccount, number][] = [
+    ['balance', movement.cents - fee],
+    ['processor_fees', fee],
+    ['processor', -movement.cents],
+  ]
   return post(tx, {
     accountId: money.account_id,
     type: movement.type,
     source: movement.source,
     cause: `${movement.type}:${movement.source}`,
     amountCents: movement.cents,
-    fees: [],
+    fees,
     currency: money.currency,
-    availableAfterDays: 0,
-    entries: [
-      ['balance', movement.cents],
-      ['processor', -movement.cents],
-    ],
+    availableAfterDays,
+    entries: entries.filter(([, cents]) => cents !== 0),
   })
-}
-
-/** An entry of nothing is no entry (a free payment, a fee larger than nothing); the database refuses zero. */
-function withoutZeros<Entry extends [string, number]>(entries: Entry[]): Entry[] {
-  return entries.filter(([, cents]) => cents !== 0)
 }

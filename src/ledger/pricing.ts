@@ -32,6 +32,11 @@ export function paymentFee(pricing: Pricing, amountCents: number, currency: stri
       ]
 }
 
+/** What the processor kept: the sum of a fee's parts. */
+export function feeTotal(fees: FeeDetail[]): number {
+  return fees.reduce((sum, each) => sum + each.amount_cents, 0)
+}
+
 export function disputeFee(pricing: Pricing, currency: string): FeeDetail[] {
   return pricing.disputeFeeCents === 0
     ? []

@@ -6,6 +6,7 @@ import { newId } from '../db/ids.js'
 import { pageOf, type Page } from '../db/pagination.js'
 import type { Balance, BalanceTransaction, FeeDetail } from '../schemas/balance.js'
 import type { PageRequest } from '../schemas/page.js'
+import { feeTotal } from './pricing.js'
 
 export type LedgerAccount = 'balance' | 'processor' | 'processor_fees' | 'payouts_in_transit'
 
@@ -30,7 +31,7 @@ export interface Posting {
  * never skipped: it throws, and the business write goes back with it.
  */
 export async function post(tx: Transaction, posting: Posting): Promise<boolean> {
-  const fee = posting.fees.reduce((sum, each) => sum + each.amount_cents, 0)
+  const fee = feeTotal(posting.fees)
   const rows = await tx`
     with posted as (
       insert into ledger_transactions (account_id, id, type, source, posting, amount_cents, fee_cents, fee_details,

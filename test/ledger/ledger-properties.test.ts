@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { LATER_SETTINGS, laterAt, type LaterAtProcessor } from '../helpers/later.js'
 import { chargeBody, type TestAccount, useTestApp } from '../helpers/app.js'
 import { useProcessor } from '../helpers/processors.js'
-import { paymentFee } from '../../src/ledger/pricing.js'
+import { feeTotal, paymentFee } from '../../src/ledger/pricing.js'
 
 const processor = useProcessor('simulated')
 const suite = useTestApp({ processor: processor.factory })
@@ -123,9 +123,7 @@ async function expectedFromTheBooks(accountId: string): Promise<Map<string, numb
   const { pricing } = LATER_SETTINGS
   return new Map(
     charges.map((charge) => {
-      const fee = charge.captured
-        ? paymentFee(pricing, charge.captured, 'usd').reduce((sum, f) => sum + f.amount_cents, 0)
-        : 0
+      const fee = charge.captured ? feeTotal(paymentFee(pricing, charge.captured, 'usd')) : 0
       const disputed = charge.dispute
         ? pricing.disputeFeeCents + (charge.dispute.status === 'won' ? 0 : charge.dispute.amount_cents)
         : 0
