@@ -92,3 +92,55 @@ function postMovement(
     entries: entries.filter(([, cents]) => cents !== 0),
   })
 }
+
+/** An account's share of a payout: out of its balance, into money in transit to the bank. */
+export function postPayout(tx: Transaction, money: Money, payout: string, shareCents: number) {
+  return postPayoutLeg(tx, money, payout, 'payout', -shareCents, [
+    ['balance', -shareCents],
+    ['payouts_in_transit', shareCents],
+  ])
+}
+
+/** The payout arrived: the share moves from transit to the bank; the balance does not move. */
+export function postPayoutArrival(tx: Transaction, money: Money, payout: string, shareCents: number) {
+  return postPayoutLeg(tx, money, payout, 'payout_arrival', 0, [
+    ['payouts_in_transit', -shareCents],
+    ['bank', shareCents],
+  ])
+}
+
+/** The payout failed: the share goes back into the balance, from where it was (in transit, or at the bank). */
+export function postPayoutFailure(
+  tx: Transaction,
+  money: Money,
+  payout: string,
+  shareCents: number,
+  from: LedgerAccount,
+) {
+  return postPayoutLeg(tx, money, payout, 'payout_failure', shareCents, [
+    ['balance', shareCents],
+    [from, -shareCents],
+  ])
+}
+
+/** A leg of a payout: `balanceCents` is what it moves the balance by (its amount and net: a payout has no fee). */
+function postPayoutLeg(
+  tx: Transaction,
+  money: Money,
+  payout: string,
+  type: 'payout' | 'payout_arrival' | 'payout_failure',
+  balanceCents: number,
+  entries: [LedgerAccount, number][],
+) {
+  return post(tx, {
+    accountId: money.account_id,
+    type,
+    source: payout,
+    cause: `${type}:${payout}`,
+    amountCents: balanceCents,
+    fees: [],
+    currency: money.currency,
+    availableAfterDays: 0,
+    entries,
+  })
+}

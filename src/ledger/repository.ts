@@ -8,11 +8,13 @@ import type { Balance, BalanceTransaction, FeeDetail } from '../schemas/balance.
 import type { PageRequest } from '../schemas/page.js'
 import { feeTotal } from './pricing.js'
 
-export type LedgerAccount = 'balance' | 'processor' | 'processor_fees' | 'payouts_in_transit'
+export type LedgerAccount = 'balance' | 'processor' | 'processor_fees' | 'payouts_in_transit' | 'bank'
+/** A payout's arrival at the bank moves no balance: a ledger transaction the API's balance transactions leave out. */
+export type LedgerTransactionType = BalanceTransaction['type'] | 'payout_arrival'
 
 export interface Posting {
   accountId: string
-  type: BalanceTransaction['type']
+  type: LedgerTransactionType
   source: string
   /** The cause, once: a posting whose cause is posted already posts nothing. */
   cause: string
@@ -55,6 +57,86 @@ export async function post(tx: Transaction, posting: Posting): Promise<boolean> 
   return false
 }
 
+/**
+ * Sets the payout that carried these ledger transactions, and on the payout's own legs (as Stripe lists a payout's
+ * balance transaction with what it carries): the one change the ledger takes, once each.
+ */
+export async function markPaidOut(tx: Transaction, accountId: string, ids: string[], payout: string): Promise<void> {
+  await tx`
+    update ledger_transactions set payout = ${payout}
+    where account_id = ${accountId} and (id = any(${ids}::text[]) or source = ${payout}) and payout is null`
+}
+
+/** The causes posted for one source of the account (a payout's `payout:po_…`, `payout_arrival:po_…` …). */
+export async function postedFor(tx: Transaction, accountId: string, source: string): Promise<Set<string>> {
+  const rows = await tx<{ posting: string }[]>`
+    select posting from ledger_transactions where source = ${source} and account_id = ${accountId}`
+  return new Set(rows.map((row) => row.posting))
+}
+
+/** A transaction the processor carried in a payout, as the books hold it (src/outcomes/payouts.ts). */
+export interface CarriedInBooks {
+  /** The charge's account, once the charge is in the books. */
+  accountId: string | null
+  /** The books' ledger transaction, once posted. */
+  id: string | null
+  amountCents: number | null
+  feeCents: number | null
+  netCents: number | null
+}
+
+/**
+ * Finds each carried transaction in the books, by the charge it is about: the charge's own posting, its refund's
+ * (found by the processor's reference among the charge's refunds), or its dispute's. In the order given.
+ */
+export async function findCarried(
+  tx: Sql | Transaction,
+  carried: { type: string; chargeId: string | null; objectReference: string | null }[],
+): Promise<CarriedInBooks[]> {
+  const rows = await tx<
+    { account_id: string | null; id: string | null; amount_cents: string; fee_cents: string; net_cents: string }[]
+  >`
+    with carried as (
+      select * from unnest(${carried.map((each) => each.type)}::text[],
+                           ${carried.map((each) => each.chargeId)}::text[],
+                           ${carried.map((each) => each.objectReference)}::text[])
+        with ordinality as c (type, charge_id, object_reference, n))
+    select ch.account_id, t.id, t.amount_cents, t.fee_cents, t.net_cents
+    from carried c
+    left join charges ch on ch.id = c.charge_id
+    left join refunds r on c.type in ('refund', 'refund_failure') and r.charge_id = c.charge_id
+      and r.account_id = ch.account_id and r.processor_reference = c.object_reference
+    left join ledger_transactions t on t.account_id = ch.account_id and t.posting = c.type || ':' ||
+      case when c.type = 'charge' then c.charge_id when c.type in ('refund', 'refund_failure') then r.id
+           else c.object_reference end
+    order by c.n`
+  const cents = (value: string | null) => (value === null ? null : Number(value))
+  return rows.map((row) => ({
+    accountId: row.account_id,
+    id: row.id,
+    amountCents: cents(row.amount_cents),
+    feeCents: cents(row.fee_cents),
+    netCents: cents(row.net_cents),
+  }))
+}
+
+/** What each payout carried, summed by type from the books (every account's), for the payout report. */
+export async function carriedByPayout(
+  sql: Sql,
+  payouts: string[],
+): Promise<{ payout: string; type: LedgerTransactionType; amountCents: number; feeCents: number; netCents: number }[]> {
+  const rows = await sql<{ payout: string; type: LedgerTransactionType; amount: string; fee: string; net: string }[]>`
+    select payout, type, sum(amount_cents) as amount, sum(fee_cents) as fee, sum(net_cents) as net
+    from ledger_transactions where payout = any(${payouts}::text[]) group by payout, type order by payout, type`
+  return rows.map((row) => ({
+    payout: row.payout,
+    type: row.type,
+    amountCents: Number(row.amount),
+    feeCents: Number(row.fee),
+    netCents: Number(row.net),
+  }))
+}
+
 interface LedgerTransactionRow {
   id: string
   type: BalanceTransaction['type']
@@ -94,7 +176,7 @@ export async function findBalanceTransaction(
   now: Date,
 ): Promise<BalanceTransaction | undefined> {
   const [row] = await sql<LedgerTransactionRow[]>`
-    select * from ledger_transactions where account_id = ${accountId} and id = ${id}`
+    select * from ledger_transactions where account_id = ${accountId} and id = ${id} and type <> 'payout_arrival'`
   return row && toBalanceTransaction(row, now)
 }
 
@@ -113,7 +195,8 @@ export async function listBalanceTransactions(
   now: Date,
 ): Promise<Page<BalanceTransaction> | undefined> {
   const { type = null, source = null, payout = null } = filter
-  const scope = sql`account_id = ${accountId} and (${type}::text is null or type = ${type}::text)
+  const scope = sql`account_id = ${accountId} and type <> 'payout_arrival'
+    and (${type}::text is null or type = ${type}::text)
     and (${source}::text is null or source = ${source}::text) and (${payout}::text is null or payout = ${payout}::text)`
   const found = await pageOf<LedgerTransactionRow>(sql, 'ledger_transactions', scope, page)
   return found && { rows: found.rows.map((row) => toBalanceTransaction(row, now)), hasMore: found.hasMore }

@@ -119,6 +119,13 @@ export const workerJobFailures = new Counter({
   registers,
 })
 
+export const payoutsApplied = new Counter({
+  name: 'payouts_applied_total',
+  help: "The processor's payouts posted to the ledger, by what was told of them (in_transit, paid, failed)",
+  labelNames: ['status'] as const,
+  registers,
+})
+
 export const processorEvents = new Counter({
   name: 'processor_events_total',
   help:

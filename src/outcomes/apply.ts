@@ -8,6 +8,7 @@ import { insertEvent } from '../events/events.js'
 import { addRefunded, lockChargeById, moveCharge, setDispute, toCharge } from '../charges/repository.js'
 import type { DisputeState, PaymentState, ProcessorChange, RefundState } from '../processor/later.js'
 import { chargeMove, type LaterSettings } from './charge-moves.js'
+import { applyPayout } from './payouts.js'
 import {
   insertRefundMadeAtProcessor,
   lockRefundOfProcessor,
@@ -39,6 +40,8 @@ export function applyChange(tx: Transaction, change: ProcessorChange, settings: 
       return applyRefund(tx, change)
     case 'dispute':
       return applyDispute(tx, change, settings)
+    case 'payout':
+      return applyPayout(tx, change)
   }
 }
 

@@ -80,11 +80,13 @@ async function applyAll(tx: Transaction, event: ProcessorEvent, settings: LaterS
  * each other. Advisory locks of two keys are a space apart from the one-key locks of migrations and the worker.
  */
 async function lockPayments(tx: Transaction, changes: ProcessorChange[]): Promise<void> {
-  const references = [
-    ...new Set(changes.map((change) => (change.object === 'payment' ? change.reference : change.paymentReference))),
-  ].sort()
+  const references = [...new Set(changes.map(lockedReference))].sort()
   for (const reference of references)
     await tx`select pg_advisory_xact_lock(${PAYMENT_LOCK_SPACE}, hashtext(${reference}))`
+}
+/** A payment's news locks its payment; a payout's locks the payout (events about one payout apply one at a time). */
+function lockedReference(change: ProcessorChange): string {
+  return change.object === 'payment' || change.object === 'payout' ? change.reference : change.paymentReference
 }
 /** The first key of the payment locks (any constant of its own): 'pay' in ASCII. */
 const PAYMENT_LOCK_SPACE = 0x706179

@@ -1,11 +1,12 @@
 // The reconciliation's two graphile-worker tasks: reading the processor's events (RECONCILE_SCHEDULE), and holding
-// the books against its payments and refunds (COMPARE_SCHEDULE, after reading the events, so that only what no
-// event explains is reported).
+// the books against its payments, refunds and payouts (COMPARE_SCHEDULE, after reading the events, so that only what
+// no event explains is reported).
 import type { Logger } from 'pino'
 import type { Sql } from '../db/connect.js'
 import type { LaterOutcomes } from '../processor/later.js'
 import type { LaterSettings } from './apply.js'
 import { compareWithProcessor } from './compare.js'
+import { comparePayouts } from './payout-report.js'
 import { pullEvents } from './reconcile.js'
 
 export const RECONCILE_TASK = 'reconcile_processor_events'
@@ -24,10 +25,11 @@ export async function reconcileTask(
 
 export async function compareTask(sql: Sql, later: LaterOutcomes, settings: LaterSettings, log: Logger): Promise<void> {
   await pullEvents(sql, later, settings, log)
+  const payouts = await comparePayouts(sql, log)
   const compared = await compareWithProcessor(sql, later, log)
   const level = compared.open ? 'warn' : 'info'
   log[level](
-    { task: COMPARE_TASK, ...compared },
+    { task: COMPARE_TASK, ...compared, payouts },
     `compared the books with ${later.name}: ${compared.open} disagreement(s) open`,
   )
 }

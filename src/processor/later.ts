@@ -53,7 +53,41 @@ export interface DisputeState {
   reason: string
 }
 
-export type ProcessorChange = PaymentState | RefundState | DisputeState
+/** Where a payout is: on its way to the bank, arrived, or failed (the bank refused it; the money goes back). */
+export type PayoutStatus = 'in_transit' | 'paid' | 'failed'
+
+/** One of the processor's balance transactions that a payout carries (Stripe: listed with ?payout=). */
+export interface CarriedTransaction {
+  /** The processor's own id of it (Stripe: txn_…). */
+  reference: string
+  /** What moved: a payment captured, a refund, its failure, a dispute's withdrawal or reinstatement; `other` else. */
+  type: 'charge' | 'refund' | 'refund_failure' | 'dispute' | 'dispute_reversal' | 'other'
+  /** The payment it is about, and the charge it was made for where the processor can tell (unset: not ours). */
+  paymentReference?: string
+  chargeId?: string
+  /** The refund or dispute it is about (the processor's reference); unset for a payment's own. */
+  objectReference?: string
+  amountCents: number
+  feeCents: number
+  netCents: number
+}
+
+/**
+ * A payout of the processor's balance to the bank, on its schedule. It belongs to the processor account as a whole:
+ * each account's share is the net of what it carries of that account's money.
+ */
+export interface PayoutState {
+  object: 'payout'
+  reference: string
+  status: PayoutStatus
+  amountCents: number
+  currency: string
+  /** What it carries; unset while the processor has not told (Stripe: until its reconciliation completes). */
+  carried?: CarriedTransaction[]
+  failureCode?: string
+}
+
+export type ProcessorChange = PaymentState | RefundState | DisputeState | PayoutState
 
 /** One of the processor's events, read: its own id (what deduplicates it), and what it changes in the books. */
 export interface ProcessorEvent {

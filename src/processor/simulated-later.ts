@@ -47,7 +47,7 @@ export class SimulatedControlError extends Error {
   override name = 'SimulatedControlError'
 }
 
-interface PaymentRow {
+export interface PaymentRow {
   idempotency_key: string
   created_at: Date
   kind: 'charge' | 'authorization'
@@ -56,7 +56,7 @@ interface PaymentRow {
   state: PaymentState | null
 }
 
-interface RefundRow {
+export interface RefundRow {
   idempotency_key: string
   created_at: Date
   /** The charge of its payment (joined in). */
@@ -273,7 +273,7 @@ async function openDispute(tx: Transaction, payment: PaymentState): Promise<Proc
 }
 
 /** An event of the processor, written with the change it tells. */
-async function tell(tx: Transaction, type: string, changes: ProcessorChange[]): Promise<ProcessorEvent> {
+export async function tell(tx: Transaction, type: string, changes: ProcessorChange[]): Promise<ProcessorEvent> {
   const id = `sim_evt_${randomBytes(12).toString('hex')}`
   const row = theRow(
     await tx<{ created_at: Date }[]>`
@@ -293,7 +293,7 @@ async function paymentRow(db: Sql | Transaction, reference: string, lock: boolea
 }
 
 /** A payment now: its state once it moved, else what its first answer said. */
-function paymentState(row: PaymentRow): PaymentState {
+export function paymentState(row: PaymentRow): PaymentState {
   if (row.state) return { ...row.state, createdAt: row.created_at }
   const { outcome } = row
   const base = {
@@ -316,7 +316,7 @@ function paymentState(row: PaymentRow): PaymentState {
   }
 }
 
-function refundState(row: RefundRow): RefundState {
+export function refundState(row: RefundRow): RefundState {
   if (row.state) return { ...row.state, createdAt: row.created_at }
   const refund: RefundState = {
     object: 'refund',

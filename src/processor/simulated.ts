@@ -16,9 +16,21 @@ import {
   ProcessorUnavailableError,
 } from './processor.js'
 import { behaviourOf, type SourceBehaviour } from './simulated-cards.js'
-import { disputeAtOnce, recordSettlement, type SimulatedControls, simulatedLater } from './simulated-later.js'
+import {
+  disputeAtOnce,
+  recordSettlement,
+  type SimulatedControls as LaterControls,
+  simulatedLater,
+} from './simulated-later.js'
+import { type SimulatedPayouts, simulatedPayouts } from './simulated-payouts.js'
 
-/** The simulated processor, with the controls of its later outcomes (src/processor/simulated-later.ts). */
+/** What a developer makes happen at the simulated processor: later outcomes, and payouts. */
+export type SimulatedControls = LaterControls & SimulatedPayouts
+
+/**
+ * The simulated processor, with the controls of its later outcomes (src/processor/simulated-later.ts) and of its
+ * payouts (src/processor/simulated-payouts.ts).
+ */
 export interface SimulatedProcessor extends PaymentProcessor {
   controls: SimulatedControls
 }
@@ -100,7 +112,7 @@ export function createSimulatedProcessor(options: {
 
   return {
     later,
-    controls,
+    controls: { ...controls, ...simulatedPayouts(sql) },
     charge: (request) => chargeOrAuthorize('charge', request),
     authorize: (request) => chargeOrAuthorize('authorization', request),
     capture: ({ chargeReference, amountCents, idempotencyKey }) =>

@@ -9,7 +9,8 @@ import type { Sql } from '../db/connect.js'
 import type { LaterSettings } from '../outcomes/apply.js'
 import { acceptEvent } from '../outcomes/inbox.js'
 import type { ProcessorEvent } from '../processor/later.js'
-import { SimulatedControlError, type SimulatedControls } from '../processor/simulated-later.js'
+import { SimulatedControlError } from '../processor/simulated-later.js'
+import type { SimulatedControls } from '../processor/simulated.js'
 
 export const SIMULATED_PREFIX = '/simulated-processor'
 
@@ -71,6 +72,30 @@ export default async function simulatedProcessorRoutes(
   )
   act('dispute', (reference) => controls.dispute(reference))
   act('dispute/close', (reference, body) => controls.closeDispute(reference, body.outcome === 'lost' ? 'lost' : 'won'))
+
+  // The processor's payout schedule, run by hand: pays out what is available by `available_by` (now by default;
+  // a later time, as an ISO 8601 string, pays out what the clock has not reached yet), in `currency` (usd).
+  app.post<{ Body: { available_by?: unknown; currency?: unknown } | undefined }>(
+    `${SIMULATED_PREFIX}/payouts`,
+    (request) => {
+      const { available_by: availableBy, currency } = request.body ?? {}
+      const by = typeof availableBy === 'string' ? new Date(availableBy) : new Date()
+      if (Number.isNaN(by.getTime()))
+        throw Object.assign(new Error(`available_by is not a time: ${String(availableBy)}`), { statusCode: 400 })
+      return control(() =>
+        controls.payOut(settings.pricing, {
+          currency: typeof currency === 'string' ? currency : 'usd',
+          availableBy: by,
+        }),
+      )
+    },
+  )
+  app.post<{ Params: Params }>(`${SIMULATED_PREFIX}/payouts/:reference/paid`, (request) =>
+    control(() => controls.settlePayout(request.params.reference, 'paid')),
+  )
+  app.post<{ Params: Params }>(`${SIMULATED_PREFIX}/payouts/:reference/failed`, (request) =>
+    control(() => controls.settlePayout(request.params.reference, 'failed')),
+  )
 }
 
 function authenticationPage(reference: string, amountCents: number, status: string): string {

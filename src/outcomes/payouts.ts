@@ -1,0 +1,71 @@
+// A payout told by the processor, applied to the ledger (docs/ledger.md, "Payouts"). A payout belongs to the
+// processor account as a whole; what it carries of each account's money (its charges, refunds, disputes, found in
+// the books by their charge) is that account's share: posted out of its balance into transit, then to the bank when
+// the payout arrives, or back into the balance if it fails. Each leg posts once, whatever order the news comes in;
+// the transactions carried are marked with the payout. What the books cannot match is left for the payout report
+// (src/outcomes/payout-report.ts), which names every difference: never fixed here.
+import type { Transaction } from '../db/connect.js'
+import { type CarriedInBooks, findCarried, markPaidOut, postedFor } from '../ledger/repository.js'
+import { postPayout, postPayoutArrival, postPayoutFailure } from '../ledger/postings.js'
+import type { PayoutState } from '../processor/later.js'
+import { payoutsApplied } from '../observability/metrics.js'
+import type { Applied } from './apply.js'
+
+export async function applyPayout(tx: Transaction, payout: PayoutState): Promise<Applied> {
+  if (!payout.carried)
+    return {
+      status: 'ignored',
+      note: `payout ${payout.reference} is ${payout.status}; what it carries is not told yet (a later event will)`,
+    }
+  const carried = payout.carried.filter((each) => each.type !== 'other')
+  const found = await findCarried(
+    tx,
+    carried.map((each) => ({
+      type: each.type,
+      chargeId: each.chargeId ?? null,
+      objectReference: each.objectReference ?? null,
+    })),
+  )
+  // Ours (it names a charge) but not in the books yet: the news of it may still be on its way.
+  const missing = carried.flatMap((each, n) => (each.chargeId && !found[n]?.id ? [each] : []))
+  if (missing.length > 0) {
+    const named = missing.map((each) => `${each.type} ${each.reference}`).join(', ')
+    return { status: 'waiting', note: `payout ${payout.reference} carries ${named}, not in the books yet` }
+  }
+  for (const [accountId, share] of sharesByAccount(found)) {
+    const money = { account_id: accountId, currency: payout.currency }
+    // An account whose carried money nets to nothing has no leg to post (the database refuses an empty entry).
+    if (share.netCents !== 0) {
+      const posted = await postedFor(tx, accountId, payout.reference)
+      const failed = posted.has(`payout_failure:${payout.reference}`)
+      const arrived = posted.has(`payout_arrival:${payout.reference}`)
+      await postPayout(tx, money, payout.reference, share.netCents)
+      // A payout told as paid after it was told as failed (events reordered) arrives no more.
+      if (payout.status === 'paid' && !failed && !arrived)
+        await postPayoutArrival(tx, money, payout.reference, share.netCents)
+      if (payout.status === 'failed' && !failed)
+        await postPayoutFailure(tx, money, payout.reference, share.netCents, arrived ? 'bank' : 'payouts_in_transit')
+    }
+    await markPaidOut(tx, accountId, share.ids, payout.reference)
+  }
+  payoutsApplied.inc({ status: payout.status })
+  return { status: 'applied' }
+}
+
+interface Share {
+  netCents: number
+  ids: string[]
+}
+
+/** Per account, in a stable order (so two payouts lock rows in one order): the net of its carried transactions. */
+function sharesByAccount(found: CarriedInBooks[]): Map<string, Share> {
+  const shares = new Map<string, Share>()
+  for (const each of found) {
+    if (!each.accountId || !each.id) continue
+    const share = shares.get(each.accountId) ?? { netCents: 0, ids: [] }
+    share.netCents += each.netCents ?? 0
+    share.ids.push(each.id)
+    shares.set(each.accountId, share)
+  }
+  return new Map([...shares].sort(([a], [b]) => a.localeCompare(b)))
+}
