@@ -58,13 +58,15 @@ export async function post(tx: Transaction, posting: Posting): Promise<boolean> 
 }
 
 /**
- * Sets the payout that carried these ledger transactions, and on the payout's own legs (as Stripe lists a payout's
- * balance transaction with what it carries): the one change the ledger takes, once each.
+ * Sets the payout that carried these ledger transactions, and on the payout's own leg and arrival (as Stripe lists a
+ * payout's balance transaction with what it carries): the one change the ledger takes, once each. Its failure's leg
+ * is not its own: the money it returns is carried by a later payout.
  */
 export async function markPaidOut(tx: Transaction, accountId: string, ids: string[], payout: string): Promise<void> {
   await tx`
     update ledger_transactions set payout = ${payout}
-    where account_id = ${accountId} and (id = any(${ids}::text[]) or source = ${payout}) and payout is null`
+    where account_id = ${accountId} and payout is null
+      and (id = any(${ids}::text[]) or (source = ${payout} and type in ('payout', 'payout_arrival')))`
 }
 
 /** The causes posted for one source of the account (a payout's `payout:po_…`, `payout_arrival:po_…` …). */
@@ -74,50 +76,90 @@ export async function postedFor(tx: Transaction, accountId: string, source: stri
   return new Set(rows.map((row) => row.posting))
 }
 
+/** A ledger transaction that a carried one is, in the books. */
+export interface PostedInBooks {
+  accountId: string
+  id: string
+  amountCents: number
+  feeCents: number
+  netCents: number
+}
+
 /** A transaction the processor carried in a payout, as the books hold it (src/outcomes/payouts.ts). */
 export interface CarriedInBooks {
-  /** The charge's account, once the charge is in the books. */
-  accountId: string | null
-  /** The books' ledger transaction, once posted. */
-  id: string | null
-  amountCents: number | null
-  feeCents: number | null
-  netCents: number | null
+  /** What the books posted for it: one ledger transaction, or for a failed payout's return each account's leg. */
+  posted: PostedInBooks[]
+  /** The books hold a leg of it still to come: a failed payout whose failure they have not been told yet. */
+  awaited: boolean
 }
 
 /**
- * Finds each carried transaction in the books, by the charge it is about: the charge's own posting, its refund's
- * (found by the processor's reference among the charge's refunds), or its dispute's. In the order given.
+ * Finds each carried transaction in the books, in the order given: a charge's, refund's or dispute's by the charge
+ * it is about (a refund by the processor's reference among the charge's refunds); a failed payout's return by its
+ * payout, as the payout_failure legs of every account it carried money of.
  */
 export async function findCarried(
   tx: Sql | Transaction,
   carried: { type: string; chargeId: string | null; objectReference: string | null }[],
 ): Promise<CarriedInBooks[]> {
   const rows = await tx<
-    { account_id: string | null; id: string | null; amount_cents: string; fee_cents: string; net_cents: string }[]
+    {
+      n: string
+      account_id: string
+      id: string | null
+      type: string | null
+      amount_cents: string
+      fee_cents: string
+      net_cents: string
+    }[]
   >`
     with carried as (
       select * from unnest(${carried.map((each) => each.type)}::text[],
                            ${carried.map((each) => each.chargeId)}::text[],
                            ${carried.map((each) => each.objectReference)}::text[])
         with ordinality as c (type, charge_id, object_reference, n))
-    select ch.account_id, t.id, t.amount_cents, t.fee_cents, t.net_cents
+    select c.n, t.account_id, t.id, t.type, t.amount_cents, t.fee_cents, t.net_cents
     from carried c
-    left join charges ch on ch.id = c.charge_id
+    join charges ch on ch.id = c.charge_id
     left join refunds r on c.type in ('refund', 'refund_failure') and r.charge_id = c.charge_id
       and r.account_id = ch.account_id and r.processor_reference = c.object_reference
-    left join ledger_transactions t on t.account_id = ch.account_id and t.posting = c.type || ':' ||
+    join ledger_transactions t on t.account_id = ch.account_id and t.posting = c.type || ':' ||
       case when c.type = 'charge' then c.charge_id when c.type in ('refund', 'refund_failure') then r.id
            else c.object_reference end
-    order by c.n`
-  const cents = (value: string | null) => (value === null ? null : Number(value))
-  return rows.map((row) => ({
-    accountId: row.account_id,
-    id: row.id,
-    amountCents: cents(row.amount_cents),
-    feeCents: cents(row.fee_cents),
-    netCents: cents(row.net_cents),
-  }))
+    where c.type <> 'payout_failure'
+    union all
+    select c.n, t.account_id, t.id, t.type, t.amount_cents, t.fee_cents, t.net_cents
+    from carried c
+    join ledger_transactions t on t.source = c.object_reference and t.type in ('payout', 'payout_failure')
+    where c.type = 'payout_failure'`
+  const found: CarriedInBooks[] = carried.map(() => ({ posted: [], awaited: false }))
+  const legs = new Map<number, { paidOut: Set<string>; failed: Set<string> }>()
+  for (const row of rows) {
+    const n = Number(row.n) - 1
+    const posted = {
+      accountId: row.account_id,
+      id: row.id ?? '',
+      amountCents: Number(row.amount_cents),
+      feeCents: Number(row.fee_cents),
+      netCents: Number(row.net_cents),
+    }
+    if (carried[n]?.type !== 'payout_failure') {
+      found[n]?.posted.push(posted)
+      continue
+    }
+    const leg = legs.get(n) ?? { paidOut: new Set(), failed: new Set() }
+    legs.set(n, leg)
+    if (row.type === 'payout') leg.paidOut.add(row.account_id)
+    else {
+      leg.failed.add(row.account_id)
+      found[n]?.posted.push(posted)
+    }
+  }
+  for (const [n, leg] of legs) {
+    const entry = found[n]
+    if (entry) entry.awaited = [...leg.paidOut].some((account) => !leg.failed.has(account))
+  }
+  return found
 }
 
 /** What each payout carried, summed by type from the books (every account's), for the payout report. */

@@ -5,7 +5,7 @@
 // fee, and the books paid out that amount. Every difference is named; the scheduled comparison records it as a
 // discrepancy (payout_differs, fee_differs), and npm run reconcile:report -- --payouts prints the report.
 import type { Sql } from '../db/connect.js'
-import { carriedByPayout, findCarried } from '../ledger/repository.js'
+import { carriedByPayout, findCarried, type PostedInBooks } from '../ledger/repository.js'
 import type { PayoutState, PayoutStatus } from '../processor/later.js'
 import type { Logger } from 'pino'
 import { type Discrepancy, recordDiscrepancies, resolveDiscrepancies } from './discrepancies.js'
@@ -22,6 +22,8 @@ export interface PayoutLine {
   charges_cents: number
   refunds_cents: number
   disputes_cents: number
+  /** The money of failed payouts, back in the balance and paid out again by this one. */
+  payout_failures_cents: number
   fees_cents: number
   /** What the books paid out for it: the sum of the accounts' shares. */
   total_cents: number
@@ -76,6 +78,7 @@ async function lineOf(
     charges_cents: sum(['charge'], (row) => row.amountCents),
     refunds_cents: sum(['refund', 'refund_failure'], (row) => row.amountCents),
     disputes_cents: sum(['dispute', 'dispute_reversal'], (row) => row.amountCents),
+    payout_failures_cents: sum(['payout_failure'], (row) => row.amountCents),
     fees_cents: sum(['charge', 'refund', 'refund_failure', 'dispute', 'dispute_reversal'], (row) => row.feeCents),
     total_cents: total,
     difference_cents: payout.amountCents - total,
@@ -98,21 +101,27 @@ async function lineOf(
     })),
   )
   payout.carried.forEach((each, n) => {
-    const inBooks = found[n]
+    const posted = found[n]?.posted ?? []
+    const [first] = posted
     const what = `${each.type} ${each.reference} (${each.netCents})`
-    if (!inBooks?.id) {
+    if (!first) {
       line.differences.push(
-        each.chargeId ? `${what} is not in the books yet` : `${what} is not of a payment this service made`,
+        each.chargeId || found[n]?.awaited
+          ? `${what} is not in the books yet`
+          : `${what} is not of a payment this service made`,
       )
       return
     }
-    if (inBooks.amountCents !== each.amountCents)
-      line.differences.push(`${what}: the books post ${inBooks.amountCents}, the processor ${each.amountCents}`)
-    if (inBooks.feeCents !== each.feeCents)
+    const books = (pick: (one: PostedInBooks) => number) => posted.reduce((sum, one) => sum + pick(one), 0)
+    if (books((one) => one.amountCents) !== each.amountCents)
+      line.differences.push(
+        `${what}: the books post ${books((one) => one.amountCents)}, the processor ${each.amountCents}`,
+      )
+    if (books((one) => one.feeCents) !== each.feeCents)
       line.fee_differences.push({
-        id: inBooks.id,
-        account_id: inBooks.accountId ?? '',
-        detail: `${what}: the books' fee is ${inBooks.feeCents}, the processor's ${each.feeCents}`,
+        id: first.id,
+        account_id: first.accountId,
+        detail: `${what}: the books' fee is ${books((one) => one.feeCents)}, the processor's ${each.feeCents}`,
       })
   })
   if (line.difference_cents !== 0) line.differences.push(`the books paid out ${total} of its ${payout.amountCents}`)
@@ -177,6 +186,7 @@ const CSV_COLUMNS = [
   'charges_cents',
   'refunds_cents',
   'disputes_cents',
+  'payout_failures_cents',
   'fees_cents',
   'total_cents',
   'difference_cents',

@@ -26,8 +26,9 @@ export async function applyPayout(tx: Transaction, payout: PayoutState): Promise
       objectReference: each.objectReference ?? null,
     })),
   )
-  // Ours (it names a charge) but not in the books yet: the news of it may still be on its way.
-  const missing = carried.flatMap((each, n) => (each.chargeId && !found[n]?.id ? [each] : []))
+  // Ours (it names a charge, or a payout whose failure the books await) but not in the books yet: its news may
+  // still be on its way.
+  const missing = carried.filter((each, n) => found[n]?.awaited || (each.chargeId && found[n]?.posted.length === 0))
   if (missing.length > 0) {
     const named = missing.map((each) => `${each.type} ${each.reference}`).join(', ')
     return { status: 'waiting', note: `payout ${payout.reference} carries ${named}, not in the books yet` }
@@ -60,12 +61,11 @@ interface Share {
 /** Per account, in a stable order (so two payouts lock rows in one order): the net of its carried transactions. */
 function sharesByAccount(found: CarriedInBooks[]): Map<string, Share> {
   const shares = new Map<string, Share>()
-  for (const each of found) {
-    if (!each.accountId || !each.id) continue
-    const share = shares.get(each.accountId) ?? { netCents: 0, ids: [] }
-    share.netCents += each.netCents ?? 0
-    share.ids.push(each.id)
-    shares.set(each.accountId, share)
+  for (const posted of found.flatMap((each) => each.posted)) {
+    const share = shares.get(posted.accountId) ?? { netCents: 0, ids: [] }
+    share.netCents += posted.netCents
+    share.ids.push(posted.id)
+    shares.set(posted.accountId, share)
   }
   return new Map([...shares].sort(([a], [b]) => a.localeCompare(b)))
 }

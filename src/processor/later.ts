@@ -60,12 +60,15 @@ export type PayoutStatus = 'in_transit' | 'paid' | 'failed'
 export interface CarriedTransaction {
   /** The processor's own id of it (Stripe: txn_…). */
   reference: string
-  /** What moved: a payment captured, a refund, its failure, a dispute's withdrawal or reinstatement; `other` else. */
-  type: 'charge' | 'refund' | 'refund_failure' | 'dispute' | 'dispute_reversal' | 'other'
+  /**
+   * What moved: a payment captured, a refund, its failure, a dispute's withdrawal or reinstatement, the money of a
+   * failed payout back in the balance (paid out again by a later payout); `other` for what the books never hold.
+   */
+  type: 'charge' | 'refund' | 'refund_failure' | 'dispute' | 'dispute_reversal' | 'payout_failure' | 'other'
   /** The payment it is about, and the charge it was made for where the processor can tell (unset: not ours). */
   paymentReference?: string
   chargeId?: string
-  /** The refund or dispute it is about (the processor's reference); unset for a payment's own. */
+  /** The refund, dispute or failed payout it is about (the processor's reference); unset for a payment's own. */
   objectReference?: string
   amountCents: number
   feeCents: number

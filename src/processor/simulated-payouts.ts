@@ -1,6 +1,6 @@
 // The simulated processor's balance and payouts: what Stripe does on its payout schedule, made to happen by a
 // control. Its balance transactions come from what it holds (payments captured, refunds and their failures,
-// disputes and their reinstatements), each with the fee its pricing says: the simulated processor has no fee
+// disputes and their reinstatements, failed payouts' money back), each with the fee its pricing says: the simulated processor has no fee
 // schedule of its own, it charges what the books' FEE_* settings say. A payout carries every balance transaction
 // of its currency not paid out before whose funds are available by the time asked, as Stripe's automatic payouts
 // do, and is told at once with what it carries (Stripe lists that once the payout's reconciliation completes);
@@ -99,10 +99,12 @@ async function heldBalanceTransactions(tx: Transaction, pricing: Pricing): Promi
     select d.state, d.created_at, p.parameters->>'currency' as currency from simulated_processor.disputes d
     join simulated_processor.operations p on p.kind in ('charge', 'authorization') and
       p.outcome->>'processorReference' = d.payment_reference`
+  const failedPayouts = await tx<{ state: PayoutState; created_at: Date }[]>`
+    select state, created_at from simulated_processor.payouts where state->>'status' = 'failed'`
   const held: Held[] = []
   const add = (
     type: CarriedTransaction['type'],
-    about: { paymentReference: string; chargeId?: string | null | undefined; objectReference?: string },
+    about: { paymentReference?: string; chargeId?: string | null | undefined; objectReference?: string },
     money: { amountCents: number; feeCents: number; currency: string; availableOn: Date },
   ) => {
     const key = `${type}:${about.objectReference ?? about.paymentReference}`
@@ -110,7 +112,7 @@ async function heldBalanceTransactions(tx: Transaction, pricing: Pricing): Promi
       carried: {
         reference: `sim_txn_${createHash('sha256').update(key).digest('hex').slice(0, 24)}`,
         type,
-        paymentReference: about.paymentReference,
+        ...(about.paymentReference ? { paymentReference: about.paymentReference } : {}),
         ...(about.chargeId ? { chargeId: about.chargeId } : {}),
         ...(about.objectReference ? { objectReference: about.objectReference } : {}),
         amountCents: money.amountCents,
@@ -164,5 +166,12 @@ async function heldBalanceTransactions(tx: Transaction, pricing: Pricing): Promi
     if (dispute.status === 'won')
       add('dispute_reversal', about, { ...at, amountCents: dispute.amountCents, feeCents: 0 })
   }
+  // The bank refused a payout: its money is back in the balance, to be paid out again.
+  for (const { state: payout, created_at } of failedPayouts)
+    add(
+      'payout_failure',
+      { objectReference: payout.reference },
+      { amountCents: payout.amountCents, feeCents: 0, currency: payout.currency, availableOn: created_at },
+    )
   return held
 }

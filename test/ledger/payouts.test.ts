@@ -152,6 +152,18 @@ describe('a payout', () => {
     await acceptEvent(sql, stale, 'webhook', LATER_SETTINGS)
     expect(await ledgerOf(user.id)).toMatchObject({ balance: net, payouts_in_transit: 0 })
     expect((await ledgerOf(user.id)).bank ?? 0).toBe(0)
+
+    // The next payout carries the failed one's money back out, as its own balance transaction (payout_failure).
+    const again = await payOut()
+    expect(again.carried!.filter((each) => each.type === 'payout_failure')).toEqual([
+      expect.objectContaining({ objectReference: payout.reference, amountCents: payout.amountCents }),
+    ])
+    const carriedAgain = await transactionsOf(user, `&payout=${again.reference}`)
+    expect(carriedAgain.map((txn) => [txn.type, txn.amount_cents])).toEqual([
+      ['payout', -net],
+      ['payout_failure', net],
+    ])
+    expect(await ledgerOf(user.id)).toMatchObject({ balance: 0, payouts_in_transit: net })
   })
 
   it('when its events arrive at the same instant, then each leg is posted once and none answers an error', async () => {
@@ -264,7 +276,8 @@ describe('the payout report', () => {
       expect(line.differences, line.payout).toEqual([])
       expect(line.fee_differences).toEqual([])
       expect(line.total_cents).toBe(line.amount_cents)
-      expect(line.charges_cents + line.refunds_cents + line.disputes_cents - line.fees_cents).toBe(line.total_cents)
+      const { charges_cents, refunds_cents, disputes_cents, payout_failures_cents, fees_cents } = line
+      expect(charges_cents + refunds_cents + disputes_cents + payout_failures_cents - fees_cents).toBe(line.total_cents)
     }
     expect(byPayout.get('po_waits')?.differences).toEqual([
       'charge txn_unknown (970) is not in the books yet',
@@ -309,12 +322,12 @@ describe('the payout report', () => {
     expect(csv.code, csv.stderr).toBe(0)
     const [header, ...rows] = csv.stdout.trimEnd().split('\r\n')
     expect(header).toBe(
-      'payout,status,currency,amount_cents,charges_cents,refunds_cents,disputes_cents,fees_cents,total_cents,' +
-        'difference_cents,differences',
+      'payout,status,currency,amount_cents,charges_cents,refunds_cents,disputes_cents,payout_failures_cents,' +
+        'fees_cents,total_cents,difference_cents,differences',
     )
     expect(rows).toHaveLength(lines.length)
     expect(rows.find((row) => row.startsWith('po_planted,'))).toBe(
-      `po_planted,paid,usd,${line.amount_cents},3000,0,0,${fee},${3_000 - fee},96,"${[
+      `po_planted,paid,usd,${line.amount_cents},3000,0,0,0,${fee},${3_000 - fee},96,"${[
         ...line.differences,
         line.fee_differences[0]!.detail,
       ]
