@@ -1,10 +1,10 @@
 // The simulated processor's balance and payouts: what Stripe does on its payout schedule, made to happen by a
 // control. Its balance transactions come from what it holds (payments captured, refunds and their failures,
-// disputes and their reinstatements, failed payouts' money back), each with the fee its pricing says: the simulated processor has no fee
-// schedule of its own, it charges what the books' FEE_* settings say. A payout carries every balance transaction
-// of its currency not paid out before whose funds are available by the time asked, as Stripe's automatic payouts
-// do, and is told at once with what it carries (Stripe lists that once the payout's reconciliation completes);
-// then it arrives or fails by its controls.
+// disputes and their reinstatements, failed payouts' money back), each with the fee its pricing says: the
+// simulated processor has no fee schedule of its own, it charges what the books' FEE_* settings say. A payout
+// carries every balance transaction of its currency not paid out before whose funds are available by the time
+// asked, as Stripe's automatic payouts do, and is told at once with what it carries (Stripe lists that once the
+// payout's reconciliation completes); then it arrives or fails by its controls.
 import { createHash, randomBytes } from 'node:crypto'
 import type { Sql, Transaction } from '../db/connect.js'
 import { disputeFee, feeTotal, paymentFee, type Pricing } from '../ledger/pricing.js'

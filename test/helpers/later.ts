@@ -33,6 +33,10 @@ export interface LaterAtProcessor {
   untold: Record<'cancel' | 'expire' | 'settle', (reference: string) => Promise<void>> & {
     authenticate(reference: string, succeeded: boolean): Promise<void>
   }
+  /** The processor's payout schedule, on cue: a payout of what is available by `availableBy`; its reference. */
+  payOut(availableBy: Date): Promise<string>
+  /** The payout arrives at the bank, or fails. */
+  settlePayout(reference: string, outcome: 'paid' | 'failed'): Promise<void>
   /**
    * What the processor told has arrived: its webhooks are delivered, and those that overtook the answer they follow
    * applied again (Stripe); its list is read (simulated).
@@ -78,6 +82,16 @@ export async function laterAt(
         control(`/payments/${reference}/refund`, amountCents === undefined ? {} : { amount_cents: amountCents }),
       expire: (reference) => control(`/payments/${reference}/expire`),
       cancel: (reference) => control(`/payments/${reference}/cancel`),
+      async payOut(availableBy) {
+        const response = await context.app.inject({
+          method: 'POST',
+          url: '/simulated-processor/payouts',
+          payload: { available_by: availableBy.toISOString() },
+        })
+        expect(response.statusCode, response.body).toBe(200)
+        return response.json().changes[0].reference
+      },
+      settlePayout: (reference, outcome) => control(`/payouts/${reference}/${outcome}`),
       untold: {
         authenticate: async (reference, succeeded) => void (await controls.authenticate(reference, succeeded)),
         settle: async (reference) => void (await controls.settle(reference)),
@@ -138,6 +152,13 @@ export async function laterAt(
     refund: (reference, amountCents) => then(() => server.later.refundFromDashboard(reference, amountCents)),
     expire: (reference) => then(() => server.later.expireAuthorization(reference)),
     cancel: (reference) => then(() => dashboard.paymentIntents.cancel(reference)),
+    async payOut(availableBy) {
+      const payout = server.later.payOut({ availableBy })
+      expect(payout, 'a payout of something').toBeDefined()
+      await delivered()
+      return payout!.id
+    },
+    settlePayout: (reference, outcome) => then(() => server.later.settlePayout(reference, outcome)),
     untold: {
       authenticate: (reference, succeeded) => untold(() => server.later.authenticate(reference, succeeded)),
       settle: (reference) => untold(() => server.later.settle(reference)),

@@ -9,6 +9,7 @@ import type {
   DisputeStatus,
   LaterOutcomes,
   PaymentState,
+  PayoutState,
   ProcessorChange,
   ProcessorEvent,
   RefundState,
@@ -16,6 +17,7 @@ import type {
 import { WebhookRefusedError } from '../later.js'
 import { withDeadline } from './client.js'
 import { toBoundaryError } from './errors.js'
+import { PAYOUT_EVENTS, type PayoutReading, payoutState } from './payouts.js'
 
 /** How old a delivery's signature may be: Stripe's own default tolerance (docs.stripe.com/webhooks#replay-attacks). */
 const SIGNATURE_TOLERANCE_SECONDS = 300
@@ -45,6 +47,11 @@ export function stripeLater(stripe: Stripe, options: { webhookSecret?: string | 
       throw toBoundaryError(error)
     })
   const intentOf = async (id: string) => listing(() => stripe.paymentIntents.retrieve(id))
+  const reading: PayoutReading = {
+    stripe,
+    listing,
+    chargeOfIntent: async (id) => (await intentOf(id)).metadata.charge_id,
+  }
 
   /** The changes an event tells, reading what the event alone does not say. */
   async function read(event: Stripe.Event): Promise<ProcessorEvent> {
@@ -70,6 +77,8 @@ export function stripeLater(stripe: Stripe, options: { webhookSecret?: string | 
     }
     if (DISPUTE_EVENTS.has(event.type))
       return { ...told, changes: [await disputeState(object as Stripe.Dispute)].filter(isChange<DisputeState>) }
+    if (PAYOUT_EVENTS.has(event.type))
+      return { ...told, changes: [await payoutState(reading, object as Stripe.Payout)].filter(isChange<PayoutState>) }
     return { ...told, changes: [] }
   }
 

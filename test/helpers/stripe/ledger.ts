@@ -3,6 +3,7 @@
 // shape the SDK no longer has fails tsc), and every money movement with the idempotency key that caused it, for
 // tests that count them. Lists are newest first, as Stripe's are.
 import type Stripe from 'stripe'
+import { StripeBalance } from './balance.js'
 import { StripeEvents } from './events.js'
 
 export type MovementKind = 'charge' | 'authorization' | 'capture' | 'void' | 'refund' | 'payout'
@@ -24,6 +25,8 @@ export class StripeLedger {
   readonly movements: Movement[] = []
   /** Every change, as an Event (listed, and sent to the webhook endpoint). */
   readonly events = new StripeEvents()
+  /** Its balance transactions and automatic payouts. */
+  readonly balance: StripeBalance = new StripeBalance(this)
   /**
    * What Stripe does shortly after answering (a dispute of pm_card_createDispute, a refund of pm_card_refundFail
    * failing).

@@ -12,7 +12,8 @@
 // Every change is an Event, listed (GET /v1/events) and sent signed to the webhook endpoint, if one is set
 // (webhooks.ts: dropped, doubled, held back or replayed on cue). What happens later at Stripe happens on cue too:
 // the customer's authentication (also at the page next_action names), a bank debit settling, a dispute, a refund
-// failing or made in the Dashboard, an authorization lapsing.
+// failing or made in the Dashboard, an authorization lapsing, an automatic payout (balance.ts: balance transactions
+// with Stripe's fees, GET /v1/balance_transactions?payout=) arriving or failing.
 // Everything it received is logged (requests) and every movement of money is in its ledger, for tests to count.
 import { createHash, randomBytes } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
@@ -96,6 +97,10 @@ export interface StripeTestServer {
     refundFromDashboard(paymentIntent: string, amount?: number): Stripe.Refund
     failRefund(refund: string): Stripe.Refund
     expireAuthorization(paymentIntent: string): Stripe.PaymentIntent
+    /** Stripe's payout schedule, on cue: an automatic payout of what is available by `availableBy` (now). */
+    payOut(options?: { currency?: string; availableBy?: Date }): Stripe.Payout | undefined
+    /** The payout arrives at the bank, or fails. */
+    settlePayout(payout: string, outcome: 'paid' | 'failed'): Stripe.Payout
   }
   close(): Promise<void>
 }
@@ -151,6 +156,7 @@ export async function startStripeServer(
     { method: 'POST', pattern: /^\/v1\/payouts$/, handle: (form, caller) => createPayout(ledger, form, caller) },
     { method: 'GET', pattern: /^\/v1\/payouts$/, handle: (form) => listPayouts(ledger, form) },
     { method: 'GET', pattern: /^\/v1\/payouts\/([^/]+)$/, handle: (_form, _caller, id) => retrievePayout(ledger, id) },
+    { method: 'GET', pattern: /^\/v1\/balance_transactions$/, handle: (form) => ledger.balance.list(form) },
     { method: 'GET', pattern: /^\/v1\/events$/, handle: (form) => listEvents(ledger.events, form) },
     {
       method: 'GET',
@@ -379,6 +385,9 @@ export async function startStripeServer(
       refundFromDashboard: (paymentIntent, amount) => refundFromDashboard(ledger, paymentIntent, amount),
       failRefund: (refund) => failRefund(ledger, refund),
       expireAuthorization: (paymentIntent) => expireAuthorization(ledger, paymentIntent),
+      payOut: ({ currency = 'usd', availableBy = new Date() } = {}) =>
+        ledger.balance.payOut(currency, Math.floor(availableBy.getTime() / 1000)),
+      settlePayout: (payout, outcome) => ledger.balance.settle(payout, outcome),
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -1,0 +1,236 @@
+// The Stripe balance as docs.stripe.com/api/balance_transactions and docs.stripe.com/payouts/reconciliation describe
+// it: a balance transaction for each movement of money (a captured payment, `charge`; a refund and a refund's
+// failure; a dispute's withdrawal and reinstatement, `adjustment` with reporting_category `dispute` and
+// `dispute_reversal`; a failed payout's money back, `payout_failure`), with Stripe's fees (US cards: 2.9% + 30
+// cents; a dispute: 15.00, kept when it is won), available two days after a payment. Automatic payouts, made on
+// cue (payOut: what Stripe's schedule does), carry every available balance transaction not paid out before;
+// `GET /v1/balance_transactions?payout=` lists them (with `expand[]=data.source`), once the payout's
+// reconciliation completes (`payout.reconciliation_completed`), as Stripe's docs say to wait for.
+import type Stripe from 'stripe'
+import { noSuch } from './errors.js'
+import { chargeOf } from './events.js'
+import { type Form, stringParam } from './form.js'
+import { stripeId, unixNow } from './ids.js'
+import type { StripeLedger } from './ledger.js'
+import { listOf, type Answer } from './lists.js'
+
+const DAY = 86_400
+/** Stripe's standard US card pricing (stripe.com/pricing). */
+const CARD_PERCENT = 0.029
+const CARD_FIXED = 30
+const DISPUTE_FEE = 1500
+
+/** What Stripe holds of each balance transaction: the transaction, and the payout that carried it. */
+export class StripeBalance {
+  private readonly transactions = new Map<string, Stripe.BalanceTransaction>()
+  /** Balance transaction id → the automatic payout that carried it. */
+  private readonly paidOut = new Map<string, string>()
+
+  constructor(private readonly ledger: StripeLedger) {}
+
+  /** Every balance transaction, made once per movement, oldest first. */
+  all(): Stripe.BalanceTransaction[] {
+    const ledger = this.ledger
+    for (const intent of ledger.paymentIntents.values()) {
+      if (intent.amount_received === 0 || !intent.latest_charge) continue
+      const fee = Math.round(intent.amount_received * CARD_PERCENT) + CARD_FIXED
+      this.make(`charge:${intent.id}`, {
+        type: 'charge',
+        reporting_category: 'charge',
+        source: intent.latest_charge as string,
+        amount: intent.amount_received,
+        currency: intent.currency,
+        fee_details: [
+          {
+            amount: fee,
+            application: null,
+            currency: intent.currency,
+            description: 'Stripe processing fees',
+            type: 'stripe_fee',
+          },
+        ],
+        available_on: intent.created + 2 * DAY,
+      })
+    }
+    for (const refund of ledger.refunds.values()) {
+      if (refund.status === 'canceled') continue
+      const at = { source: refund.id, currency: refund.currency, fee_details: [], available_on: refund.created }
+      this.make(`refund:${refund.id}`, { ...at, type: 'refund', reporting_category: 'refund', amount: -refund.amount })
+      if (refund.status === 'failed')
+        this.make(`refund_failure:${refund.id}`, {
+          ...at,
+          type: 'refund_failure',
+          reporting_category: 'refund_failure',
+          amount: refund.amount,
+        })
+    }
+    for (const dispute of ledger.disputes.values()) {
+      const at = { source: dispute.id, currency: dispute.currency, available_on: dispute.created, type: 'adjustment' }
+      this.make(`dispute:${dispute.id}`, {
+        ...at,
+        reporting_category: 'dispute',
+        amount: -dispute.amount,
+        fee_details: [
+          {
+            amount: DISPUTE_FEE,
+            application: null,
+            currency: dispute.currency,
+            description: 'Dispute fee',
+            type: 'stripe_fee',
+          },
+        ],
+      })
+      if (dispute.status === 'won')
+        this.make(`dispute_reversal:${dispute.id}`, {
+          ...at,
+          reporting_category: 'dispute_reversal',
+          amount: dispute.amount,
+          fee_details: [],
+        })
+    }
+    for (const payout of ledger.payouts.values())
+      if (payout.automatic && (payout.status === 'failed' || payout.status === 'canceled'))
+        this.make(`payout_failure:${payout.id}`, {
+          type: 'payout_failure',
+          reporting_category: 'payout_reversal',
+          source: payout.id,
+          amount: payout.amount,
+          currency: payout.currency,
+          fee_details: [],
+          available_on: unixNow(),
+        })
+    return [...this.transactions.values()]
+  }
+
+  /**
+   * An automatic payout of every balance transaction of `currency` available by `availableBy` (unix seconds) and not
+   * paid out before: in transit, its reconciliation in progress (payout.created), then completed
+   * (payout.reconciliation_completed). Undefined when there is nothing to pay out.
+   */
+  payOut(currency: string, availableBy: number): Stripe.Payout | undefined {
+    const carried = this.all().filter(
+      (txn) =>
+        txn.currency === currency &&
+        !this.paidOut.has(txn.id) &&
+        txn.type !== 'payout' &&
+        (txn.available_on <= availableBy || txn.net < 0),
+    )
+    const amount = carried.reduce((sum, txn) => sum + txn.net, 0)
+    if (amount <= 0) return undefined
+    const created = unixNow()
+    const payout: Stripe.Payout = {
+      id: stripeId('po'),
+      object: 'payout',
+      amount,
+      application_fee: null,
+      application_fee_amount: null,
+      arrival_date: created + 2 * DAY,
+      automatic: true,
+      balance_transaction: null,
+      created,
+      currency,
+      description: 'STRIPE PAYOUT',
+      destination: 'ba_test_bank_account',
+      failure_balance_transaction: null,
+      failure_code: null,
+      failure_message: null,
+      livemode: false,
+      metadata: {},
+      method: 'standard',
+      original_payout: null,
+      payout_method: null,
+      reconciliation_status: 'in_progress',
+      reversed_by: null,
+      source_type: 'card',
+      statement_descriptor: null,
+      status: 'in_transit',
+      trace_id: null,
+      type: 'bank_account',
+    }
+    const own = this.make(`payout:${payout.id}`, {
+      type: 'payout',
+      reporting_category: 'payout',
+      source: payout.id,
+      amount: -amount,
+      currency,
+      fee_details: [],
+      available_on: created,
+    })
+    payout.balance_transaction = own.id
+    for (const txn of [...carried, own]) this.paidOut.set(txn.id, payout.id)
+    this.ledger.payouts.set(payout.id, payout)
+    this.ledger.move({ kind: 'payout', object: payout.id, amount, idempotencyKey: undefined })
+    this.ledger.events.emit('payout.created', { ...payout }, undefined)
+    payout.reconciliation_status = 'completed'
+    this.ledger.events.emit('payout.reconciliation_completed', { ...payout }, undefined)
+    return payout
+  }
+
+  /** The payout arrives, or the bank refuses it (its money comes back as a payout_failure). */
+  settle(id: string, outcome: 'paid' | 'failed'): Stripe.Payout {
+    const payout = this.ledger.payouts.get(id)
+    if (!payout) throw noSuch('payout', id, 'payout')
+    payout.status = outcome
+    if (outcome === 'failed') {
+      payout.failure_code = 'account_closed'
+      payout.failure_message = 'The bank account has been closed.'
+      payout.failure_balance_transaction = this.all().find(
+        (txn) => txn.type === 'payout_failure' && txn.source === id,
+      )!.id
+    }
+    this.ledger.events.emit(`payout.${outcome}`, { ...payout }, undefined)
+    return payout
+  }
+
+  /** GET /v1/balance_transactions: newest first; by payout (an automatic one's), type or source; `source` expanded. */
+  list(form: Form): Answer<Stripe.ApiList<Stripe.BalanceTransaction>> {
+    const payout = stringParam(form, 'payout')
+    if (payout !== undefined && !this.ledger.payouts.has(payout)) throw noSuch('payout', payout, 'payout')
+    const type = stringParam(form, 'type')
+    const source = stringParam(form, 'source')
+    const found = this.all().filter(
+      (txn) =>
+        (payout === undefined || this.paidOut.get(txn.id) === payout) &&
+        (type === undefined || txn.type === type) &&
+        (source === undefined || txn.source === source),
+    )
+    const page = listOf(found, form, '/v1/balance_transactions')
+    const expand = Object.values((form.expand as Form | string[] | undefined) ?? {})
+    if (!expand.includes('data.source')) return { status: 200, body: page }
+    return { status: 200, body: { ...page, data: page.data.map((txn) => ({ ...txn, source: this.sourceOf(txn) })) } }
+  }
+
+  private sourceOf(txn: Stripe.BalanceTransaction): Stripe.BalanceTransaction['source'] {
+    const id = txn.source as string
+    const intent = [...this.ledger.paymentIntents.values()].find((each) => each.latest_charge === id)
+    if (intent)
+      return chargeOf(intent, this.ledger.refundedOf(intent.id), this.ledger.disputeOf(intent.id) !== undefined)
+    return (this.ledger.refunds.get(id) ?? this.ledger.disputes.get(id) ?? this.ledger.payouts.get(id) ?? id) as never
+  }
+
+  private make(
+    key: string,
+    fields: Pick<Stripe.BalanceTransaction, 'type' | 'reporting_category' | 'amount' | 'currency' | 'available_on'> & {
+      source: string
+      fee_details: Stripe.BalanceTransaction.FeeDetail[]
+    },
+  ): Stripe.BalanceTransaction {
+    const known = this.transactions.get(key)
+    if (known) return known
+    const fee = fields.fee_details.reduce((sum, part) => sum + part.amount, 0)
+    const txn: Stripe.BalanceTransaction = {
+      id: stripeId('txn'),
+      object: 'balance_transaction',
+      balance_type: 'payments',
+      created: unixNow(),
+      description: null,
+      exchange_rate: null,
+      fee,
+      net: fields.amount - fee,
+      status: fields.available_on <= unixNow() ? 'available' : 'pending',
+      ...fields,
+    }
+    this.transactions.set(key, txn)
+    return txn
+  }
+}
