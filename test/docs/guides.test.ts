@@ -1,7 +1,7 @@
 // The guides' commands run here as written, at the PORT (and HOOK_PORT) a reader chose, against the server as
 // `npm start` runs it: docs/later-outcomes.md's bank debit and 3-D Secure payment with the simulated processor,
-// docs/ledger.md's charge, refund and balance, and docs/webhooks.md's endpoint and receiver. Commands that need a
-// Stripe account (the Dashboard, `stripe listen`) are the only ones left out.
+// docs/ledger.md's charge, refund, balance and payout, and docs/webhooks.md's endpoint and receiver. Commands that
+// need a Stripe account (the Dashboard, `stripe listen`) are the only ones left out.
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { readFile } from 'node:fs/promises'
@@ -73,11 +73,20 @@ describe('docs/later-outcomes.md', () => {
 })
 
 describe('docs/ledger.md', () => {
-  it('when its charge, refund and balance commands run as written, then each says what its comment says', async () => {
-    const [block] = await blocksOf('docs/ledger.md')
-    const { code, output } = await shell(block!)
+  it('when its charge, refund, balance and payout commands run as written, then each says what its comment says', async () => {
+    // The payout block continues in the reader's shell.
+    const [balance, payout] = await blocksOf('docs/ledger.md')
+    const { code, output } = await shell(`${balance}\n${payout}`)
     expect(code, output).toBe(0)
-    expect(output.trim().split('\n')).toEqual(['succeeded', 'charge 10000 320 9680 pending', '-2500', '-2500', '9680'])
+    expect(output.trim().split('\n')).toEqual([
+      'succeeded',
+      'charge 10000 320 9680 pending',
+      '-2500',
+      '-2500',
+      '9680',
+      'payout -7180,refund -2500,charge 9680',
+      'applied',
+    ])
   }, 60_000)
 })
 
