@@ -3,7 +3,9 @@
 // history is built from its real answers, then altered one way at a time.
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { acceptEvent } from '../../src/outcomes/inbox.js'
 import { setupTestApp, type TestAccount, type TestContext } from '../helpers/app.js'
+import { LATER_SETTINGS } from '../helpers/later.js'
 import { check, type Violations } from './checker.js'
 import type { Attempt, Operation, OperationKind } from './clients.js'
 
@@ -189,5 +191,38 @@ describe('the checker of the fault run', () => {
     expect([...(await judge(account, operations, delivered)).keys()]).toEqual([
       'every key whose operation may have gone out is settled',
     ])
+  })
+})
+
+// Last: a payout carries the processor's money of every account in the database, as the fault run's does.
+describe('the checker’s payouts', () => {
+  const control = async (path: string, body: object = {}) => {
+    const response = await context.app.inject({ method: 'POST', url: `/simulated-processor${path}`, payload: body })
+    expect(response.statusCode, response.body).toBe(200)
+    return response.json() as { changes: { reference: string }[] }
+  }
+
+  it('when everything is paid out and reconciles, then no property is violated', async () => {
+    const { account, operations, delivered } = await history()
+    const availableBy = new Date(Date.now() + 30 * 86_400_000).toISOString()
+    const { changes } = await control('/payouts', { available_by: availableBy })
+    await control(`/payouts/${changes[0]!.reference}/paid`)
+    expect([...(await judge(account, operations, delivered)).keys()]).toEqual([])
+  })
+
+  it('when a payout does not add up, or money is left in a balance, then each is named', async () => {
+    const { account, operations, delivered } = await history()
+    const changes = [{ object: 'payout', reference: 'po_short', status: 'paid', amountCents: 100, currency: 'usd' }]
+    await acceptEvent(
+      context.sql,
+      { id: 'evt_po_short', type: 'payout.paid', createdAt: new Date(), changes: changes as never },
+      'webhook',
+      LATER_SETTINGS,
+    )
+    const violations = await judge(account, operations, delivered)
+    expect([...violations.keys()]).toEqual(['every payout reconciles to the cent'])
+    expect(violations.get('every payout reconciles to the cent')!.join('\n')).toMatch(
+      /payout po_short: the processor has not told what it carries yet[\s\S]*the account's balance is \d+ after/,
+    )
   })
 })

@@ -1,6 +1,7 @@
 // The checker: after the faults stopped and everything settled, the recorded history and the books are judged
 // against the service's promises. Each property names the operations (their keys) that break it.
 import type { Sql } from '../../src/db/connect.js'
+import { payoutReport } from '../../src/outcomes/payout-report.js'
 import type { StripeTestServer } from '../helpers/stripe/server.js'
 import type { Operation } from './clients.js'
 
@@ -145,6 +146,17 @@ export async function check(judged: Judged, violations: Violations): Promise<voi
     having sum(e.amount_cents) <> 0 or coalesce(sum(e.amount_cents) filter (where e.ledger_account = 'balance'), 0)
       <> t.net_cents`
   for (const row of unbalanced) add('the ledger equals the books', `ledger transaction ${row.id} does not balance`)
+
+  // Every payout reconciles to the cent, and the last one paid out everything: no account's balance is left.
+  const payouts = await payoutReport(sql, new Date(Date.now() - 86_400_000))
+  for (const line of payouts)
+    for (const difference of [...line.differences, ...line.fee_differences.map((fee) => fee.detail)])
+      add('every payout reconciles to the cent', `payout ${line.payout}: ${difference}`)
+  const [left] = await sql<{ cents: string }[]>`
+    select coalesce(sum(amount_cents), 0) as cents from ledger_entries where account_id = ${accountId} and
+      ledger_account = 'balance'`
+  if (payouts.length > 0 && Number(left?.cents) !== 0)
+    add('every payout reconciles to the cent', `the account's balance is ${left?.cents} after everything was paid out`)
 
   // The books equal the processor's ledger, both ways, and each money movement came from one key of ours.
   const ledger = judged.stripe ? stripeLedger(judged.stripe, accountId) : await simulatedLedger(sql, accountId)

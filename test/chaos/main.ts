@@ -215,6 +215,9 @@ async function main(): Promise<number> {
       )
   }
 
+  // The processor pays everything out (docs/ledger.md, "Payouts"); the checker holds each payout to the books.
+  for (const service of services) await payOutEverything(service)
+
   const violations: Violations = new Map()
   for (const service of services) {
     await check(
@@ -257,6 +260,38 @@ async function startService(
     enabled_events: ['*'],
   })
   return { stack, sql, accountId, apiKey, delivered, receiver, stripe }
+}
+
+/**
+ * The processor's schedule, on cue: a payout of everything it holds for the service (available by a month from now),
+ * paid; resolves once the service has applied its news with what it carries (by webhook, or the list it reads).
+ */
+async function payOutEverything(service: Service): Promise<void> {
+  const availableBy = new Date(Date.now() + 30 * 86_400_000)
+  let reference: string | undefined
+  if (service.stripe) {
+    reference = service.stripe.later.payOut({ availableBy })?.id
+    if (reference) service.stripe.later.settlePayout(reference, 'paid')
+  } else {
+    const control = (path: string, body: object = {}) =>
+      fetch(`${service.stack.front.url}/simulated-processor${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+    const made = await control('/payouts', { available_by: availableBy.toISOString() })
+    if (made.status === 200)
+      reference = ((await made.json()) as { changes: { reference: string }[] }).changes[0]?.reference
+    if (reference) await control(`/payouts/${reference}/paid`)
+  }
+  if (!reference) return log(`${service.stack.name}: nothing to pay out`)
+  const applied = async () =>
+    (
+      await service.sql`select 1 from processor_events where type = 'payout.paid' and status = 'applied' and
+        changes @> ${service.sql.json([{ reference }] as never)}`
+    ).length > 0
+  await until(applied, 120_000).catch(() => log(`${service.stack.name}: payout ${reference} not applied in 120 s`))
+  log(`${service.stack.name}: paid out ${reference}`)
 }
 
 /** Resolves with the time everything of the service had settled, or the deadline if it never did. */

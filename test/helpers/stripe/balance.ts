@@ -159,7 +159,7 @@ export class StripeBalance {
     payout.balance_transaction = own.id
     for (const txn of [...carried, own]) this.paidOut.set(txn.id, payout.id)
     this.ledger.payouts.set(payout.id, payout)
-    this.ledger.move({ kind: 'payout', object: payout.id, amount, idempotencyKey: undefined })
+    // Not one of the movements the service's keys cause (ledger.movements): Stripe makes it on its own schedule.
     this.ledger.events.emit('payout.created', { ...payout }, undefined)
     payout.reconciliation_status = 'completed'
     this.ledger.events.emit('payout.reconciliation_completed', { ...payout }, undefined)
