@@ -45,44 +45,46 @@ end $$;
 drop trigger if exists events_fan_out on events;
 create trigger events_fan_out after insert on events for each row execute function fan_out_event();
 
--- Each ledger transaction balances, checked at commit (its entries are written after it, in the same transaction):
--- its entries sum to zero, its balance entries to its net, and it has two entries at least. A refusal rolls back
--- the business write with it: money that does not add up is never recorded. Last defined by 0014.
-create or replace function ledger_transaction_balances() returns trigger language plpgsql as $$
+-- Each ledger transaction balances, checked as it is inserted (a CHECK constraint calls it): it has two entries at
+-- least, each of a known ledger account and not zero, summing to zero, its balance entries summing to its net. A
+-- refusal (LG001) rolls back the business write with it. Last defined by 0014.
+create or replace function ledger_balances(id text, posting text, net_cents bigint, accounts text[], cents bigint[])
+returns boolean language plpgsql immutable as $$
 declare
-  total bigint;
-  to_balance bigint;
-  entries integer;
+  total bigint := 0;
+  to_balance bigint := 0;
 begin
-  select coalesce(sum(amount_cents), 0), coalesce(sum(amount_cents) filter (where ledger_account = 'balance'), 0),
-         count(*)
-    into total, to_balance, entries
-    from ledger_entries where account_id = new.account_id and transaction_id = new.id;
-  if total <> 0 or to_balance <> new.net_cents or entries < 2 then
-    raise exception 'ledger transaction % (%) does not balance: entries sum to %, its balance entries to % against a net of %, % entries',
-      new.id, new.posting, total, to_balance, new.net_cents, entries using errcode = 'LG001';
+  if cardinality(accounts) < 2 or cardinality(accounts) <> cardinality(cents) then
+    raise exception 'ledger transaction % (%) has % ledger accounts and % amounts: two entries at least, each both',
+      id, posting, cardinality(accounts), cardinality(cents) using errcode = 'LG001';
   end if;
-  return null;
+  for i in 1 .. cardinality(cents) loop
+    if accounts[i] is null or accounts[i] not in ('balance', 'processor', 'processor_fees', 'payouts_in_transit', 'bank')
+       or cents[i] is null or cents[i] = 0 then
+      raise exception 'ledger transaction % (%): entry % (%, %) is not of a ledger account, or is nothing',
+        id, posting, i, accounts[i], cents[i] using errcode = 'LG001';
+    end if;
+    total := total + cents[i];
+    if accounts[i] = 'balance' then
+      to_balance := to_balance + cents[i];
+    end if;
+  end loop;
+  if total <> 0 or to_balance <> net_cents then
+    raise exception 'ledger transaction % (%) does not balance: entries sum to %, its balance entries to % against a net of %',
+      id, posting, total, to_balance, net_cents using errcode = 'LG001';
+  end if;
+  return true;
 end $$;
-drop trigger if exists ledger_transaction_balances on ledger_transactions;
-create constraint trigger ledger_transaction_balances after insert on ledger_transactions
-  deferrable initially deferred for each row execute function ledger_transaction_balances();
 
 -- Append-only: what is posted stays. A mistake is corrected by another posting, never by an edit; the only change
 -- a ledger transaction takes is the payout that carried it, once. Last defined by 0014.
 create or replace function ledger_append_only() returns trigger language plpgsql as $$
 begin
-  -- (to_jsonb: a plain old.payout would not compile for ledger_entries, which has no such column)
-  if tg_table_name = 'ledger_transactions' and tg_op = 'UPDATE' then
-    if to_jsonb(old) ->> 'payout' is null and (to_jsonb(new) - 'payout') = (to_jsonb(old) - 'payout') then
-      return new;
-    end if;
+  if tg_op = 'UPDATE' and old.payout is null and (to_jsonb(new) - 'payout') = (to_jsonb(old) - 'payout') then
+    return new;
   end if;
   raise exception '% of % refused: the ledger is append-only', tg_op, tg_table_name using errcode = 'LG002';
 end $$;
 drop trigger if exists ledger_transactions_append_only on ledger_transactions;
 create trigger ledger_transactions_append_only before update or delete on ledger_transactions
-  for each row execute function ledger_append_only();
-drop trigger if exists ledger_entries_append_only on ledger_entries;
-create trigger ledger_entries_append_only before update or delete on ledger_entries
   for each row execute function ledger_append_only();

@@ -1,6 +1,6 @@
-// The ledger in SQL (db/migrations/0014_ledger.sql): every statement that writes ledger_transactions and
-// ledger_entries is here, and the postings (postings.ts) call it. Writers take the caller's transaction, so money
-// is posted with the business write that moves it; every statement names the account.
+// The ledger in SQL (db/migrations/0014_ledger.sql): every statement that writes ledger_transactions (and so their
+// entries, which are in their rows) is here, and the postings (postings.ts) call it. Writers take the caller's
+// transaction, so money is posted with the business write that moves it; every statement names the account.
 import type { Sql, Transaction } from '../db/connect.js'
 import { newId } from '../db/ids.js'
 import { pageOf, type Page } from '../db/pagination.js'
@@ -28,27 +28,21 @@ export interface Posting {
 }
 
 /**
- * Posts a ledger transaction and its entries, in one statement; false when its cause was posted already (the first
+ * Posts a ledger transaction with its entries, in one row; false when its cause was posted already (the first
  * posting stands, its fee as the pricing was then). A cause posted before with another amount is a contradiction,
  * never skipped: it throws, and the business write goes back with it.
  */
 export async function post(tx: Transaction, posting: Posting): Promise<boolean> {
   const fee = feeTotal(posting.fees)
   const rows = await tx`
-    with posted as (
-      insert into ledger_transactions (account_id, id, type, source, posting, amount_cents, fee_cents, fee_details,
-        net_cents, currency, available_on)
-      values (${posting.accountId}, ${newId('txn')}, ${posting.type}, ${posting.source}, ${posting.cause},
-        ${posting.amountCents}, ${fee}, ${tx.json(posting.fees as never)}, ${posting.amountCents - fee},
-        ${posting.currency}, now() + ${posting.availableAfterDays} * interval '1 day')
-      on conflict (account_id, posting) do nothing
-      returning account_id, id)
-    insert into ledger_entries (account_id, transaction_id, entry, ledger_account, amount_cents)
-    select posted.account_id, posted.id, entry.n - 1, entry.ledger_account, entry.amount_cents
-    from posted, unnest(${posting.entries.map(([account]) => account)}::text[],
-                        ${posting.entries.map(([, cents]) => cents)}::bigint[])
-                 with ordinality as entry (ledger_account, amount_cents, n)
-    returning 1`
+    insert into ledger_transactions (account_id, id, type, source, posting, amount_cents, fee_cents, fee_details,
+      net_cents, currency, available_on, entry_accounts, entry_cents)
+    values (${posting.accountId}, ${newId('txn')}, ${posting.type}, ${posting.source}, ${posting.cause},
+      ${posting.amountCents}, ${fee}, ${tx.json(posting.fees as never)}, ${posting.amountCents - fee},
+      ${posting.currency}, now() + ${posting.availableAfterDays} * interval '1 day',
+      ${posting.entries.map(([account]) => account)}::text[], ${posting.entries.map(([, cents]) => cents)}::bigint[])
+    on conflict (account_id, posting) do nothing
+    returning id`
   if (rows.length > 0) return true
   const [posted] = await tx<{ amount_cents: string }[]>`
     select amount_cents from ledger_transactions where account_id = ${posting.accountId} and posting = ${posting.cause}`
@@ -195,14 +189,13 @@ interface LedgerTransactionRow {
 
 /** The account's balance at `now`: per currency, its balance entries whose transaction is available, and the rest. */
 export async function balanceOf(sql: Sql, accountId: string, now: Date): Promise<Balance> {
+  // A transaction's balance entries sum to its net (the database checks it), so the balance is the sum of the nets.
   const rows = await sql<{ currency: string; available: string; pending: string }[]>`
-    select t.currency,
-           coalesce(sum(e.amount_cents) filter (where t.available_on <= ${now}), 0) as available,
-           coalesce(sum(e.amount_cents) filter (where t.available_on > ${now}), 0) as pending
-    from ledger_entries e
-    join ledger_transactions t on t.account_id = e.account_id and t.id = e.transaction_id
-    where e.account_id = ${accountId} and t.account_id = ${accountId} and e.ledger_account = 'balance'
-    group by t.currency order by t.currency`
+    select currency,
+           coalesce(sum(net_cents) filter (where available_on <= ${now}), 0) as available,
+           coalesce(sum(net_cents) filter (where available_on > ${now}), 0) as pending
+    from ledger_transactions where account_id = ${accountId}
+    group by currency order by currency`
   const funds = (pick: (row: (typeof rows)[number]) => string) =>
     rows.map((row) => ({
       amount_cents: Number(pick(row)),

@@ -207,20 +207,14 @@ describe('balance transactions', () => {
 
 describe('what the database holds the ledger to', () => {
   const postUnbalanced = (accountId: string, entries: [string, number][]) =>
-    suite.context.sql.begin(async (tx) => {
-      await tx`
-        insert into ledger_transactions (account_id, id, type, source, posting, amount_cents, fee_cents, net_cents,
-          currency, available_on)
-        values (${accountId}, ${`txn_${randomUUID().replaceAll('-', '').slice(0, 24)}`}, 'charge', 'ch_x',
-          ${randomUUID()}, 100, 0, 100, 'usd', now())
-        returning id`.then(async ([row]) => {
-        for (const [index, [account, cents]] of entries.entries())
-          await tx`insert into ledger_entries (account_id, transaction_id, entry, ledger_account, amount_cents)
-            values (${accountId}, ${row!.id}, ${index}, ${account}, ${cents})`
-      })
-    })
+    suite.context.sql`
+      insert into ledger_transactions (account_id, id, type, source, posting, amount_cents, fee_cents, net_cents,
+        currency, available_on, entry_accounts, entry_cents)
+      values (${accountId}, ${`txn_${randomUUID().replaceAll('-', '').slice(0, 24)}`}, 'charge', 'ch_x',
+        ${randomUUID()}, 100, 0, 100, 'usd', now(), ${entries.map(([account]) => account)}::text[],
+        ${entries.map(([, cents]) => cents)}::bigint[])`
 
-  it('when a transaction does not balance, or its balance entries differ from its net, then it is refused at commit', async () => {
+  it('when a transaction does not balance, its balance entries differ from its net, or an entry is of no ledger account or nothing, then it is refused', async () => {
     const user = await suite.context.newAccount()
     await expect(
       postUnbalanced(user.id, [
@@ -238,6 +232,20 @@ describe('what the database holds the ledger to', () => {
       code: 'LG001',
     })
     await expect(postUnbalanced(user.id, [])).rejects.toMatchObject({ code: 'LG001' })
+    await expect(postUnbalanced(user.id, [['balance', 100]])).rejects.toMatchObject({ code: 'LG001' })
+    await expect(
+      postUnbalanced(user.id, [
+        ['balance', 100],
+        ['somewhere', -100],
+      ]),
+    ).rejects.toMatchObject({ code: 'LG001' })
+    await expect(
+      postUnbalanced(user.id, [
+        ['balance', 100],
+        ['processor_fees', 0],
+        ['processor', -100],
+      ]),
+    ).rejects.toMatchObject({ code: 'LG001' })
     await postUnbalanced(user.id, [
       ['balance', 100],
       ['processor', -100],
@@ -261,10 +269,14 @@ describe('what the database holds the ledger to', () => {
     const user = await suite.context.newAccount()
     await user.post('/v1/charges', chargeBody())
     const { sql } = suite.context
-    await expect(sql`update ledger_entries set amount_cents = 1 where account_id = ${user.id}`).rejects.toMatchObject({
+    // Entries are in their transaction's row: changing one is changing the transaction.
+    await expect(
+      sql`update ledger_transactions set entry_cents = entry_cents || 0::bigint where account_id = ${user.id}`,
+    ).rejects.toMatchObject({ code: 'LG002' })
+    await expect(sql`delete from ledger_transactions where account_id = ${user.id}`).rejects.toMatchObject({
       code: 'LG002',
     })
-    await expect(sql`delete from ledger_entries where account_id = ${user.id}`).rejects.toMatchObject({ code: 'LG002' })
+    await expect(sql`update ledger_entries set amount_cents = 1 where account_id = ${user.id}`).rejects.toThrow()
     await expect(sql`update ledger_transactions set net_cents = 0 where account_id = ${user.id}`).rejects.toMatchObject(
       {
         code: 'LG002',
