@@ -1,9 +1,10 @@
 // The simulated processor's own pages, served by the service only when PROCESSOR=simulated, as Stripe serves its
 // 3-D Secure page and its Dashboard: where a customer authenticates (next_action.url), and the controls a developer
 // uses to make later outcomes happen (a bank debit settles, an authorization lapses, a refund is made at the
-// processor, a dispute opens or closes, the processor pays out and the payout arrives or fails). Each control's event is delivered at once, as a webhook would be; the
-// reconciliation would find it in the processor's list anyway. Not part of the API (not in openapi.yaml), and not
-// authenticated: they stand for the processor, not for an account.
+// processor, a dispute opens or closes, the processor pays out and the payout arrives or fails). Each control's
+// event is delivered at once, as a webhook would be; the reconciliation would find it in the processor's list
+// anyway. Not part of the API (not in openapi.yaml), and not authenticated: they stand for the processor, not for an
+// account.
 import type { FastifyInstance } from 'fastify'
 import type { Sql } from '../db/connect.js'
 import type { LaterSettings } from '../outcomes/apply.js'
