@@ -121,7 +121,7 @@ export const workerJobFailures = new Counter({
 
 export const payoutsApplied = new Counter({
   name: 'payouts_applied_total',
-  help: "The processor's payouts posted to the ledger, by what was told of them (in_transit, paid, failed)",
+  help: "News of the processor's payouts applied to the ledger, by what it told (in_transit, paid, failed)",
   labelNames: ['status'] as const,
   registers,
 })
