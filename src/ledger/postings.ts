@@ -12,20 +12,30 @@ interface Money {
   currency: string
 }
 
-/** A charge captured, in full or in part: its amount in, less the processor's fee; pending for a few days. */
-export function postCapture(tx: Transaction, pricing: Pricing, charge: Money & { id: string }, amountCents: number) {
+/**
+ * A charge captured, in full or in part: its amount in, less the processor's fee; pending for a few days from when
+ * it was captured (`movedAt`: now, but for ledger:backfill).
+ */
+export function postCapture(
+  tx: Transaction,
+  pricing: Pricing,
+  charge: Money & { id: string },
+  amountCents: number,
+  movedAt?: Date,
+) {
   return postMovement(tx, charge, {
     type: 'charge',
     source: charge.id,
     cents: amountCents,
     fees: paymentFee(pricing, amountCents, charge.currency),
     availableAfterDays: pricing.availableAfterDays,
+    movedAt,
   })
 }
 
 /** A refund made: its amount out of the balance at once (the processor keeps its fee on the payment). */
-export function postRefund(tx: Transaction, refund: Money & { id: string; amount_cents: number }) {
-  return postMovement(tx, refund, { type: 'refund', source: refund.id, cents: -refund.amount_cents })
+export function postRefund(tx: Transaction, refund: Money & { id: string; amount_cents: number }, movedAt?: Date) {
+  return postMovement(tx, refund, { type: 'refund', source: refund.id, cents: -refund.amount_cents, movedAt })
 }
 
 /** A refund that failed after it was made: its amount back into the balance. */
@@ -71,9 +81,10 @@ function postMovement(
     cents: number
     fees?: FeeDetail[]
     availableAfterDays?: number
+    movedAt?: Date | undefined
   },
 ) {
-  const { fees = [], availableAfterDays = 0 } = movement
+  const { fees = [], availableAfterDays = 0, movedAt } = movement
   const fee = feeTotal(fees)
   const entries: [LedgerAccount, number][] = [
     ['balance', movement.cents - fee],
@@ -89,6 +100,7 @@ function postMovement(
     fees,
     currency: money.currency,
     availableAfterDays,
+    movedAt,
     entries: entries.filter(([, cents]) => cents !== 0),
   })
 }
