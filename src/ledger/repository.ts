@@ -5,6 +5,7 @@ import type { Sql, Transaction } from '../db/connect.js'
 import { newId } from '../db/ids.js'
 import { pageOf, type Page } from '../db/pagination.js'
 import type { Balance, BalanceTransaction, FeeDetail } from '../schemas/balance.js'
+import type { CarriedTransaction } from '../processor/later.js'
 import type { PageRequest } from '../schemas/page.js'
 import { feeTotal } from './pricing.js'
 
@@ -97,7 +98,7 @@ export interface CarriedInBooks {
  */
 export async function findCarried(
   tx: Sql | Transaction,
-  carried: { type: string; chargeId: string | null; objectReference: string | null }[],
+  carried: Pick<CarriedTransaction, 'type' | 'chargeId' | 'objectReference'>[],
 ): Promise<CarriedInBooks[]> {
   const rows = await tx<
     {
@@ -112,8 +113,8 @@ export async function findCarried(
   >`
     with carried as (
       select * from unnest(${carried.map((each) => each.type)}::text[],
-                           ${carried.map((each) => each.chargeId)}::text[],
-                           ${carried.map((each) => each.objectReference)}::text[])
+                           ${carried.map((each) => each.chargeId ?? null)}::text[],
+                           ${carried.map((each) => each.objectReference ?? null)}::text[])
         with ordinality as c (type, charge_id, object_reference, n))
     select c.n, t.account_id, t.id, t.type, t.amount_cents, t.fee_cents, t.net_cents
     from carried c

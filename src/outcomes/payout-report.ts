@@ -92,14 +92,7 @@ async function lineOf(
   const carriedNet = payout.carried.reduce((net, each) => net + each.netCents, 0)
   if (carriedNet !== payout.amountCents)
     line.differences.push(`it carries ${carriedNet}, and pays out ${payout.amountCents}`)
-  const found = await findCarried(
-    sql,
-    payout.carried.map((each) => ({
-      type: each.type,
-      chargeId: each.chargeId ?? null,
-      objectReference: each.objectReference ?? null,
-    })),
-  )
+  const found = await findCarried(sql, payout.carried)
   payout.carried.forEach((each, n) => {
     const posted = found[n]?.posted ?? []
     const [first] = posted

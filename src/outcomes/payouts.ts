@@ -18,14 +18,7 @@ export async function applyPayout(tx: Transaction, payout: PayoutState): Promise
       note: `payout ${payout.reference} is ${payout.status}; what it carries is not told yet (a later event will)`,
     }
   const carried = payout.carried.filter((each) => each.type !== 'other')
-  const found = await findCarried(
-    tx,
-    carried.map((each) => ({
-      type: each.type,
-      chargeId: each.chargeId ?? null,
-      objectReference: each.objectReference ?? null,
-    })),
-  )
+  const found = await findCarried(tx, carried)
   // Ours (it names a charge, or a payout whose failure the books await) but not in the books yet: its news may
   // still be on its way.
   const missing = carried.filter((each, n) => found[n]?.awaited || (each.chargeId && found[n]?.posted.length === 0))
