@@ -11,6 +11,7 @@ import { noSuch } from './errors.js'
 import { chargeOf } from './events.js'
 import { type Form, stringParam } from './form.js'
 import { stripeId, unixNow } from './ids.js'
+import { payoutOf } from './payouts.js'
 import type { StripeLedger } from './ledger.js'
 import { listOf, type Answer } from './lists.js'
 
@@ -117,36 +118,13 @@ export class StripeBalance {
     )
     const amount = carried.reduce((sum, txn) => sum + txn.net, 0)
     if (amount <= 0) return undefined
-    const created = unixNow()
-    const payout: Stripe.Payout = {
-      id: stripeId('po'),
-      object: 'payout',
-      amount,
-      application_fee: null,
-      application_fee_amount: null,
-      arrival_date: created + 2 * DAY,
+    const payout = payoutOf(amount, currency, {
       automatic: true,
       balance_transaction: null,
-      created,
-      currency,
       description: 'STRIPE PAYOUT',
-      destination: 'ba_test_bank_account',
-      failure_balance_transaction: null,
-      failure_code: null,
-      failure_message: null,
-      livemode: false,
-      metadata: {},
-      method: 'standard',
-      original_payout: null,
-      payout_method: null,
       reconciliation_status: 'in_progress',
-      reversed_by: null,
-      source_type: 'card',
-      statement_descriptor: null,
       status: 'in_transit',
-      trace_id: null,
-      type: 'bank_account',
-    }
+    })
     const own = this.make(`payout:${payout.id}`, {
       type: 'payout',
       reporting_category: 'payout',
@@ -154,7 +132,7 @@ export class StripeBalance {
       amount: -amount,
       currency,
       fee_details: [],
-      available_on: created,
+      available_on: payout.created,
     })
     payout.balance_transaction = own.id
     for (const txn of [...carried, own]) this.paidOut.set(txn.id, payout.id)

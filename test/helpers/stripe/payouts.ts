@@ -18,36 +18,10 @@ export function createPayout(ledger: StripeLedger, form: Form, caller: Caller): 
   if (amount < 1) throw invalidRequest('Invalid positive integer', 'amount')
   const currency = stringParam(form, 'currency')
   if (currency === undefined) throw invalidRequest('Missing required param: currency.', 'currency', 'parameter_missing')
-  const created = unixNow()
-  const payout: Stripe.Payout = {
-    id: stripeId('po'),
-    object: 'payout',
-    amount,
-    application_fee: null,
-    application_fee_amount: null,
-    arrival_date: created + ARRIVAL_SECONDS,
-    automatic: false,
-    balance_transaction: stripeId('txn'),
-    created,
-    currency,
+  const payout = payoutOf(amount, currency, {
     description: stringParam(form, 'description') ?? null,
-    destination: 'ba_test_bank_account',
-    failure_balance_transaction: null,
-    failure_code: null,
-    failure_message: null,
-    livemode: false,
     metadata: stringMap(form, 'metadata') ?? {},
-    method: 'standard',
-    original_payout: null,
-    payout_method: null,
-    reconciliation_status: 'not_applicable',
-    reversed_by: null,
-    source_type: 'card',
-    statement_descriptor: null,
-    status: 'pending',
-    trace_id: null,
-    type: 'bank_account',
-  }
+  })
   ledger.payouts.set(payout.id, payout)
   ledger.move({ kind: 'payout', object: payout.id, amount, idempotencyKey: caller.idempotencyKey })
   ledger.events.emit('payout.created', payout, caller.idempotencyKey)
@@ -64,4 +38,42 @@ export function listPayouts(ledger: StripeLedger, form: Form): Answer<Stripe.Api
   const status = stringParam(form, 'status')
   const payouts = [...ledger.payouts.values()].filter((payout) => status === undefined || payout.status === status)
   return { status: 200, body: listOf(payouts, form, '/v1/payouts') }
+}
+
+/**
+ * A Payout as Stripe describes one, just created: manual and pending (what POST /v1/payouts makes) unless `fields`
+ * say otherwise (an automatic one, in transit, made by Stripe's schedule: balance.ts).
+ */
+export function payoutOf(amount: number, currency: string, fields: Partial<Stripe.Payout> = {}): Stripe.Payout {
+  const created = unixNow()
+  return {
+    id: stripeId('po'),
+    object: 'payout',
+    amount,
+    application_fee: null,
+    application_fee_amount: null,
+    arrival_date: created + ARRIVAL_SECONDS,
+    automatic: false,
+    balance_transaction: stripeId('txn'),
+    created,
+    currency,
+    description: null,
+    destination: 'ba_test_bank_account',
+    failure_balance_transaction: null,
+    failure_code: null,
+    failure_message: null,
+    livemode: false,
+    metadata: {},
+    method: 'standard',
+    original_payout: null,
+    payout_method: null,
+    reconciliation_status: 'not_applicable',
+    reversed_by: null,
+    source_type: 'card',
+    statement_descriptor: null,
+    status: 'pending',
+    trace_id: null,
+    type: 'bank_account',
+    ...fields,
+  }
 }
