@@ -72,7 +72,7 @@ const CANCELABLE = new Set<PaymentState['status']>(['requires_action', 'processi
 export function simulatedLater(sql: Sql): {
   later: LaterOutcomes
   controls: SimulatedControls
-  afterRefund(refund: RefundState): Promise<void>
+  afterRefund(tx: Transaction, refund: RefundState): Promise<void>
 } {
   /** Moves a payment to its next state and tells it, in one transaction. */
   async function movePayment(
@@ -220,38 +220,34 @@ export function simulatedLater(sql: Sql): {
     later,
     controls,
     // pm_card_refundFail: its refunds succeed, then fail.
-    async afterRefund(refund) {
-      const [payment] = await sql<{ source: string }[]>`
+    async afterRefund(tx, refund) {
+      const [payment] = await tx<{ source: string }[]>`
         select parameters->>'source' as source from simulated_processor.operations
         where kind in ('charge', 'authorization') and outcome->>'processorReference' = ${refund.paymentReference}`
       if (payment?.source !== 'pm_card_refundFail') return
       const failed: RefundState = { ...refund, status: 'failed', failureReason: 'expired_or_canceled_card' }
-      await sql.begin(async (tx) => {
-        await tx`update simulated_processor.operations set state = ${tx.json(failed as never)} where
-          outcome->>'processorReference' = ${refund.reference} and kind = 'refund'`
-        await tell(tx, 'refund.failed', [failed])
-      })
+      await tx`update simulated_processor.operations set state = ${tx.json(failed as never)} where
+        outcome->>'processorReference' = ${refund.reference} and kind = 'refund'`
+      await tell(tx, 'refund.failed', [failed])
     },
   }
 }
 
 /** pm_card_createDispute: the customer disputes the payment as soon as it is made. */
 export async function disputeAtOnce(
-  sql: Sql,
+  tx: Transaction,
   reference: string,
   chargeId: string | undefined,
   amountCents: number,
 ): Promise<void> {
-  await sql.begin((tx) =>
-    openDispute(tx, {
-      object: 'payment',
-      reference,
-      status: 'succeeded',
-      amountCents,
-      amountCapturedCents: amountCents,
-      ...(chargeId ? { chargeId } : {}),
-    }),
-  )
+  await openDispute(tx, {
+    object: 'payment',
+    reference,
+    status: 'succeeded',
+    amountCents,
+    amountCapturedCents: amountCents,
+    ...(chargeId ? { chargeId } : {}),
+  })
 }
 
 async function openDispute(tx: Transaction, payment: PaymentState): Promise<ProcessorEvent> {
@@ -333,17 +329,17 @@ export function refundState(row: RefundRow): RefundState {
 
 /** After a capture or a void, the payment's state says so. */
 export async function recordSettlement(
-  sql: Sql,
+  tx: Transaction,
   reference: string,
   settled: { status: 'succeeded'; amountCapturedCents: number } | { status: 'canceled' },
 ): Promise<void> {
-  const row = await paymentRow(sql, reference, false)
+  const row = await paymentRow(tx, reference, true)
   if (!row) return
   const moved: PaymentState = {
     ...paymentState(row),
     ...settled,
     ...(settled.status === 'canceled' ? { cancellation: 'canceled' as const } : {}),
   }
-  await sql`update simulated_processor.operations set state = ${sql.json(moved as never)} where idempotency_key =
+  await tx`update simulated_processor.operations set state = ${tx.json(moved as never)} where idempotency_key =
     ${row.idempotency_key}`
 }

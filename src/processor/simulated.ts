@@ -4,7 +4,7 @@
 // the same key with other parameters is refused, as Stripe's idempotency_error; and lookup answers from it.
 import { createHash } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { Sql } from '../db/connect.js'
+import type { Sql, Transaction } from '../db/connect.js'
 import { canonicalJson } from '../idempotency/fingerprint.js'
 import {
   type ChargeOutcome,
@@ -72,9 +72,15 @@ export function createSimulatedProcessor(options: {
         `${publicUrl}/simulated-processor/authenticate/`,
         request.returnUrl ?? null,
       )
-    const { outcome, performed } = await perform<ChargeOutcome>(sql, idempotencyKey, kind, parameters, decide)
-    if (performed && source === 'pm_card_createDispute' && outcome.status === 'succeeded')
-      await disputeAtOnce(sql, outcome.processorReference, request.chargeId, amountCents)
+    const disputed = async (tx: Transaction, made: ChargeOutcome) => {
+      if (made.status === 'succeeded') await disputeAtOnce(tx, made.processorReference, request.chargeId, amountCents)
+    }
+    const { outcome, performed } = await perform<ChargeOutcome>(
+      sql,
+      { idempotencyKey, kind, parameters },
+      decide,
+      source === 'pm_card_createDispute' ? disputed : undefined,
+    )
     if (performed && source === 'pm_card_slow') await sleep(slowDelayMs)
     if (performed && source === 'pm_card_responseLost')
       throw new ProcessorUnavailableError(`simulated timeout: ${kind} done, answer lost`)
@@ -89,7 +95,7 @@ export function createSimulatedProcessor(options: {
     parameters: Record<string, unknown>,
     outcome: () => Outcome,
     /** What else changes at the processor once it is performed (the payment's state; a refund that will fail). */
-    performedThen: (outcome: Outcome) => Promise<void>,
+    performedThen: (tx: Transaction, outcome: Outcome) => Promise<void>,
   ) {
     const [charge] = await sql<{ source: string }[]>`
       select parameters->>'source' as source from simulated_processor.operations
@@ -98,12 +104,10 @@ export function createSimulatedProcessor(options: {
       timeOutOnce(`${kind}:${chargeReference}:${JSON.stringify(parameters)}`)
     const done = await perform<Outcome>(
       sql,
-      idempotencyKey,
-      kind,
-      { charge_reference: chargeReference, ...parameters },
+      { idempotencyKey, kind, parameters: { charge_reference: chargeReference, ...parameters } },
       outcome,
+      performedThen,
     )
-    if (done.performed) await performedThen(done.outcome)
     if (done.performed && charge?.source === 'pm_card_slow') await sleep(slowDelayMs)
     if (done.performed && charge?.source === 'pm_card_responseLost')
       throw new ProcessorUnavailableError(`simulated timeout: ${kind} done, answer lost`)
@@ -122,7 +126,7 @@ export function createSimulatedProcessor(options: {
         idempotencyKey,
         { amount_cents: amountCents },
         () => ({ processorReference: reference('sim_cp', idempotencyKey) }),
-        () => recordSettlement(sql, chargeReference, { status: 'succeeded', amountCapturedCents: amountCents }),
+        (tx) => recordSettlement(tx, chargeReference, { status: 'succeeded', amountCapturedCents: amountCents }),
       ),
     void: ({ chargeReference, idempotencyKey }) =>
       settle(
@@ -131,7 +135,7 @@ export function createSimulatedProcessor(options: {
         idempotencyKey,
         {},
         () => ({ processorReference: reference('sim_vd', idempotencyKey) }),
-        () => recordSettlement(sql, chargeReference, { status: 'canceled' }),
+        (tx) => recordSettlement(tx, chargeReference, { status: 'canceled' }),
       ),
     refund: ({ chargeReference, amountCents, idempotencyKey }) =>
       settle(
@@ -140,8 +144,8 @@ export function createSimulatedProcessor(options: {
         idempotencyKey,
         { amount_cents: amountCents },
         () => ({ processorReference: reference('sim_re', idempotencyKey) }),
-        (done) =>
-          afterRefund({
+        (tx, done) =>
+          afterRefund(tx, {
             object: 'refund',
             reference: done.processorReference,
             paymentReference: chargeReference,
@@ -161,21 +165,34 @@ export function createSimulatedProcessor(options: {
 }
 
 /**
- * Performs an operation once per idempotency key: the first call records its outcome; later calls with the same
- * parameters get that outcome back (performed: false); with other parameters they are refused.
+ * Performs an operation once per idempotency key: the first call records its outcome, and what else changes at the
+ * processor with it (`then`: a payment's state, a dispute opened), in one transaction, as a processor does: a crash
+ * between the two would leave a capture recorded on a payment that still says requires_capture. Later calls with the
+ * same parameters get that outcome back (performed: false); with other parameters they are refused.
  */
 async function perform<Outcome>(
   sql: Sql,
-  idempotencyKey: string,
-  kind: OperationRecord['kind'],
-  parameters: Record<string, unknown>,
+  operation: { idempotencyKey: string; kind: OperationRecord['kind']; parameters: Record<string, unknown> },
   decide: () => Outcome,
+  then?: (tx: Transaction, outcome: Outcome) => Promise<void>,
 ): Promise<{ outcome: Outcome; performed: boolean }> {
-  const [inserted] = await sql<{ outcome: Outcome }[]>`
-    insert into simulated_processor.operations (idempotency_key, kind, parameters, outcome)
-    values (${idempotencyKey}, ${kind}, ${sql.json(parameters as never)}, ${sql.json(decide() as never)})
-    on conflict (idempotency_key) do nothing
-    returning outcome`
+  const { idempotencyKey, kind, parameters } = operation
+  const record = async (db: Sql | Transaction) => {
+    const [row] = await db<{ outcome: Outcome }[]>`
+      insert into simulated_processor.operations (idempotency_key, kind, parameters, outcome)
+      values (${idempotencyKey}, ${kind}, ${db.json(parameters as never)}, ${db.json(decide() as never)})
+      on conflict (idempotency_key) do nothing
+      returning outcome`
+    return row
+  }
+  // Nothing else changes with it (most charges): one statement, no transaction to open.
+  const inserted = then
+    ? await sql.begin(async (tx) => {
+        const row = await record(tx)
+        if (row) await then(tx, row.outcome)
+        return row
+      })
+    : await record(sql)
   if (inserted) return { outcome: inserted.outcome, performed: true }
   const [existing] = await sql<{ kind: string; parameters: Record<string, unknown>; outcome: Outcome }[]>`
     select kind, parameters, outcome from simulated_processor.operations where idempotency_key = ${idempotencyKey}`

@@ -106,9 +106,9 @@ export const STEPS: Step[] = [
         besides: 'refund',
         text:
           'payout: async ({ amountCents, currency, idempotencyKey }) =>\n' +
-          "      (await perform<PayoutOutcome>(sql, idempotencyKey, 'payout', { amount_cents: amountCents, " +
-          "currency }, () => ({ status: 'paid', processorReference: reference('sim_po', idempotencyKey) " +
-          '}))).outcome',
+          "      (await perform<PayoutOutcome>(sql, { idempotencyKey, kind: 'payout', parameters: { amount_cents: " +
+          "amountCents, currency } }, () => ({ status: 'paid', processorReference: reference('sim_po', " +
+          'idempotencyKey) }))).outcome',
       },
       { file: 'src/processor/simulated.ts', kind: 'import', from: './processor.js', names: ['type PayoutOutcome'] },
     ],
