@@ -120,7 +120,8 @@ const ConfigSchema = Type.Object({
   AUTHORIZATION_EXPIRES_DAYS: Type.Integer({ minimum: 1, maximum: 30, default: 7 }),
   /**
    * The processor's price for a payment, in hundredths of a percent (290: 2.9%), and a fixed part in the currency's
-   * minor unit: what the books post as its fee (src/ledger/pricing.ts). The simulated processor charges exactly this.
+   * minor unit: what the books post as its fee when the processor did not say its own (src/ledger/pricing.ts). The
+   * simulated processor charges exactly this.
    */
   FEE_PERCENT_BASIS_POINTS: Type.Integer({ minimum: 0, maximum: 10_000, default: 290 }),
   FEE_FIXED_CENTS: Type.Integer({ minimum: 0, maximum: 10_000, default: 30 }),

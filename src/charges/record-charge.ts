@@ -7,7 +7,7 @@ import { insertEvent } from '../events/events.js'
 import type { RouteResponse } from '../idempotency/response.js'
 import { postCapture } from '../ledger/postings.js'
 import type { Pricing } from '../ledger/pricing.js'
-import type { ChargeOutcome } from '../processor/processor.js'
+import type { CapturedFunds, ChargeOutcome } from '../processor/processor.js'
 import { PROBLEM_CONTENT_TYPE, problemBody } from '../problems.js'
 import type { Charge, CreateChargeBody } from '../schemas/charge.js'
 import type { EventType } from '../schemas/webhook.js'
@@ -29,7 +29,7 @@ export async function recordCharge(
   await Promise.all([
     insertCharge(tx, row),
     insertEvent(tx, accountId, CHARGE_EVENT[charge.status], { object: charge }, row.created_at),
-    row.captured && postCapture(tx, pricing, row, row.amount_captured_cents),
+    row.captured && postCapture(tx, pricing, row, row.amount_captured_cents, { funds: fundsOf(outcome) }),
   ])
   if (charge.status === 'failed') {
     const body = problemBody('card-declined', charge.failure_message ?? 'The card was declined.', {
@@ -39,6 +39,11 @@ export async function recordCharge(
     return { status: 402, contentType: PROBLEM_CONTENT_TYPE, body }
   }
   return { status: 201, location: `/v1/charges/${charge.id}`, body: charge }
+}
+
+/** What the processor said it kept of a captured charge, if it did. */
+function fundsOf(outcome: ChargeOutcome): CapturedFunds | undefined {
+  return outcome.status === 'succeeded' ? outcome.funds : undefined
 }
 
 /** The event a charge's status is told by, when it is recorded or moves on. */

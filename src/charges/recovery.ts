@@ -58,7 +58,7 @@ export function settlementRecovery(
           })
         : lookupOutcome(processor, { kind, request: voidCall(charge, claim.operationId), notBefore: claim.createdAt })
     },
-    async record(tx, claim) {
+    async record(tx, claim, outcome) {
       const [charge] = await tx<ChargeRow[]>`
         select * from charges where id = ${chargeIdOf(claim)} and account_id = ${claim.accountId} and
           pending_operation_id = ${claim.operationId} for update`
@@ -66,7 +66,7 @@ export function settlementRecovery(
       if (!charge)
         throw new Error(`the processor performed ${kind} ${claim.operationId}, but the charge does not have it pending`)
       return kind === 'capture'
-        ? recordCapture(tx, pricing, charge, pendingCaptureOf(charge))
+        ? recordCapture(tx, pricing, charge, pendingCaptureOf(charge), outcome)
         : recordVoid(tx, charge, 'voided')
     },
     release: (tx, claim) =>

@@ -13,6 +13,7 @@ import type { RouteResponse } from '../idempotency/response.js'
 import type { EventType } from '../schemas/webhook.js'
 import { postCapture } from '../ledger/postings.js'
 import type { Pricing } from '../ledger/pricing.js'
+import type { SettlementOutcome } from '../processor/processor.js'
 import { Problem } from '../problems.js'
 import {
   type ChargeRow,
@@ -96,10 +97,12 @@ export async function recordCapture(
   pricing: Pricing,
   charge: ChargeRow,
   amountCents: number,
+  /** The processor's answer to the capture: what it kept, when it said. */
+  outcome: SettlementOutcome,
 ): Promise<RouteResponse> {
   const captured = { status: 'succeeded', captured: true, amount_captured_cents: amountCents } as const
   const response = await recordSettlement(tx, charge, captured, 'charge.captured')
-  await postCapture(tx, pricing, charge, amountCents)
+  await postCapture(tx, pricing, charge, amountCents, { funds: outcome.funds })
   return response
 }
 

@@ -38,7 +38,9 @@ export async function backfillLedger(sql: Sql, pricing: Pricing, batchSize = 500
         const posted: boolean[] = []
         for (const charge of charges) {
           if (charge.amount_captured_cents > 0)
-            posted.push(await postCapture(tx, pricing, charge, charge.amount_captured_cents, charge.created_at))
+            posted.push(
+              await postCapture(tx, pricing, charge, charge.amount_captured_cents, { movedAt: charge.created_at }),
+            )
           const dispute = charge.dispute
           if (dispute) {
             const money = { reference: dispute.processor_reference, amountCents: dispute.amount_cents }

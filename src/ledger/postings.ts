@@ -3,6 +3,7 @@
 // account's `balance` moves by the net; the `processor` account is the other side of what customers paid or got
 // back; `processor_fees` holds what the processor kept. Each cause posts once, however often it is told.
 import type { Transaction } from '../db/connect.js'
+import type { CapturedFunds } from '../processor/processor.js'
 import type { BalanceTransaction, FeeDetail } from '../schemas/balance.js'
 import { disputeFee, feeTotal, paymentFee, type Pricing } from './pricing.js'
 import { type LedgerAccount, post } from './repository.js'
@@ -13,24 +14,39 @@ interface Money {
 }
 
 /**
- * A charge captured, in full or in part: its amount in, less the processor's fee; pending for a few days from when
- * it was captured (`movedAt`: now, but for ledger:backfill).
+ * A charge captured, in full or in part: its amount in, less the processor's fee; pending until it is available.
+ * The fee and the day are the processor's when it told them with the capture (`funds`); otherwise the pricing's,
+ * a few days from when it was captured (`movedAt`: now, but for ledger:backfill).
  */
 export function postCapture(
   tx: Transaction,
   pricing: Pricing,
   charge: Money & { id: string },
   amountCents: number,
-  movedAt?: Date,
+  when: { funds?: CapturedFunds | undefined; movedAt?: Date } = {},
 ) {
+  const { funds, movedAt } = when
   return postMovement(tx, charge, {
     type: 'charge',
     source: charge.id,
     cents: amountCents,
-    fees: paymentFee(pricing, amountCents, charge.currency),
+    fees: funds ? toldFees(funds, charge.currency) : paymentFee(pricing, amountCents, charge.currency),
     availableAfterDays: pricing.availableAfterDays,
+    availableOn: funds && new Date(funds.availableOn),
     movedAt,
   })
+}
+
+/** The processor's fee as the API shows it: every part of it its processing fee. */
+function toldFees(funds: CapturedFunds, currency: string): FeeDetail[] {
+  return funds.fees
+    .filter((part) => part.amountCents !== 0)
+    .map((part) => ({
+      type: 'processor_fee',
+      amount_cents: part.amountCents,
+      currency: currency as FeeDetail['currency'],
+      description: part.description,
+    }))
 }
 
 /** A refund made: its amount out of the balance at once (the processor keeps its fee on the payment). */
@@ -81,10 +97,11 @@ function postMovement(
     cents: number
     fees?: FeeDetail[]
     availableAfterDays?: number
+    availableOn?: Date | undefined
     movedAt?: Date | undefined
   },
 ) {
-  const { fees = [], availableAfterDays = 0, movedAt } = movement
+  const { fees = [], availableAfterDays = 0, availableOn, movedAt } = movement
   const fee = feeTotal(fees)
   const entries: [LedgerAccount, number][] = [
     ['balance', movement.cents - fee],
@@ -100,6 +117,7 @@ function postMovement(
     fees,
     currency: money.currency,
     availableAfterDays,
+    availableOn,
     movedAt,
     entries: entries.filter(([, cents]) => cents !== 0),
   })

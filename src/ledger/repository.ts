@@ -24,6 +24,8 @@ export interface Posting {
   currency: string
   /** Days from when the money moved until the net is available; 0 for at once. */
   availableAfterDays: number
+  /** When the net is available, if the processor said so (its balance transaction): instead of the days above. */
+  availableOn?: Date | undefined
   /** When the money moved: now, unless posted afterwards (ledger:backfill). */
   movedAt?: Date | undefined
   /** Each entry's ledger account and amount; they sum to zero, and the balance's to the net (the database checks). */
@@ -42,8 +44,8 @@ export async function post(tx: Transaction, posting: Posting): Promise<boolean> 
       net_cents, currency, available_on, entry_accounts, entry_cents)
     values (${posting.accountId}, ${newId('txn')}, ${posting.type}, ${posting.source}, ${posting.cause},
       ${posting.amountCents}, ${fee}, ${tx.json(posting.fees as never)}, ${posting.amountCents - fee},
-      ${posting.currency}, coalesce(${posting.movedAt ?? null}::timestamptz, now()) + ${posting.availableAfterDays} *
-        interval '1 day',
+      ${posting.currency}, coalesce(${posting.availableOn ?? null}::timestamptz,
+        coalesce(${posting.movedAt ?? null}::timestamptz, now()) + ${posting.availableAfterDays} * interval '1 day'),
       ${posting.entries.map(([account]) => account)}::text[], ${posting.entries.map(([, cents]) => cents)}::bigint[])
     on conflict (account_id, posting) do nothing
     returning id`

@@ -36,8 +36,21 @@ export type NextAction =
   /** Stripe's: the client finishes with Stripe.js (handleNextAction) and this client secret. */
   | { type: 'use_stripe_sdk'; clientSecret: string }
 
+/**
+ * What the processor kept of money it captured, and when the rest is available to pay out: its balance transaction
+ * (Stripe's, expanded in its answer), when the answer carries one in the payment's currency. Without it the books
+ * post what the pricing says (src/ledger/pricing.ts), and the payout report names any difference (fee_differs).
+ */
+export interface CapturedFunds {
+  /** Its fee, in parts, in the payment's minor unit. */
+  fees: { amountCents: number; description: string }[]
+  /** When the rest is available to pay out: ISO 8601. */
+  availableOn: string
+}
+
 export type ChargeOutcome =
-  | { status: 'succeeded'; processorReference: string }
+  /** `funds`: when money was captured (a charge, not an authorization) and the processor said what it kept. */
+  | { status: 'succeeded'; processorReference: string; funds?: CapturedFunds }
   /** A decline; the processor's reference when it kept a record of the attempt (Stripe's PaymentIntent). */
   | { status: 'failed'; failureCode: string; failureMessage: string; processorReference?: string }
   /** Not decided yet: the customer must authenticate first; the processor's events tell the outcome. */
@@ -67,6 +80,8 @@ export interface VoidRequest extends Keyed {
 /** A capture or a void that the processor performed. */
 export interface SettlementOutcome {
   processorReference: string
+  /** A capture's: what the processor kept of it, when it said. */
+  funds?: CapturedFunds
 }
 
 /**

@@ -120,10 +120,10 @@ export default async function chargeRoutes(
             operationId: operation.id,
           }),
         )
-        await operation
+        const outcome = await operation
           .callOut((idempotencyKey) => processor.capture(captureCall(charge, amountCents, idempotencyKey)))
           .catch(rethrowAsProblem)
-        return operation.complete((tx) => recordCapture(tx, pricing, charge, amountCents))
+        return operation.complete((tx) => recordCapture(tx, pricing, charge, amountCents, outcome))
       }),
   )
 

@@ -67,11 +67,15 @@ export interface ProcessorChoice {
 }
 
 /** For a test file or describe block: the processor by name, with the Stripe test server run around it. */
-export function useProcessor(name: 'simulated' | 'stripe'): ProcessorChoice {
+/** `stripeOptions`: how the Stripe test server is started (an account's own card pricing). */
+export function useProcessor(
+  name: 'simulated' | 'stripe',
+  stripeOptions: Parameters<typeof startStripeServer>[0] = {},
+): ProcessorChoice {
   let server: StripeTestServer | undefined
   if (name === 'stripe') {
     beforeAll(async () => {
-      server = await startStripeServer()
+      server = await startStripeServer(stripeOptions)
     })
     afterAll(() => server?.close())
   }

@@ -61,24 +61,40 @@ describe('what the Stripe processor sends', () => {
       automatic_payment_methods: { enabled: 'true', allow_redirects: 'never' },
       description: 'order 1042',
       metadata: { operation_id: charge.idempotencyKey, account_id: 'acct_stripe', charge_id: charge.chargeId },
+      expand: ['latest_charge.balance_transaction'],
+    })
+    // What Stripe kept, from the charge's balance transaction expanded in its answer: 2.9% + 30 cents of 25.00.
+    const availableOn = new Date((server.ledger.paymentIntent(charged.processorReference)!.created + 2 * 86_400) * 1000)
+    expect(charged).toMatchObject({
+      funds: {
+        fees: [{ amountCents: 103, description: 'Stripe processing fees' }],
+        availableOn: availableOn.toISOString(),
+      },
     })
 
     const held = chargeRequest()
     const authorized = (await processor.authorize(held)) as { processorReference: string }
     expect(received(held.idempotencyKey)[0]!.form).toMatchObject({ capture_method: 'manual', confirm: 'true' })
+    // Nothing captured, nothing kept yet.
+    expect(authorized).not.toHaveProperty('funds')
     const capture = {
       chargeReference: authorized.processorReference,
       amountCents: 1000,
       accountId: 'acct_stripe',
       idempotencyKey: randomUUID(),
     }
-    await processor.capture(capture)
+    const captured = await processor.capture(capture)
     expect(received(capture.idempotencyKey)).toEqual([
       expect.objectContaining({
         path: `/v1/payment_intents/${authorized.processorReference}/capture`,
-        form: { amount_to_capture: '1000', metadata: { capture_operation_id: capture.idempotencyKey } },
+        form: {
+          amount_to_capture: '1000',
+          metadata: { capture_operation_id: capture.idempotencyKey },
+          expand: ['latest_charge.balance_transaction'],
+        },
       }),
     ])
+    expect(captured.funds?.fees).toEqual([{ amountCents: 59, description: 'Stripe processing fees' }])
     expect(server.ledger.paymentIntent(authorized.processorReference)).toMatchObject({
       status: 'succeeded',
       amount_received: 1000,
@@ -231,7 +247,7 @@ describe('settling a lost answer from reads that cannot lag', () => {
     const [intent] = moved(request.idempotencyKey)
     expect(await processor.lookup({ kind: 'charge', request, notBefore })).toEqual({
       kind: 'charge',
-      outcome: { status: 'succeeded', processorReference: intent!.object },
+      outcome: { status: 'succeeded', processorReference: intent!.object, funds: expect.any(Object) },
     })
     expect(moved(request.idempotencyKey)).toHaveLength(1)
     expect(server.requests.filter((each) => each.path.includes('/search'))).toEqual([])
@@ -250,6 +266,48 @@ describe('settling a lost answer from reads that cannot lag', () => {
       (intent) => intent.metadata.operation_id === request.idempotencyKey,
     )
     expect(probes.map((intent) => [intent.status, intent.metadata.lookup_probe])).toEqual([['canceled', 'true']])
+  })
+
+  it('when a charge was first sent without the expansion (by a version before it), then a retry is sent as it was first sent: the PaymentIntent it made, nothing moved again', async () => {
+    const { processor } = processorWith()
+    const request = chargeRequest()
+    // What a version before sent under the key: the same PaymentIntent, nothing expanded (its answer then lost).
+    await processor.charge(chargeRequest())
+    const { expand: _expand, ...sentBefore } = server.requests.at(-1)!.form as Record<string, unknown>
+    const metadata = { operation_id: request.idempotencyKey, account_id: 'acct_stripe', charge_id: request.chargeId }
+    const stripe = createStripeClient({ secretKey: server.secretKey, apiUrl: server.url, timeoutMs: 5000 })
+    const first = await stripe.paymentIntents.create(
+      { ...sentBefore, metadata } as unknown as Stripe.PaymentIntentCreateParams,
+      {
+        idempotencyKey: request.idempotencyKey,
+      },
+    )
+
+    expect(await processor.charge(request)).toEqual({ status: 'succeeded', processorReference: first.id })
+    expect(received(request.idempotencyKey).map((each) => [each.form.expand, each.replayed])).toEqual([
+      [undefined, false],
+      [['latest_charge.balance_transaction'], false],
+      [undefined, true],
+    ])
+    expect(moved(request.idempotencyKey)).toHaveLength(1)
+  })
+
+  it('when a capture was first sent without the expansion, then its retry is sent as it was first sent', async () => {
+    const { processor } = processorWith()
+    const authorized = (await processor.authorize(chargeRequest())) as { processorReference: string }
+    const capture = {
+      chargeReference: authorized.processorReference,
+      amountCents: 1000,
+      accountId: 'acct_stripe',
+      idempotencyKey: randomUUID(),
+    }
+    const stripe = createStripeClient({ secretKey: server.secretKey, apiUrl: server.url, timeoutMs: 5000 })
+    const sentBefore = { amount_to_capture: 1000, metadata: { capture_operation_id: capture.idempotencyKey } }
+    await stripe.paymentIntents.capture(capture.chargeReference, sentBefore, { idempotencyKey: capture.idempotencyKey })
+
+    expect(await processor.capture(capture)).toEqual({ processorReference: authorized.processorReference })
+    expect(received(capture.idempotencyKey).map((each) => each.replayed)).toEqual([false, false, true])
+    expect(moved(capture.idempotencyKey)).toHaveLength(1)
   })
 
   it('when the claim is older than Stripe keeps its keys, then the lookup lists the PaymentIntents since, and sends nothing under the key', async () => {

@@ -5,6 +5,7 @@
 // account. Nothing Stripe-typed leaves this module: the service sees outcomes and the boundary's errors.
 import Stripe from 'stripe'
 import type {
+  CapturedFunds,
   CaptureRequest,
   ChargeOutcome,
   ChargeRequest,
@@ -13,6 +14,7 @@ import type {
   OperationRecord,
   PaymentProcessor,
   RefundRequest,
+  SettlementOutcome,
   VoidRequest,
 } from '../processor.js'
 import { ProcessorRequestError, ProcessorUnavailableError } from '../processor.js'
@@ -46,16 +48,23 @@ export function createStripeProcessor(options: {
       throw toBoundaryError(error)
     })
 
-  /** A PaymentIntent confirmed at once; a decline is its outcome, not an error. */
-  async function createIntent(
-    kind: ChargeKind,
-    request: ChargeRequest,
-    params = intentParams(kind, request),
-  ): Promise<ChargeOutcome> {
+  /**
+   * A PaymentIntent confirmed at once; a decline is its outcome, not an error. Its charge's balance transaction is
+   * expanded in the answer (what Stripe kept, and when the rest is available). Stripe compares every parameter of a
+   * request sent again under its key: one first sent without the expansion (by a version before it) is refused
+   * with it, and is sent again as it was first sent.
+   */
+  async function createIntent(kind: ChargeKind, request: ChargeRequest): Promise<ChargeOutcome> {
+    const params = intentParams(kind, request)
+    const create = (sent: Stripe.PaymentIntentCreateParams) =>
+      bounded(() => stripe.paymentIntents.create(sent, { idempotencyKey: request.idempotencyKey }))
     try {
       return chargeOutcome(
         kind,
-        await bounded(() => stripe.paymentIntents.create(params, { idempotencyKey: request.idempotencyKey })),
+        await create({ ...params, expand: FUNDS }).catch((error: unknown) => {
+          if (error instanceof Stripe.errors.StripeIdempotencyError) return create(params)
+          throw error
+        }),
       )
     } catch (error) {
       if (error instanceof Stripe.errors.StripeCardError) return declined(error)
@@ -105,7 +114,8 @@ export function createStripeProcessor(options: {
   ): Promise<ChargeOutcome | undefined> {
     const created = { gte: Math.floor(notBefore.getTime() / 1000) - CLOCK_MARGIN_SECONDS }
     const found = await call(async () => {
-      for await (const intent of stripe.paymentIntents.list({ created, limit: 100 })) {
+      const expand = FUNDS.map((path) => `data.${path}`)
+      for await (const intent of stripe.paymentIntents.list({ created, limit: 100, expand })) {
         if (intent.metadata.operation_id === request.idempotencyKey && intent.metadata.lookup_probe === undefined)
           return intent
       }
@@ -118,12 +128,12 @@ export function createStripeProcessor(options: {
     chargeReference,
     idempotencyKey,
   }: CaptureRequest): Promise<OperationRecord | undefined> {
-    const intent = await call(() => stripe.paymentIntents.retrieve(chargeReference))
+    const intent = await call(() => stripe.paymentIntents.retrieve(chargeReference, { expand: FUNDS }))
     if (intent.status === 'requires_capture') return undefined
     // Captured by this operation: its id in the metadata the capture set (or none, if the API kept none; the books
     // allow one capture or void of a charge at a time, so it can only be this one).
     if (intent.status === 'succeeded' && (intent.metadata.capture_operation_id ?? idempotencyKey) === idempotencyKey) {
-      return { kind: 'capture', outcome: { processorReference: intent.id } }
+      return { kind: 'capture', outcome: settledWith(intent) }
     }
     throw new Error(
       `the books and Stripe disagree: capture ${idempotencyKey} is pending, PaymentIntent ${intent.id} is ` +
@@ -165,10 +175,20 @@ export function createStripeProcessor(options: {
         amount_to_capture: request.amountCents,
         metadata: { capture_operation_id: request.idempotencyKey },
       }
-      const intent = await call(() =>
-        stripe.paymentIntents.capture(request.chargeReference, params, { idempotencyKey: request.idempotencyKey }),
-      )
-      return { processorReference: intent.id }
+      // As a charge's: the balance transaction expanded, and a capture first sent without it sent again as it was.
+      const capture = (sent: Stripe.PaymentIntentCaptureParams) =>
+        bounded(() =>
+          stripe.paymentIntents.capture(request.chargeReference, sent, { idempotencyKey: request.idempotencyKey }),
+        )
+      const intent = await capture({ ...params, expand: FUNDS })
+        .catch((error: unknown) => {
+          if (error instanceof Stripe.errors.StripeIdempotencyError) return capture(params)
+          throw error
+        })
+        .catch((error: unknown) => {
+          throw toBoundaryError(error)
+        })
+      return settledWith(intent)
     },
     async void(request) {
       // A cancellation takes no metadata; its key is the operation id all the same.
@@ -239,10 +259,37 @@ function intentParams(kind: ChargeKind, request: ChargeRequest): Stripe.PaymentI
   }
 }
 
+/** What a charge or a capture asks Stripe to expand in its answer: what it kept of the money (fundsOf). */
+const FUNDS = ['latest_charge.balance_transaction']
+
+/**
+ * What Stripe kept of a PaymentIntent's captured money and when the rest is available, from its charge's balance
+ * transaction, when the answer expanded it. Left out when it is in another currency than the payment (Stripe
+ * converted it to the account's): the books post the payment's own currency, by the pricing.
+ */
+function fundsOf(intent: Stripe.PaymentIntent): CapturedFunds | undefined {
+  const charge = intent.latest_charge
+  const txn = typeof charge === 'object' && charge !== null ? charge.balance_transaction : null
+  if (typeof txn !== 'object' || txn === null || txn.currency !== intent.currency) return undefined
+  return {
+    fees: txn.fee_details.map((part) => ({ amountCents: part.amount, description: part.description ?? part.type })),
+    availableOn: new Date(txn.available_on * 1000).toISOString(),
+  }
+}
+
+/** A capture's outcome: the PaymentIntent, and what Stripe kept of what it captured. */
+function settledWith(intent: Stripe.PaymentIntent): SettlementOutcome {
+  const funds = fundsOf(intent)
+  return { processorReference: intent.id, ...(funds ? { funds } : {}) }
+}
+
 /** What a PaymentIntent says of the charge it is. */
 function chargeOutcome(kind: ChargeKind, intent: Stripe.PaymentIntent): ChargeOutcome {
   const succeeded = kind === 'authorization' ? intent.status === 'requires_capture' : intent.status === 'succeeded'
-  if (succeeded) return { status: 'succeeded', processorReference: intent.id }
+  if (succeeded) {
+    const funds = kind === 'charge' ? fundsOf(intent) : undefined
+    return { status: 'succeeded', processorReference: intent.id, ...(funds ? { funds } : {}) }
+  }
   const error = intent.last_payment_error
   if (intent.status === 'requires_payment_method' && error) {
     return {

@@ -9,16 +9,15 @@
 import type Stripe from 'stripe'
 import { noSuch } from './errors.js'
 import { chargeOf } from './events.js'
-import { type Form, stringParam } from './form.js'
+import { arrayParam, type Form, stringParam } from './form.js'
 import { stripeId, unixNow } from './ids.js'
 import { payoutOf } from './payouts.js'
 import type { StripeLedger } from './ledger.js'
 import { listOf, type Answer } from './lists.js'
 
 const DAY = 86_400
-/** Stripe's standard US card pricing (stripe.com/pricing). */
-const CARD_PERCENT = 0.029
-const CARD_FIXED = 30
+/** Stripe's standard US card pricing (stripe.com/pricing): 2.9% + 30 cents; a test may give an account its own. */
+export const STANDARD_CARD_PRICING = { percent: 0.029, fixed: 30 }
 const DISPUTE_FEE = 1500
 
 /** What Stripe holds of each balance transaction: the transaction, and the payout that carried it. */
@@ -27,32 +26,15 @@ export class StripeBalance {
   /** Balance transaction id → the automatic payout that carried it. */
   private readonly paidOut = new Map<string, string>()
 
-  constructor(private readonly ledger: StripeLedger) {}
+  constructor(
+    private readonly ledger: StripeLedger,
+    private readonly pricing = STANDARD_CARD_PRICING,
+  ) {}
 
   /** Every balance transaction, made once per movement, oldest first. */
   all(): Stripe.BalanceTransaction[] {
     const ledger = this.ledger
-    for (const intent of ledger.paymentIntents.values()) {
-      if (intent.amount_received === 0 || !intent.latest_charge) continue
-      const fee = Math.round(intent.amount_received * CARD_PERCENT) + CARD_FIXED
-      this.make(`charge:${intent.id}`, {
-        type: 'charge',
-        reporting_category: 'charge',
-        source: intent.latest_charge as string,
-        amount: intent.amount_received,
-        currency: intent.currency,
-        fee_details: [
-          {
-            amount: fee,
-            application: null,
-            currency: intent.currency,
-            description: 'Stripe processing fees',
-            type: 'stripe_fee',
-          },
-        ],
-        available_on: intent.created + 2 * DAY,
-      })
-    }
+    for (const intent of ledger.paymentIntents.values()) this.ofPayment(intent)
     for (const refund of ledger.refunds.values()) {
       if (refund.status === 'canceled') continue
       const at = { source: refund.id, currency: refund.currency, fee_details: [], available_on: refund.created }
@@ -101,6 +83,29 @@ export class StripeBalance {
           available_on: unixNow(),
         })
     return [...this.transactions.values()]
+  }
+
+  /** A captured payment's balance transaction (its charge's `balance_transaction`); none before it is captured. */
+  ofPayment(intent: Stripe.PaymentIntent): Stripe.BalanceTransaction | undefined {
+    if (intent.amount_received === 0 || !intent.latest_charge) return undefined
+    const fee = Math.round(intent.amount_received * this.pricing.percent) + this.pricing.fixed
+    return this.make(`charge:${intent.id}`, {
+      type: 'charge',
+      reporting_category: 'charge',
+      source: intent.latest_charge as string,
+      amount: intent.amount_received,
+      currency: intent.currency,
+      fee_details: [
+        {
+          amount: fee,
+          application: null,
+          currency: intent.currency,
+          description: 'Stripe processing fees',
+          type: 'stripe_fee',
+        },
+      ],
+      available_on: intent.created + 2 * DAY,
+    })
   }
 
   /**
@@ -173,8 +178,7 @@ export class StripeBalance {
         (source === undefined || txn.source === source),
     )
     const page = listOf(found, form, '/v1/balance_transactions')
-    const expand = Object.values((form.expand as Form | string[] | undefined) ?? {})
-    if (!expand.includes('data.source')) return { status: 200, body: page }
+    if (!(arrayParam(form, 'expand') ?? []).includes('data.source')) return { status: 200, body: page }
     return { status: 200, body: { ...page, data: page.data.map((txn) => ({ ...txn, source: this.sourceOf(txn) })) } }
   }
 

@@ -1,9 +1,8 @@
-// What the Stripe test server holds: its PaymentIntents, Refunds, Disputes and Payouts (typed with the SDK's own types,
-// so that a
-// shape the SDK no longer has fails tsc), and every money movement with the idempotency key that caused it, for
-// tests that count them. Lists are newest first, as Stripe's are.
+// What the Stripe test server holds: its PaymentIntents, Refunds, Disputes and Payouts (typed with the SDK's own
+// types, so that a shape the SDK no longer has fails tsc), and every money movement with the idempotency key that
+// caused it, for tests that count them. Lists are newest first, as Stripe's are.
 import type Stripe from 'stripe'
-import { StripeBalance } from './balance.js'
+import { STANDARD_CARD_PRICING, StripeBalance } from './balance.js'
 import { StripeEvents } from './events.js'
 
 export type MovementKind = 'charge' | 'authorization' | 'capture' | 'void' | 'refund' | 'payout'
@@ -26,7 +25,7 @@ export class StripeLedger {
   /** Every change, as an Event (listed, and sent to the webhook endpoint). */
   readonly events = new StripeEvents()
   /** Its balance transactions and automatic payouts. */
-  readonly balance: StripeBalance = new StripeBalance(this)
+  readonly balance: StripeBalance
   /**
    * What Stripe does shortly after answering (a dispute of pm_card_createDispute, a refund of pm_card_refundFail
    * failing).
@@ -35,7 +34,12 @@ export class StripeLedger {
   /** When each object becomes visible to search (docs.stripe.com/search: the index lags). */
   readonly searchableAt = new Map<string, number>()
 
-  constructor(private readonly searchLagMs: number) {}
+  constructor(
+    private readonly searchLagMs: number,
+    cardPricing = STANDARD_CARD_PRICING,
+  ) {
+    this.balance = new StripeBalance(this, cardPricing)
+  }
 
   addPaymentIntent(intent: Stripe.PaymentIntent): void {
     this.paymentIntents.set(intent.id, intent)

@@ -119,7 +119,20 @@ export function createPaymentIntent(ledger: StripeLedger, form: Form, caller: Ca
   ledger.addPaymentIntent(intent)
   ledger.events.emit('payment_intent.created', intent, caller.idempotencyKey)
   if (confirm) confirmIntent(ledger, intent, returnUrl, caller)
-  return { status: 200, body: intent }
+  return { status: 200, body: answered(ledger, intent, form) }
+}
+
+/**
+ * The PaymentIntent as answered: `latest_charge` expanded when the request asks (`expand[]=latest_charge`), and
+ * within it the charge's balance transaction (`latest_charge.balance_transaction`), as docs.stripe.com/expand says.
+ */
+function answered(ledger: StripeLedger, intent: Stripe.PaymentIntent, form: Form): Stripe.PaymentIntent {
+  const asked = arrayParam(form, 'expand') ?? []
+  if (!intent.latest_charge || !asked.some((path) => path.split('.')[0] === 'latest_charge')) return intent
+  const charge = chargeOf(intent, ledger.refundedOf(intent.id), ledger.disputeOf(intent.id) !== undefined)
+  const txn = ledger.balance.ofPayment(intent) ?? null
+  charge.balance_transaction = asked.includes('latest_charge.balance_transaction') ? txn : (txn?.id ?? null)
+  return { ...intent, latest_charge: charge }
 }
 
 /** docs.stripe.com/api/payment_intents/confirm#confirm_payment_intent-mandate_data: online acceptance needs both. */
@@ -272,14 +285,17 @@ export function closeDispute(ledger: StripeLedger, intentId: string, outcome: 'w
   return dispute
 }
 
-export function retrievePaymentIntent(ledger: StripeLedger, id: string): Answer<Stripe.PaymentIntent> {
+export function retrievePaymentIntent(ledger: StripeLedger, id: string, form: Form = {}): Answer<Stripe.PaymentIntent> {
   const intent = ledger.paymentIntent(id)
   if (!intent) throw noSuch('payment_intent', id, 'intent')
-  return { status: 200, body: intent }
+  return { status: 200, body: answered(ledger, intent, form) }
 }
 
 export function listPaymentIntents(ledger: StripeLedger, form: Form): Answer<Stripe.ApiList<Stripe.PaymentIntent>> {
-  return { status: 200, body: listOf([...ledger.paymentIntents.values()], form, '/v1/payment_intents') }
+  const page = listOf([...ledger.paymentIntents.values()], form, '/v1/payment_intents')
+  // A list's expansions name its items' fields under `data.`.
+  const expand = (arrayParam(form, 'expand') ?? []).flatMap((path) => (path.startsWith('data.') ? [path.slice(5)] : []))
+  return { status: 200, body: { ...page, data: page.data.map((intent) => answered(ledger, intent, { expand })) } }
 }
 
 /**
@@ -335,7 +351,7 @@ export function capturePaymentIntent(
   ledger.move({ kind: 'capture', object: intent.id, amount, idempotencyKey: caller.idempotencyKey })
   ledger.events.emit('charge.captured', chargeOf(intent, 0, false), caller.idempotencyKey)
   ledger.events.emit('payment_intent.succeeded', intent, caller.idempotencyKey)
-  return { status: 200, body: intent }
+  return { status: 200, body: answered(ledger, intent, form) }
 }
 
 const CANCELABLE = new Set([

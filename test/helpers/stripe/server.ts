@@ -120,10 +120,12 @@ export async function startStripeServer(
     searchLagMs?: number
     port?: number /** Unset: bank debits settle only when a test says. */
     settleBankDebitsAfterMs?: number
+    /** The account's card pricing: its fee on each payment (unset: Stripe's standard, 2.9% + 30 cents). */
+    cardPricing?: { percent: number; fixed: number }
   } = {},
 ): Promise<StripeTestServer> {
   const secretKey = options.secretKey ?? `sk_test_${randomBytes(12).toString('hex')}`
-  const ledger = new StripeLedger(options.searchLagMs ?? 60_000)
+  const ledger = new StripeLedger(options.searchLagMs ?? 60_000, options.cardPricing)
   const requests: LoggedRequest[] = []
   const faults: FaultRule[] = []
   const saved = new Map<string, Saved>()
@@ -138,7 +140,7 @@ export async function startStripeServer(
     {
       method: 'GET',
       pattern: /^\/v1\/payment_intents\/([^/]+)$/,
-      handle: (_form, _caller, id) => retrievePaymentIntent(ledger, id),
+      handle: (form, _caller, id) => retrievePaymentIntent(ledger, id, form),
     },
     {
       method: 'POST',
