@@ -138,13 +138,14 @@ export async function appPlugin(
   await app.register(deadline, { timeoutMs: config.REQUEST_TIMEOUT_MS })
 
   await app.register(healthRoutes, { sql, notReady: options.notReady })
+  const clock = options.clock ?? (() => new Date())
   await app.register(
     async (v1) => {
       v1.addHook('onRequest', v1.authenticate)
       v1.addHook('onRequest', v1.countAccountRequest)
       await v1.register(chargeRoutes, { sql, processor, charges })
       await v1.register(refundRoutes, { sql, processor })
-      await v1.register(balanceRoutes, { sql, clock: options.clock ?? (() => new Date()) })
+      await v1.register(balanceRoutes, { sql, clock })
       await v1.register(eventRoutes, { sql })
       await v1.register(webhookEndpointRoutes, { sql, allowPrivateUrls: config.WEBHOOK_ALLOW_PRIVATE_URLS ?? false })
     },

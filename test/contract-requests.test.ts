@@ -13,7 +13,9 @@ import { useTestApp, type TestAccount } from './helpers/app.js'
 import type { ContractFixture } from './contract-fixtures/fixture.js'
 
 const spec = parse(await readFile(new URL('../openapi.yaml', import.meta.url), 'utf8'))
-const suite = useTestApp({ config: { WEBHOOK_ALLOW_PRIVATE_URLS: true } })
+// A charge's money is available at once: a fork's resource that spends the balance (docs/extending.md's payouts)
+// is funded by a charge, with no clock to move.
+const suite = useTestApp({ config: { WEBHOOK_ALLOW_PRIVATE_URLS: true, FUNDS_AVAILABLE_AFTER_DAYS: 0 } })
 
 type Schema = {
   $ref?: string

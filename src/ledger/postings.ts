@@ -6,7 +6,7 @@ import type { Transaction } from '../db/connect.js'
 import type { CapturedFunds } from '../processor/processor.js'
 import type { BalanceTransaction, FeeDetail } from '../schemas/balance.js'
 import { disputeFee, feeTotal, paymentFee, type Pricing } from './pricing.js'
-import { type LedgerAccount, post } from './repository.js'
+import { availableOf, type LedgerAccount, lockBalance, post } from './repository.js'
 
 interface Money {
   account_id: string
@@ -121,6 +121,26 @@ function postMovement(
     movedAt,
     entries: entries.filter(([, cents]) => cents !== 0),
   })
+}
+
+/**
+ * Money the account itself sends out of its balance (a fork's payout or transfer: docs/extending.md), reserved at
+ * once: out of the balance, into money in transit, if what is available at `now` holds it; false if not. Under the
+ * balance's lock (lockBalance), so reservations at once never overdraw it. Nothing here refuses a balance that the
+ * processor took below zero on its own (a dispute lost after the money left): it is shown and reported, and only
+ * new spending waits for it. It then arrives (postPayoutArrival) or comes back (postPayoutFailure, from transit).
+ */
+export async function reserveFromBalance(
+  tx: Transaction,
+  money: Money,
+  source: string,
+  amountCents: number,
+  now: Date,
+): Promise<boolean> {
+  await lockBalance(tx, money.account_id, money.currency)
+  if ((await availableOf(tx, money.account_id, money.currency, now)) < amountCents) return false
+  await postPayout(tx, money, source, amountCents)
+  return true
 }
 
 /** An account's share of a payout: out of its balance, into money in transit to the bank. */

@@ -193,13 +193,37 @@ interface LedgerTransactionRow {
   created_at: Date
 }
 
+/**
+ * Holds the account's balance in one currency until the transaction ends: what spends it (reserveFromBalance) takes
+ * this first, so two at once cannot both read the same available money. An advisory lock, as a balance has no row
+ * of its own to lock; its key names the account, so it stays on the account's node once the data is distributed.
+ */
+export async function lockBalance(tx: Transaction, accountId: string, currency: string): Promise<void> {
+  await tx`select pg_advisory_xact_lock(hashtextextended(${`ledger balance ${accountId} ${currency}`}, 0))`
+}
+
+/**
+ * What the account may spend of one currency at `now`: what came in and is available by then, less everything that
+ * went out, whenever. Money out counts at once whatever its `available_on` says: a payout posted a moment after
+ * `now` was read (its transaction waited on the balance's lock) has spent it all the same.
+ */
+export async function availableOf(tx: Transaction, accountId: string, currency: string, now: Date): Promise<number> {
+  const [row] = await tx<{ available: string }[]>`
+    select coalesce(sum(net_cents) filter (where ${AVAILABLE(tx, now)}), 0) as available from ledger_transactions
+    where account_id = ${accountId} and currency = ${currency}`
+  return Number(row?.available)
+}
+
+/** Which ledger transactions count as available at `now` (the rest are pending): see availableOf. */
+const AVAILABLE = (db: Sql | Transaction, now: Date) => db`(available_on <= ${now} or net_cents < 0)`
+
 /** The account's balance at `now`: per currency, its balance entries whose transaction is available, and the rest. */
 export async function balanceOf(sql: Sql, accountId: string, now: Date): Promise<Balance> {
   // A transaction's balance entries sum to its net (the database checks it), so the balance is the sum of the nets.
   const rows = await sql<{ currency: string; available: string; pending: string }[]>`
     select currency,
-           coalesce(sum(net_cents) filter (where available_on <= ${now}), 0) as available,
-           coalesce(sum(net_cents) filter (where available_on > ${now}), 0) as pending
+           coalesce(sum(net_cents) filter (where ${AVAILABLE(sql, now)}), 0) as available,
+           coalesce(sum(net_cents) filter (where not ${AVAILABLE(sql, now)}), 0) as pending
     from ledger_transactions where account_id = ${accountId}
     group by currency order by currency`
   const funds = (pick: (row: (typeof rows)[number]) => string) =>
@@ -256,7 +280,7 @@ function toBalanceTransaction(row: LedgerTransactionRow, now: Date): BalanceTran
     net_cents: Number(row.net_cents),
     currency,
     available_on: row.available_on.toISOString(),
-    status: row.available_on <= now ? 'available' : 'pending',
+    status: row.available_on <= now || Number(row.net_cents) < 0 ? 'available' : 'pending',
     payout: row.payout,
     created_at: row.created_at.toISOString(),
   }

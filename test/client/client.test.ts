@@ -16,7 +16,9 @@ import {
 import { chargeBody, countCharges, useTestApp } from '../helpers/app.js'
 import type { ClientExercise } from './exercises/exercise.js'
 
-const suite = useTestApp({ config: { WEBHOOK_ALLOW_PRIVATE_URLS: true } })
+// A charge's money is available at once: a fork's resource that spends the balance (docs/extending.md's payouts)
+// is funded by a charge, with no clock to move.
+const suite = useTestApp({ config: { WEBHOOK_ALLOW_PRIVATE_URLS: true, FUNDS_AVAILABLE_AFTER_DAYS: 0 } })
 let api: string
 const reached: { method: string; path: string }[] = []
 
@@ -99,8 +101,12 @@ describe('the client', () => {
     expect(refundTransactions.data.data.map((txn) => [txn.source, txn.net_cents])).toEqual([[refund.data.id, -1000]])
     const [posted] = refundTransactions.data.data
     expect((await client.balanceTransactions.retrieve(posted!.id)).data).toEqual(posted)
+    // Available at once here (FUNDS_AVAILABLE_AFTER_DAYS 0): the balance is every transaction's net.
     const balance = (await client.balance.retrieve()).data
-    expect(balance.available).toEqual([{ amount_cents: -1000, currency: 'usd' }])
+    const nets = (await client.balanceTransactions.list({ limit: 100 })).data.data.map((txn) => txn.net_cents)
+    expect(nets).toHaveLength(3)
+    expect(balance.available).toEqual([{ amount_cents: nets.reduce((sum, net) => sum + net, 0), currency: 'usd' }])
+    expect(balance.pending).toEqual([{ amount_cents: 0, currency: 'usd' }])
     const redelivered = await client.events.redeliver(event.id, { endpoint_id: endpoint.data.id })
     expect(redelivered.status).toBe(202)
     const deliveries = await client.webhookEndpoints.deliveries(endpoint.data.id, { limit: 100 })

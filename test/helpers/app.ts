@@ -168,7 +168,10 @@ export function controllableProcessor(inner: ProcessorFactory = simulatedProcess
       ])
       return {
         ...(processor.keyRetentionSeconds !== undefined && { keyRetentionSeconds: processor.keyRetentionSeconds }),
-        ...(Object.fromEntries(moving) as Omit<PaymentProcessor, 'lookup'>),
+        // What it tells later, and the simulated processor's controls (its routes), as the processor has them.
+        later: processor.later,
+        ...('controls' in processor && { controls: processor.controls }),
+        ...(Object.fromEntries(moving) as Omit<PaymentProcessor, 'lookup' | 'later'>),
         async lookup(key) {
           const found = await processor.lookup(key)
           const held = lookupGate

@@ -103,6 +103,14 @@ async function withCopy<T>(work: (dir: string) => Promise<T>): Promise<T> {
   }
 }
 
+// `-- --keep`: only the copy with every step, kept for a failing check to be run in it by hand.
+if (process.argv.includes('--keep')) {
+  const dir = await copyOfRepository()
+  await apply(dir, STEPS, true)
+  console.log(`check:template: every step applied in ${dir} (kept; remove it when done)`)
+  process.exit(0)
+}
+
 console.log(`check:template: payouts by the checklist, ${STEPS.length} steps`)
 const failures: string[] = []
 

@@ -44,7 +44,7 @@ export const STEPS: Step[] = [
     name: 'a migration for its tables',
     adds: ['db/migrations/PAYOUTS.sql'],
     catchesOmission: PAYOUTS_TEST,
-    says: /relation "(payout_balances|payouts)" does not exist/,
+    says: /relation "payouts" does not exist/,
   },
   {
     name: 'its problem type',
@@ -221,7 +221,7 @@ export const STEPS: Step[] = [
         file: 'src/app.ts',
         kind: 'statement',
         after: { call: 'register', argument: 'refundRoutes' },
-        text: 'await v1.register(payoutRoutes, { sql, processor })',
+        text: 'await v1.register(payoutRoutes, { sql, processor, clock })',
       },
     ],
     catchesOmission: PAYOUTS_TEST,

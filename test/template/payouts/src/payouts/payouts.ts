@@ -1,6 +1,6 @@
 // A payout in brandur's atomic phases, as a refund is, because its money can run out:
-//   1. reserve: take the amount from the balance and write the payout pending (one transaction, fenced by the
-//      key's token: operation.reserve). A retry of the same operation finds its pending payout instead.
+//   1. reserve: take the amount from the balance (the ledger's) and write the payout pending (one transaction,
+//      fenced by the key's token: operation.reserve). A retry of the same operation finds its pending payout instead.
 //   2. call out: the processor, with the claim's operation id as its idempotency key (operation.callOut)
 //   3. record and complete: paid (or failed, the amount given back), its event, in the transaction that stores
 //      the response (operation.complete)
@@ -11,7 +11,7 @@ import type { RouteResponse } from '../idempotency/response.js'
 import type { PayoutOutcome, PayoutRequest } from '../processor/processor.js'
 import { Problem } from '../problems.js'
 import type { CreatePayoutBody } from '../schemas/payout.js'
-import { debitAndInsertPending, findPayoutByOperation, markPayout, type PayoutRow, toPayout } from './repository.js'
+import { findPayoutByOperation, markPayout, type PayoutRow, reserveAndInsertPending, toPayout } from './repository.js'
 
 /** Phase 1. Refuses with a problem the client can act on; a 4xx here leaves the key free for a corrected retry. */
 export async function reservePayout(
@@ -19,18 +19,27 @@ export async function reservePayout(
   accountId: string,
   input: CreatePayoutBody,
   operationId: string,
+  /** What time it is for the balance: what is available by then may be paid out. */
+  now: Date,
 ): Promise<PayoutRow> {
-  const existing = await findPayoutByOperation(tx, operationId)
+  const existing = await findPayoutByOperation(tx, accountId, operationId)
   if (existing?.status === 'pending') return existing
-  const reserved = await debitAndInsertPending(tx, {
-    accountId,
-    amountCents: input.amount_cents,
-    currency: input.currency,
-    description: input.description ?? null,
-    operationId,
-  })
+  const reserved = await reserveAndInsertPending(
+    tx,
+    {
+      accountId,
+      amountCents: input.amount_cents,
+      currency: input.currency,
+      description: input.description ?? null,
+      operationId,
+    },
+    now,
+  )
   if (!reserved)
-    throw new Problem('payout-exceeds-balance', `The ${input.currency} balance does not hold ${input.amount_cents}.`)
+    throw new Problem(
+      'payout-exceeds-balance',
+      `The available ${input.currency} balance does not hold ${input.amount_cents}.`,
+    )
   return reserved
 }
 

@@ -1,7 +1,10 @@
-// Payouts and their balances in SQL, and the payout as the API returns it.
+// Payouts in SQL, and the payout as the API returns it. Their money is the ledger's: each payout's reservation,
+// arrival or return is posted (src/ledger/postings.ts) in the transaction that writes the payout.
 import type { Sql, Transaction } from '../db/connect.js'
 import { newId } from '../db/ids.js'
 import { pageOf, type Page } from '../db/pagination.js'
+import { postPayoutArrival, postPayoutFailure, reserveFromBalance } from '../ledger/postings.js'
+import { markPaidOut } from '../ledger/repository.js'
 import type { PageRequest } from '../schemas/page.js'
 import type { Payout } from '../schemas/payout.js'
 
@@ -19,38 +22,37 @@ export interface PayoutRow {
 }
 
 /**
- * Takes the amount from the balance and writes the payout pending, in one statement: the balance's own row is
- * the lock, and its check (never below zero) the rule, so two payouts at once cannot both spend the same money.
- * Undefined when the balance does not hold the amount.
+ * Writes the payout pending and takes its amount from the account's balance (a `payout` posting of the ledger), in
+ * the caller's transaction, if what is available at `now` holds it; undefined if not. The balance's lock, taken
+ * first, makes two payouts at once wait for each other, so they cannot both spend the same money.
  */
-export async function debitAndInsertPending(
+export async function reserveAndInsertPending(
   tx: Transaction,
   payout: { accountId: string; amountCents: number; currency: string; description: string | null; operationId: string },
+  now: Date,
 ): Promise<PayoutRow | undefined> {
+  const id = newId('po')
+  const money = { account_id: payout.accountId, currency: payout.currency }
+  if (!(await reserveFromBalance(tx, money, id, payout.amountCents, now))) return undefined
   const [row] = await tx<PayoutRow[]>`
-    with debited as (
-      update payout_balances set available_cents = available_cents - ${payout.amountCents}
-      where account_id = ${payout.accountId} and currency = ${payout.currency} and available_cents >=
-        ${payout.amountCents}
-      returning account_id
-    )
     insert into payouts (id, account_id, amount_cents, currency, description, status, operation_id)
-    select ${newId('po')}, account_id, ${payout.amountCents}, ${payout.currency}, ${payout.description}, 'pending',
-      ${payout.operationId}
-    from debited
+    values (${id}, ${payout.accountId}, ${payout.amountCents}, ${payout.currency}, ${payout.description}, 'pending',
+      ${payout.operationId})
     returning *`
   return row
 }
 
 export async function findPayoutByOperation(
   db: Sql | Transaction,
+  accountId: string,
   operationId: string,
 ): Promise<PayoutRow | undefined> {
-  const [row] = await db<PayoutRow[]>`select * from payouts where operation_id = ${operationId}`
+  const [row] = await db<PayoutRow[]>`
+    select * from payouts where account_id = ${accountId} and operation_id = ${operationId}`
   return row
 }
 
-/** The processor's answer: paid, or failed (and then the amount is back in the balance). */
+/** The processor's answer: paid (the money left for the bank), or failed (and its amount is back in the balance). */
 export async function markPayout(
   tx: Transaction,
   payout: PayoutRow,
@@ -58,26 +60,31 @@ export async function markPayout(
 ): Promise<PayoutRow> {
   const [row] = await tx<PayoutRow[]>`
     update payouts set status = ${outcome.paid ? 'paid' : 'failed'}, processor_reference =
-      ${outcome.processorReference ?? null},
-                       failure_code = ${outcome.failureCode ?? null}
-    where id = ${payout.id} and status = 'pending'
+      ${outcome.processorReference ?? null}, failure_code = ${outcome.failureCode ?? null}
+    where account_id = ${payout.account_id} and id = ${payout.id} and status = 'pending'
     returning *`
   if (!row) throw new Error(`payout ${payout.id} is no longer pending`)
-  if (!outcome.paid) await credit(tx, payout)
+  const money = { account_id: payout.account_id, currency: payout.currency }
+  if (outcome.paid) {
+    await postPayoutArrival(tx, money, payout.id, payout.amount_cents)
+    await markPaidOut(tx, payout.account_id, [], payout.id)
+  } else await postPayoutFailure(tx, money, payout.id, payout.amount_cents, 'payouts_in_transit')
   return row
 }
 
-/** The processor never saw it: the pending payout is forgotten and its amount given back. */
-export async function deletePendingPayout(tx: Transaction, operationId: string): Promise<void> {
-  const [deleted] = await tx<
-    PayoutRow[]
-  >`delete from payouts where operation_id = ${operationId} and status = 'pending' returning *`
-  if (deleted) await credit(tx, deleted)
-}
-
-async function credit(tx: Transaction, payout: PayoutRow): Promise<void> {
-  await tx`update payout_balances set available_cents = available_cents + ${payout.amount_cents} where account_id =
-    ${payout.account_id} and currency = ${payout.currency}`
+/**
+ * The processor never saw it: the pending payout is canceled and its amount given back. Canceled, not deleted: the
+ * ledger, append-only, keeps its reservation and the return, and they name it.
+ */
+export async function cancelPendingPayout(tx: Transaction, accountId: string, operationId: string): Promise<void> {
+  const [canceled] = await tx<PayoutRow[]>`
+    update payouts set status = 'canceled'
+    where account_id = ${accountId} and operation_id = ${operationId} and status = 'pending'
+    returning *`
+  if (canceled) {
+    const money = { account_id: accountId, currency: canceled.currency }
+    await postPayoutFailure(tx, money, canceled.id, canceled.amount_cents, 'payouts_in_transit')
+  }
 }
 
 export async function findPayout(sql: Sql, accountId: string, id: string): Promise<Payout | undefined> {

@@ -10,9 +10,13 @@ import { pageRequest } from '../schemas/page.js'
 import { CreatePayoutBody, ListPayoutsQuery, Payout, PayoutList, PayoutParams } from '../schemas/payout.js'
 import { listBody } from './list-body.js'
 
-export default async function payoutRoutes(base: FastifyInstance, options: { sql: Sql; processor: PaymentProcessor }) {
+/** `clock`: what time it is for the balance (the service's is the system's; tests move it). */
+export default async function payoutRoutes(
+  base: FastifyInstance,
+  options: { sql: Sql; processor: PaymentProcessor; clock: () => Date },
+) {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
-  const { sql, processor } = options
+  const { sql, processor, clock } = options
 
   // Phases (src/payouts/payouts.ts): claim; reserve (fenced by the claim); call out; record and complete.
   const create = {
@@ -29,7 +33,7 @@ export default async function payoutRoutes(base: FastifyInstance, options: { sql
     async (request, reply) =>
       reply.idempotent(async (operation) => {
         const payout = await operation.reserve((tx) =>
-          reservePayout(tx, request.account.id, request.body, operation.id),
+          reservePayout(tx, request.account.id, request.body, operation.id, clock()),
         )
         const outcome = await operation
           .callOut((idempotencyKey) => processor.payout(payoutCall(payout, idempotencyKey)))

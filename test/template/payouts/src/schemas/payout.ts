@@ -18,9 +18,11 @@ export const Payout = Type.Object(
     amount_cents: AmountCents,
     currency: Currency,
     description: Type.Union([Type.String(), Type.Null()]),
-    status: Type.Enum(['pending', 'paid', 'failed'], {
+    status: Type.Enum(['pending', 'paid', 'failed', 'canceled'], {
       description:
-        '`pending` from the moment its amount is taken from the balance until the processor’s answer is recorded.',
+        '`pending` from the moment its amount is taken from the balance until the processor’s answer is recorded; ' +
+        '`failed`: the processor refused it, and its amount is back in the balance; `canceled`: it never reached ' +
+        'the processor (its answer was lost, and it had not seen it), and its amount is back in the balance.',
     }),
     failure_code: Type.Union([Type.String(), Type.Null()]),
     processor_reference: Type.Union([Type.String(), Type.Null()]),

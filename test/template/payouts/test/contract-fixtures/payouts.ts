@@ -1,20 +1,18 @@
 // Payouts for the contract tests (test/contract-fixtures/fixture.ts): a payout needs a funded balance before its
-// valid body can succeed, and a payout id is made by paying one out.
-import type { Sql } from '../../src/db/connect.js'
+// valid body can succeed (a charge funds it, available at once in the contract tests), and a payout id is made by
+// paying one out.
 import type { TestAccount } from '../helpers/app.js'
 import type { ContractFixture } from './fixture.js'
 
-const fund = async (user: TestAccount, sql: Sql) => {
-  await sql`
-    insert into payout_balances (account_id, currency, available_cents) values (${user.id}, 'usd', 100000)
-    on conflict (account_id, currency) do update set available_cents = excluded.available_cents`
+const fund = async (user: TestAccount) => {
+  await user.post('/v1/charges', { amount_cents: 100_000, currency: 'usd', source: 'pm_card_visa' })
 }
 
 export const fixture: ContractFixture = {
   prepare: { createPayout: fund },
   ids: {
-    PayoutId: async (user, _operationId, sql) => {
-      await fund(user, sql)
+    PayoutId: async (user) => {
+      await fund(user)
       return (await user.post('/v1/payouts', { amount_cents: 100, currency: 'usd' })).json().id as string
     },
   },

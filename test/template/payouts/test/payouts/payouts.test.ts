@@ -1,5 +1,7 @@
-// Payouts against a balance, a fork's money-moving resource (docs/extending.md): paid once per key, never more than
-// the balance holds even when payouts race, a refusal frees the key, and a lost answer settles itself.
+// Payouts against the ledger's balance, a fork's money-moving resource (docs/extending.md): paid once per key,
+// never more than the available balance holds even when payouts race, a refusal frees the key, a lost answer settles
+// itself, and a balance the processor took below zero on its own (a dispute lost after the money left) is shown and
+// refuses new payouts with a 422, never a 500. Charges fund the balance, at once here (no fee, no delay).
 import { pino } from 'pino'
 import { describe, expect, it } from 'vitest'
 import { recoverAbandonedClaims } from '../../src/recovery/recover-abandoned-claims.js'
@@ -7,7 +9,10 @@ import { recoveries } from '../../src/recovery/registry.js'
 import { controllableProcessor, useTestApp, type TestAccount } from '../helpers/app.js'
 
 const processor = controllableProcessor()
-const suite = useTestApp({ processor: processor.factory })
+const suite = useTestApp({
+  processor: processor.factory,
+  config: { FEE_PERCENT_BASIS_POINTS: 0, FEE_FIXED_CENTS: 0, DISPUTE_FEE_CENTS: 1500, FUNDS_AVAILABLE_AFTER_DAYS: 0 },
+})
 const recover = () =>
   recoverAbandonedClaims(
     suite.context.sql,
@@ -16,23 +21,26 @@ const recover = () =>
     pino({ level: 'silent' }),
   )
 
-async function fundedAccount(cents: number): Promise<TestAccount> {
+/** An account whose balance a charge of `cents` funded; the charge's processor reference. */
+async function fundedAccount(cents: number): Promise<TestAccount & { funding: string }> {
   const user = await suite.context.newAccount()
-  await suite.context
-    .sql`insert into payout_balances (account_id, currency, available_cents) values (${user.id}, 'usd', ${cents})`
-  return user
+  const charge = await user.post('/v1/charges', { amount_cents: cents, currency: 'usd', source: 'pm_card_visa' })
+  expect(charge.statusCode).toBe(201)
+  return Object.assign(user, { funding: charge.json().processor_reference as string })
 }
+/** What GET /v1/balance says is available in usd. */
 const balance = async (user: TestAccount) =>
-  Number(
-    (await suite.context.sql`select available_cents from payout_balances where account_id = ${user.id}`)[0]!
-      .available_cents,
-  )
+  (await user.get('/v1/balance')).json().available.find((funds: { currency: string }) => funds.currency === 'usd')
+    ?.amount_cents
 const payout = (amount_cents: number) => ({ amount_cents, currency: 'usd' })
 
 describe('POST /v1/payouts', () => {
   it('when a payout is made, then it is paid once, its retry replays it, and the balance and the event say so', async () => {
     const user = await fundedAccount(10_000)
     const first = await user.post('/v1/payouts', payout(2500), { key: 'payout-1' })
+    // Its row first: what is missing from the database (the migration) is named here, not as a 500.
+    const rows = await suite.context.sql`select status, amount_cents from payouts where account_id = ${user.id}`
+    expect(rows).toEqual([{ status: 'paid', amount_cents: 2500 }])
     expect(first.statusCode, first.body).toBe(201)
     expect(first.json()).toMatchObject({ object: 'payout', status: 'paid', amount_cents: 2500 })
     const retry = await user.post('/v1/payouts', payout(2500), { key: 'payout-1' })
@@ -71,5 +79,39 @@ describe('POST /v1/payouts', () => {
     const replay = await user.post('/v1/payouts', payout(1000), { key: 'payout-lost' })
     expect(replay.statusCode).toBe(201)
     expect(replay.headers['idempotent-replayed']).toBe('true')
+    // The one the processor never saw is canceled, and the ledger shows its amount taken and given back.
+    const listed = (await user.get('/v1/payouts')).json().data
+    expect(listed.map((each: { status: string; amount_cents: number }) => [each.status, each.amount_cents])).toEqual([
+      ['canceled', 2000],
+      ['paid', 1000],
+    ])
+    const canceled = listed[0].id
+    const moved = (await user.get(`/v1/balance_transactions?source=${canceled}`)).json().data
+    expect(moved.map((txn: { type: string; amount_cents: number }) => [txn.type, txn.amount_cents])).toEqual([
+      ['payout_failure', 2000],
+      ['payout', -2000],
+    ])
+  })
+
+  it('when a dispute is lost after the balance was paid out, then the balance shows below zero and a payout is refused with a 422', async () => {
+    const user = await fundedAccount(4000)
+    expect((await user.post('/v1/payouts', payout(4000))).statusCode).toBe(201)
+    const dispute = (path: string, body: object = {}) =>
+      suite.context.app.inject({
+        method: 'POST',
+        url: `/simulated-processor/payments/${user.funding}/${path}`,
+        payload: body,
+      })
+    expect((await dispute('dispute')).statusCode).toBe(200)
+    expect((await dispute('dispute/close', { outcome: 'lost' })).statusCode).toBe(200)
+
+    expect(await balance(user)).toBe(-4000 - 1500)
+    const refused = await user.post('/v1/payouts', payout(100))
+    expect(refused.statusCode).toBe(422)
+    expect(refused.json().type).toMatch(/\/payout-exceeds-balance$/)
+    // A new charge pays the debt first.
+    await user.post('/v1/charges', { amount_cents: 6000, currency: 'usd', source: 'pm_card_visa' })
+    expect(await balance(user)).toBe(500)
+    expect((await user.post('/v1/payouts', payout(500))).statusCode).toBe(201)
   })
 })

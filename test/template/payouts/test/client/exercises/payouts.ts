@@ -1,8 +1,9 @@
 // Payouts through the client, for the client test's every-operation check (test/client/exercises/exercise.ts).
 import type { ClientExercise } from './exercise.js'
 
-export const exercise: ClientExercise = async (client, { sql, accountId }) => {
-  await sql`insert into payout_balances (account_id, currency, available_cents) values (${accountId}, 'usd', 10000)`
+export const exercise: ClientExercise = async (client) => {
+  // A charge funds the balance (available at once in the client test).
+  await client.charges.create({ amount_cents: 10_000, currency: 'usd', source: 'pm_card_visa' })
   const paid = await client.payouts.create({ amount_cents: 1000, currency: 'usd' })
   if ((await client.payouts.retrieve(paid.data.id)).data.id !== paid.data.id)
     throw new Error('the payout retrieved is not the one made')
