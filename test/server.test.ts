@@ -181,8 +181,8 @@ describe('the server process', () => {
   }, 150_000)
 
   it('when it gets SIGTERM with a charge in flight, then that charge completes and the process exits 0', async () => {
-    // The request's deadline is not what this is about: room for a loaded machine.
-    const live = await server({ REQUEST_TIMEOUT_MS: '10000' })
+    // The request's deadline is not what this is about: room for a loaded machine (a lease outlasts a deadline).
+    const live = await server({ REQUEST_TIMEOUT_MS: '10000', IDEMPOTENCY_LEASE_SECONDS: '10' })
     const inFlight = charge(live.url, 'drain-1')
     await until(async () => (await keyRow('drain-1')) !== undefined)
     live.child.kill('SIGTERM')

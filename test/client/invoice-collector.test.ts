@@ -74,9 +74,9 @@ describe('the invoice collector', () => {
     ])
     expect(processor.calls.slice(callsBefore)).toHaveLength(1)
     expect(second.output()).toMatch(/unlocked the jobs of dead worker pools: pool-/)
-    expect(second.output()).toContain(
-      `${added.id} paid by ${charges[0]!.id} (key charge:${added.id}:attempt:1, replayed)`,
-    )
+    // Its log line comes after the invoice's row is written, through a pipe: waited for, not assumed.
+    const said = `${added.id} paid by ${charges[0]!.id} (key charge:${added.id}:attempt:1, replayed)`
+    await until(async () => second.output().includes(said), 15_000)
     second.child.kill('SIGTERM')
     await second.exited
   }, 60_000)
