@@ -119,6 +119,15 @@ export const workerJobFailures = new Counter({
   registers,
 })
 
+export const balancesOverdrawn = new Counter({
+  name: 'ledger_balances_overdrawn_total',
+  help:
+    'Times the processor took money on its own (a dispute) that left an account’s available balance below zero ' +
+    '(paid out, or not available yet): money the account owes, which its next charges pay back first (docs/ledger.md)',
+  labelNames: ['cause'] as const,
+  registers,
+})
+
 export const payoutsApplied = new Counter({
   name: 'payouts_applied_total',
   help: "News of the processor's payouts applied to the ledger, by what it told (in_transit, paid, failed)",

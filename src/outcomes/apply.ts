@@ -5,7 +5,9 @@
 // this service did not make is ignored; neither is dropped silently (src/outcomes/inbox.ts keeps both).
 import type { Transaction } from '../db/connect.js'
 import { insertEvent } from '../events/events.js'
-import { addRefunded, lockChargeById, moveCharge, setDispute, toCharge } from '../charges/repository.js'
+import { addRefunded, type ChargeRow, lockChargeById, moveCharge, setDispute, toCharge } from '../charges/repository.js'
+import { availableOf } from '../ledger/repository.js'
+import { balancesOverdrawn } from '../observability/metrics.js'
 import type { DisputeState, PaymentState, ProcessorChange, RefundState } from '../processor/later.js'
 import { chargeMove, type LaterSettings } from './charge-moves.js'
 import { applyPayout } from './payouts.js'
@@ -26,7 +28,8 @@ import {
 
 export type { LaterSettings }
 
-export type Applied = { status: 'applied' } | { status: 'waiting' | 'ignored'; note: string }
+/** `note`: why it waits or was ignored; for one applied, what an operator should know (a balance overdrawn). */
+export type Applied = { status: 'applied'; note?: string } | { status: 'waiting' | 'ignored'; note: string }
 
 const APPLIED: Applied = { status: 'applied' }
 const waiting = (note: string): Applied => ({ status: 'waiting', note })
@@ -131,10 +134,25 @@ async function applyDispute(tx: Transaction, dispute: DisputeState, settings: La
   // The processor withdraws a dispute's amount and fee when it opens, and gives the amount back if it is won. A
   // dispute first told as won was opened all the same: both post, each once.
   const money = { reference: dispute.reference, amountCents: dispute.amountCents }
-  await postDisputeWithdrawal(tx, settings.pricing, charge, money)
+  const withdrawn = await postDisputeWithdrawal(tx, settings.pricing, charge, money)
   if (dispute.status === 'won') await postDisputeReversal(tx, charge, money)
   const closed = dispute.status === 'won' || dispute.status === 'lost'
   const type = closed ? 'charge.dispute.closed' : current ? 'charge.dispute.updated' : 'charge.dispute.created'
   await insertEvent(tx, charge.account_id, type, { object: toCharge(moved) })
-  return APPLIED
+  return withdrawn ? overdrawnBy(tx, charge, `dispute ${dispute.reference}`) : APPLIED
+}
+
+/**
+ * After the processor took money on its own: if the account's available balance is now below zero (its money was
+ * paid out before, or is not available yet), it is posted all the same, never refused, and said: the event's note,
+ * and a metric. New payouts wait until charges bring it back (docs/ledger.md).
+ */
+async function overdrawnBy(tx: Transaction, charge: ChargeRow, cause: string): Promise<Applied> {
+  const available = await availableOf(tx, charge.account_id, charge.currency, new Date())
+  if (available >= 0) return APPLIED
+  balancesOverdrawn.inc({ cause: cause.split(' ')[0] })
+  return {
+    status: 'applied',
+    note: `${cause} left account ${charge.account_id}'s ${charge.currency} balance at ${available}`,
+  }
 }

@@ -65,9 +65,10 @@ async function applyAll(tx: Transaction, event: ProcessorEvent, settings: LaterS
   await lockPayments(tx, event.changes)
   const results: Applied[] = []
   for (const change of event.changes) results.push(await applyChange(tx, change, settings))
-  const notes = results.flatMap((result) => ('note' in result ? [result.note] : []))
+  const notes = results.flatMap((result) => (result.note ? [result.note] : []))
   if (results.some((result) => result.status === 'waiting')) return { status: 'waiting', note: notes.join('; ') }
-  if (results.some((result) => result.status === 'applied')) return { status: 'applied' }
+  if (results.some((result) => result.status === 'applied'))
+    return notes.length > 0 ? { status: 'applied', note: notes.join('; ') } : { status: 'applied' }
   return { status: 'ignored', note: notes.join('; ') || `nothing for the books in ${event.type}` }
 }
 
@@ -92,7 +93,7 @@ function lockedReference(change: ProcessorChange): string {
 const PAYMENT_LOCK_SPACE = 0x706179
 
 async function settle(tx: Transaction, id: string, result: Applied): Promise<Applied['status']> {
-  const note = 'note' in result ? result.note.slice(0, 500) : null
+  const note = result.note?.slice(0, 500) ?? null
   await tx`
     update processor_events set status = ${result.status}, note = ${note}, settled_at =
       ${result.status === 'waiting' ? null : new Date()}

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { postRefund } from '../../src/ledger/postings.js'
+import { registry } from '../../src/observability/metrics.js'
 import type { BalanceTransaction } from '../../src/schemas/balance.js'
 import { chargeBody, type TestAccount, useTestApp } from '../helpers/app.js'
 import { laterAt, type LaterAtProcessor } from '../helpers/later.js'
@@ -185,6 +186,29 @@ describe('balance transactions', () => {
     ])
     const fees = 2 * feeOf(2500) + 2 * 1500
     expect(await ledgerOf(user.id)).toEqual({ balance: 2500 - fees, processor: -2500, processor_fees: fees })
+  })
+
+  it('when a dispute takes more than is available, then it posts all the same, and its event and a metric say the balance is below zero', async () => {
+    const overdrawn = async () =>
+      Number(
+        /cause="dispute"} (\d+)/.exec(await registry.getSingleMetricAsString('ledger_balances_overdrawn_total'))?.[1] ??
+          0,
+      )
+    const before = await overdrawn()
+    const user = await suite.context.newAccount()
+    await user.post('/v1/charges', chargeBody({ source: 'pm_card_createDispute' }))
+    await later.delivered()
+    // The charge's net is pending for two days; the dispute's amount and fee leave the available balance at once.
+    expect((await user.get('/v1/balance')).json()).toMatchObject({
+      available: [{ amount_cents: -2500 - 1500, currency: 'usd' }],
+      pending: [{ amount_cents: 2500 - feeOf(2500), currency: 'usd' }],
+    })
+    const notes = await suite.context.sql<{ note: string }[]>`
+      select note from processor_events where status = 'applied' and note like ${`%account ${user.id}'s usd%`}`
+    expect(notes.map((row) => row.note)).toEqual([
+      expect.stringMatching(/^dispute \S+ left account .* balance at -4000$/),
+    ])
+    expect(await overdrawn()).toBe(before + 1)
   })
 
   it('when balance transactions are listed, then they page newest first and filter by type and source', async () => {
