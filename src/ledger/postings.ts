@@ -3,6 +3,7 @@
 // account's `balance` moves by the net; the `processor` account is the other side of what customers paid or got
 // back; `processor_fees` holds what the processor kept. Each cause posts once, however often it is told.
 import type { Transaction } from '../db/connect.js'
+import type { FeePart } from '../processor/later.js'
 import type { CapturedFunds } from '../processor/processor.js'
 import type { BalanceTransaction, FeeDetail } from '../schemas/balance.js'
 import { disputeFee, feeTotal, paymentFee, type Pricing } from './pricing.js'
@@ -30,19 +31,21 @@ export function postCapture(
     type: 'charge',
     source: charge.id,
     cents: amountCents,
-    fees: funds ? toldFees(funds, charge.currency) : paymentFee(pricing, amountCents, charge.currency),
+    fees: funds
+      ? toldFees(funds.fees, charge.currency, 'processor_fee')
+      : paymentFee(pricing, amountCents, charge.currency),
     availableAfterDays: pricing.availableAfterDays,
     availableOn: funds && new Date(funds.availableOn),
     movedAt,
   })
 }
 
-/** The processor's fee as the API shows it: every part of it its processing fee. */
-function toldFees(funds: CapturedFunds, currency: string): FeeDetail[] {
-  return funds.fees
+/** The fee the processor told, as the API shows it: every part of it of one type (its processing or dispute fee). */
+function toldFees(parts: FeePart[], currency: string, type: FeeDetail['type']): FeeDetail[] {
+  return parts
     .filter((part) => part.amountCents !== 0)
     .map((part) => ({
-      type: 'processor_fee',
+      type,
       amount_cents: part.amountCents,
       currency: currency as FeeDetail['currency'],
       description: part.description,
@@ -59,18 +62,21 @@ export function postRefundFailure(tx: Transaction, refund: Money & { id: string;
   return postMovement(tx, refund, { type: 'refund_failure', source: refund.id, cents: refund.amount_cents })
 }
 
-/** A dispute opened: its amount, and the processor's dispute fee, withdrawn from the balance at once. */
+/**
+ * A dispute opened: its amount, and the processor's dispute fee, withdrawn from the balance at once. The fee is the
+ * processor's when it told it (`fees`), the pricing's otherwise.
+ */
 export function postDisputeWithdrawal(
   tx: Transaction,
   pricing: Pricing,
   charge: Money,
-  dispute: { reference: string; amountCents: number },
+  dispute: { reference: string; amountCents: number; fees?: FeePart[] | undefined },
 ) {
   return postMovement(tx, charge, {
     type: 'dispute',
     source: dispute.reference,
     cents: -dispute.amountCents,
-    fees: disputeFee(pricing, charge.currency),
+    fees: dispute.fees ? toldFees(dispute.fees, charge.currency, 'dispute_fee') : disputeFee(pricing, charge.currency),
   })
 }
 

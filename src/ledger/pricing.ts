@@ -1,7 +1,7 @@
 // What the processor charges, and when money it collects becomes available: the fee schedule a posting of a
 // payment or a dispute reads when the processor did not say (src/ledger/postings.ts). The simulated processor has no
-// fees of its own: these are its fees. With Stripe, charges and captures post Stripe's own fee; a payment decided
-// later and a dispute post this schedule: set it to the account's pricing (docs/ledger.md, "Fees and availability").
+// fees of its own: these are its fees. With Stripe, charges, captures and disputes post Stripe's own fee; a payment
+// decided later posts this schedule: set it to the account's pricing (docs/ledger.md, "Fees and availability").
 import type { FeeDetail } from '../schemas/balance.js'
 
 export interface Pricing {

@@ -133,7 +133,7 @@ async function applyDispute(tx: Transaction, dispute: DisputeState, settings: La
   const moved = await setDispute(tx, charge, next)
   // The processor withdraws a dispute's amount and fee when it opens, and gives the amount back if it is won. A
   // dispute first told as won was opened all the same: both post, each once.
-  const money = { reference: dispute.reference, amountCents: dispute.amountCents }
+  const money = { reference: dispute.reference, amountCents: dispute.amountCents, fees: dispute.fees }
   const withdrawn = await postDisputeWithdrawal(tx, settings.pricing, charge, money)
   if (dispute.status === 'won') await postDisputeReversal(tx, charge, money)
   const closed = dispute.status === 'won' || dispute.status === 'lost'

@@ -42,6 +42,12 @@ export interface RefundState {
   failureReason?: string
 }
 
+/** A part of a fee the processor kept, in the payment's minor unit. */
+export interface FeePart {
+  amountCents: number
+  description: string
+}
+
 export interface DisputeState {
   object: 'dispute'
   reference: string
@@ -51,6 +57,8 @@ export interface DisputeState {
   /** What the customer disputes: the amount at risk. */
   amountCents: number
   reason: string
+  /** The fee the processor withdrew with it, when it told (Stripe: the withdrawal's balance transaction). */
+  fees?: FeePart[]
 }
 
 /** Where a payout is: on its way to the bank, arrived, or failed (the bank refused it; the money goes back). */

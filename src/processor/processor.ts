@@ -2,7 +2,7 @@
 // (docs/processors.md: how to write the next one); the rest of the service sees only these types and errors.
 import { Problem } from '../problems.js'
 import type { REFUSED_FIELDS } from '../schemas/problem-types.js'
-import type { LaterOutcomes } from './later.js'
+import type { FeePart, LaterOutcomes } from './later.js'
 
 /** What every money-moving call carries: who it is for, and the operation id the processor dedupes by. */
 interface Keyed {
@@ -43,7 +43,7 @@ export type NextAction =
  */
 export interface CapturedFunds {
   /** Its fee, in parts, in the payment's minor unit. */
-  fees: { amountCents: number; description: string }[]
+  fees: FeePart[]
   /** When the rest is available to pay out: ISO 8601. */
   availableOn: string
 }

@@ -1,7 +1,8 @@
 // Stripe's own fees (docs/ledger.md, "Fees and availability"): a charge or a capture posts what Stripe kept and the
-// day it makes the rest available, from the charge's balance transaction expanded in Stripe's answer, whatever the
-// pricing (FEE_*) says. A payment decided later (3-D Secure, a bank debit) is told by an event that carries no
-// balance transaction: it posts the pricing's fee, and the payout that carries it names the difference.
+// day it makes the rest available, from the charge's balance transaction expanded in Stripe's answer, and a dispute
+// the fee its event tells (the dispute's balance transactions), whatever the pricing (FEE_*) says. A payment decided
+// later (3-D Secure, a bank debit) is told by an event that carries no balance transaction: it posts the pricing's
+// fee, and the payout that carries it names the difference.
 import { beforeAll, describe, expect, it } from 'vitest'
 import { payoutReport } from '../../src/outcomes/payout-report.js'
 import { chargeBody, type TestAccount, useTestApp } from '../helpers/app.js'
@@ -10,7 +11,7 @@ import { useProcessor } from '../helpers/processors.js'
 
 const DAY = 86_400_000
 // Not the service's pricing (2.9% + 30, docs/operations.md): what an account of its own pricing pays Stripe.
-const STRIPE_PRICING = { percent: 0.015, fixed: 25 }
+const STRIPE_PRICING = { percent: 0.015, fixed: 25, dispute: 2000 }
 const stripeFee = (cents: number) => Math.round(cents * STRIPE_PRICING.percent) + STRIPE_PRICING.fixed
 const pricingFee = (cents: number) => Math.round(cents * 0.029) + 30
 
@@ -69,6 +70,30 @@ describe('fees from Stripe', () => {
     )
     expect(line).toMatchObject({ differences: [], fee_differences: [], difference_cents: 0 })
     expect(line?.fees_cents).toBe(stripeFee(10_000) + stripeFee(6_500))
+  })
+
+  it('when a dispute is lost, then the books withdraw the dispute fee Stripe kept, told with the dispute, and the payout that carries it agrees', async () => {
+    const account = await suite.context.newAccount()
+    const charge = (await account.post('/v1/charges', chargeBody({ amount_cents: 5_000 }))).json()
+    await later.dispute(charge.processor_reference)
+    await later.closeDispute(charge.processor_reference, 'lost')
+    await later.delivered()
+    const disputeId = (await account.get(`/v1/charges/${charge.id}`)).json().dispute.processor_reference
+    expect(await transactionOf(account, disputeId)).toMatchObject({
+      amount_cents: -5_000,
+      fee_cents: STRIPE_PRICING.dispute,
+      fee_details: [{ type: 'dispute_fee', amount_cents: STRIPE_PRICING.dispute, description: 'Dispute fee' }],
+    })
+
+    // Another charge, so that there is something to pay out.
+    await account.post('/v1/charges', chargeBody({ amount_cents: 10_000 }))
+    const payout = await later.payOut(new Date(Date.now() + 3 * DAY))
+    await later.reconcile()
+    const [line] = (await payoutReport(suite.context.sql, new Date(Date.now() - DAY))).filter(
+      (each) => each.payout === payout,
+    )
+    expect(line).toMatchObject({ differences: [], fee_differences: [], difference_cents: 0 })
+    expect(line?.fees_cents).toBe(stripeFee(5_000) + stripeFee(10_000) + STRIPE_PRICING.dispute)
   })
 
   it('when a payment is decided later (the customer authenticated), then it posts the pricing’s fee, and the payout that carries it names the difference', async () => {

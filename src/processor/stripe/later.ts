@@ -105,6 +105,8 @@ export function stripeLater(stripe: Stripe, options: { webhookSecret?: string | 
     if (!paymentReference) return undefined
     const chargeId = (await intentOf(paymentReference)).metadata.charge_id
     if (!chargeId) return undefined
+    // The funds withdrawn, with Stripe's dispute fee: its balance transaction, in the dispute's currency.
+    const withdrawn = dispute.balance_transactions.find((txn) => txn.amount < 0 && txn.currency === dispute.currency)
     return {
       object: 'dispute',
       reference: dispute.id,
@@ -113,6 +115,12 @@ export function stripeLater(stripe: Stripe, options: { webhookSecret?: string | 
       status: disputeStatus(dispute.status),
       amountCents: dispute.amount,
       reason: dispute.reason,
+      ...(withdrawn && {
+        fees: withdrawn.fee_details.map((part) => ({
+          amountCents: part.amount,
+          description: part.description ?? part.type,
+        })),
+      }),
     }
   }
 

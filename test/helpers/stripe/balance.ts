@@ -16,9 +16,11 @@ import type { StripeLedger } from './ledger.js'
 import { listOf, type Answer } from './lists.js'
 
 const DAY = 86_400
-/** Stripe's standard US card pricing (stripe.com/pricing): 2.9% + 30 cents; a test may give an account its own. */
-export const STANDARD_CARD_PRICING = { percent: 0.029, fixed: 30 }
-const DISPUTE_FEE = 1500
+/**
+ * Stripe's standard US card pricing (stripe.com/pricing): 2.9% + 30 cents a payment, 15.00 a dispute; a test may
+ * give an account its own.
+ */
+export const STANDARD_CARD_PRICING = { percent: 0.029, fixed: 30, dispute: 1500 }
 
 /** What Stripe holds of each balance transaction: the transaction, and the payout that carried it. */
 export class StripeBalance {
@@ -47,30 +49,7 @@ export class StripeBalance {
           amount: refund.amount,
         })
     }
-    for (const dispute of ledger.disputes.values()) {
-      const at = { source: dispute.id, currency: dispute.currency, available_on: dispute.created, type: 'adjustment' }
-      this.make(`dispute:${dispute.id}`, {
-        ...at,
-        reporting_category: 'dispute',
-        amount: -dispute.amount,
-        fee_details: [
-          {
-            amount: DISPUTE_FEE,
-            application: null,
-            currency: dispute.currency,
-            description: 'Dispute fee',
-            type: 'stripe_fee',
-          },
-        ],
-      })
-      if (dispute.status === 'won')
-        this.make(`dispute_reversal:${dispute.id}`, {
-          ...at,
-          reporting_category: 'dispute_reversal',
-          amount: dispute.amount,
-          fee_details: [],
-        })
-    }
+    for (const dispute of ledger.disputes.values()) this.ofDispute(dispute)
     for (const payout of ledger.payouts.values())
       if (payout.automatic && (payout.status === 'failed' || payout.status === 'canceled'))
         this.make(`payout_failure:${payout.id}`, {
@@ -106,6 +85,36 @@ export class StripeBalance {
       ],
       available_on: intent.created + 2 * DAY,
     })
+  }
+
+  /**
+   * A dispute's balance transactions (its `balance_transactions`): the funds withdrawn with the dispute fee when it
+   * opens, and reinstated (the fee kept) if it is won.
+   */
+  ofDispute(dispute: Stripe.Dispute): Stripe.BalanceTransaction[] {
+    const at = { source: dispute.id, currency: dispute.currency, available_on: dispute.created, type: 'adjustment' }
+    const withdrawn = this.make(`dispute:${dispute.id}`, {
+      ...at,
+      reporting_category: 'dispute',
+      amount: -dispute.amount,
+      fee_details: [
+        {
+          amount: this.pricing.dispute,
+          application: null,
+          currency: dispute.currency,
+          description: 'Dispute fee',
+          type: 'stripe_fee',
+        },
+      ],
+    })
+    if (dispute.status !== 'won') return [withdrawn]
+    const reinstated = this.make(`dispute_reversal:${dispute.id}`, {
+      ...at,
+      reporting_category: 'dispute_reversal',
+      amount: dispute.amount,
+      fee_details: [],
+    })
+    return [withdrawn, reinstated]
   }
 
   /**

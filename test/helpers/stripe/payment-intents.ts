@@ -271,6 +271,7 @@ export function openDispute(ledger: StripeLedger, intent: Stripe.PaymentIntent):
   if (intent.status !== 'succeeded' || ledger.disputeOf(intent.id)) throw unexpectedState(intent, 'dispute')
   const dispute = disputeOf(intent, 'needs_response')
   ledger.disputes.set(dispute.id, dispute)
+  dispute.balance_transactions = ledger.balance.ofDispute(dispute)
   ledger.events.emit('charge.dispute.created', dispute)
   return dispute
 }
@@ -281,6 +282,7 @@ export function closeDispute(ledger: StripeLedger, intentId: string, outcome: 'w
   if (!dispute || dispute.status === 'won' || dispute.status === 'lost')
     throw invalidRequest(`PaymentIntent ${intentId} has no open dispute.`)
   dispute.status = outcome
+  dispute.balance_transactions = ledger.balance.ofDispute(dispute)
   ledger.events.emit('charge.dispute.closed', dispute)
   return dispute
 }

@@ -120,8 +120,8 @@ export async function startStripeServer(
     searchLagMs?: number
     port?: number /** Unset: bank debits settle only when a test says. */
     settleBankDebitsAfterMs?: number
-    /** The account's card pricing: its fee on each payment (unset: Stripe's standard, 2.9% + 30 cents). */
-    cardPricing?: { percent: number; fixed: number }
+    /** The account's card pricing: its fees on a payment and a dispute (unset: Stripe's standard, 2.9% + 30; 15.00). */
+    cardPricing?: { percent: number; fixed: number; dispute: number }
   } = {},
 ): Promise<StripeTestServer> {
   const secretKey = options.secretKey ?? `sk_test_${randomBytes(12).toString('hex')}`
