@@ -38,10 +38,10 @@ describe('POST /v1/payouts', () => {
   it('when a payout is made, then it is paid once, its retry replays it, and the balance and the event say so', async () => {
     const user = await fundedAccount(10_000)
     const first = await user.post('/v1/payouts', payout(2500), { key: 'payout-1' })
-    // Its row first: what is missing from the database (the migration) is named here, not as a 500.
+    // Its row read first: a table missing (the migration) is named here, not as a bare 500; a route missing, below.
     const rows = await suite.context.sql`select status, amount_cents from payouts where account_id = ${user.id}`
-    expect(rows).toEqual([{ status: 'paid', amount_cents: 2500 }])
     expect(first.statusCode, first.body).toBe(201)
+    expect(rows).toEqual([{ status: 'paid', amount_cents: 2500 }])
     expect(first.json()).toMatchObject({ object: 'payout', status: 'paid', amount_cents: 2500 })
     const retry = await user.post('/v1/payouts', payout(2500), { key: 'payout-1' })
     expect(retry.headers['idempotent-replayed']).toBe('true')
