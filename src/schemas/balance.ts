@@ -25,7 +25,10 @@ export const Balance = Type.Object(
   {
     object: Type.Literal('balance'),
     available: { ...Funds, description: 'What could be paid out now, per currency; negative when the account owes.' },
-    pending: { ...Funds, description: 'What is not available yet (before each transaction’s `available_on`).' },
+    pending: {
+      ...Funds,
+      description: 'What came in and is not available yet (before each transaction’s `available_on`).',
+    },
   },
   {
     title: 'Balance',
@@ -72,7 +75,9 @@ export const BalanceTransaction = Type.Object(
     net_cents: { ...SignedCents, description: '`amount_cents - fee_cents`: what the balance moved by.' },
     currency: Currency,
     available_on: { ...Timestamp, description: 'When the net is available to pay out.' },
-    status: Type.Enum(['pending', 'available'], { description: 'Whether `available_on` has come.' }),
+    status: Type.Enum(['pending', 'available'], {
+      description: 'Whether `available_on` has come; money out (a negative net) counts as available at once.',
+    }),
     payout: Type.Union([Type.String(), Type.Null()], {
       description: 'The payout (`po_…`) that carried it to the bank; `null` until one has.',
     }),
