@@ -17,7 +17,7 @@ import type {
 import { WebhookRefusedError } from '../later.js'
 import { withDeadline } from './client.js'
 import { toBoundaryError } from './errors.js'
-import { PAYOUT_EVENTS, type PayoutReading, payoutState } from './payouts.js'
+import { feePartsOf, PAYOUT_EVENTS, type PayoutReading, payoutState } from './payouts.js'
 
 /** How old a delivery's signature may be: Stripe's own default tolerance (docs.stripe.com/webhooks#replay-attacks). */
 const SIGNATURE_TOLERANCE_SECONDS = 300
@@ -115,12 +115,7 @@ export function stripeLater(stripe: Stripe, options: { webhookSecret?: string | 
       status: disputeStatus(dispute.status),
       amountCents: dispute.amount,
       reason: dispute.reason,
-      ...(withdrawn && {
-        fees: withdrawn.fee_details.map((part) => ({
-          amountCents: part.amount,
-          description: part.description ?? part.type,
-        })),
-      }),
+      ...(withdrawn && { fees: feePartsOf(withdrawn) }),
     }
   }
 

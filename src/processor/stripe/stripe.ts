@@ -21,6 +21,7 @@ import { ProcessorRequestError, ProcessorUnavailableError } from '../processor.j
 import { withDeadline } from './client.js'
 import { toBoundaryError } from './errors.js'
 import { stripeLater } from './later.js'
+import { feePartsOf } from './payouts.js'
 
 type ChargeKind = 'charge' | 'authorization'
 
@@ -49,23 +50,23 @@ export function createStripeProcessor(options: {
     })
 
   /**
-   * A PaymentIntent confirmed at once; a decline is its outcome, not an error. Its charge's balance transaction is
-   * expanded in the answer (what Stripe kept, and when the rest is available). Stripe compares every parameter of a
-   * request sent again under its key: one first sent without the expansion (by a version before it) is refused
-   * with it, and is sent again as it was first sent.
+   * A money-moving call with its charge's balance transaction expanded in the answer (what Stripe kept, and when
+   * the rest is available: fundsOf). Stripe compares every parameter of a request sent again under its key: one
+   * first sent without the expansion (by a version before it) is refused with it, and is sent again as it was first
+   * sent. Stripe's errors stay raw.
    */
+  const withFunds = <Params extends object, T>(send: (params: Params) => Promise<T>, params: Params): Promise<T> =>
+    bounded(() => send({ ...params, expand: FUNDS })).catch((error: unknown) => {
+      if (error instanceof Stripe.errors.StripeIdempotencyError) return bounded(() => send(params))
+      throw error
+    })
+
+  /** A PaymentIntent confirmed at once; a decline is its outcome, not an error. */
   async function createIntent(kind: ChargeKind, request: ChargeRequest): Promise<ChargeOutcome> {
-    const params = intentParams(kind, request)
-    const create = (sent: Stripe.PaymentIntentCreateParams) =>
-      bounded(() => stripe.paymentIntents.create(sent, { idempotencyKey: request.idempotencyKey }))
+    const create = (params: Stripe.PaymentIntentCreateParams) =>
+      stripe.paymentIntents.create(params, { idempotencyKey: request.idempotencyKey })
     try {
-      return chargeOutcome(
-        kind,
-        await create({ ...params, expand: FUNDS }).catch((error: unknown) => {
-          if (error instanceof Stripe.errors.StripeIdempotencyError) return create(params)
-          throw error
-        }),
-      )
+      return chargeOutcome(kind, await withFunds(create, intentParams(kind, request)))
     } catch (error) {
       if (error instanceof Stripe.errors.StripeCardError) return declined(error)
       throw toBoundaryError(error)
@@ -175,19 +176,11 @@ export function createStripeProcessor(options: {
         amount_to_capture: request.amountCents,
         metadata: { capture_operation_id: request.idempotencyKey },
       }
-      // As a charge's: the balance transaction expanded, and a capture first sent without it sent again as it was.
       const capture = (sent: Stripe.PaymentIntentCaptureParams) =>
-        bounded(() =>
-          stripe.paymentIntents.capture(request.chargeReference, sent, { idempotencyKey: request.idempotencyKey }),
-        )
-      const intent = await capture({ ...params, expand: FUNDS })
-        .catch((error: unknown) => {
-          if (error instanceof Stripe.errors.StripeIdempotencyError) return capture(params)
-          throw error
-        })
-        .catch((error: unknown) => {
-          throw toBoundaryError(error)
-        })
+        stripe.paymentIntents.capture(request.chargeReference, sent, { idempotencyKey: request.idempotencyKey })
+      const intent = await withFunds(capture, params).catch((error: unknown) => {
+        throw toBoundaryError(error)
+      })
       return settledWith(intent)
     },
     async void(request) {
@@ -272,7 +265,7 @@ function fundsOf(intent: Stripe.PaymentIntent): CapturedFunds | undefined {
   const txn = typeof charge === 'object' && charge !== null ? charge.balance_transaction : null
   if (typeof txn !== 'object' || txn === null || txn.currency !== intent.currency) return undefined
   return {
-    fees: txn.fee_details.map((part) => ({ amountCents: part.amount, description: part.description ?? part.type })),
+    fees: feePartsOf(txn),
     availableOn: new Date(txn.available_on * 1000).toISOString(),
   }
 }
