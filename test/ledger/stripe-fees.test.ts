@@ -30,6 +30,10 @@ describe('fees from Stripe', () => {
     return txn as { id: string; amount_cents: number; fee_cents: number; fee_details: unknown[]; available_on: string }
   }
 
+  /** The payout report's line of one payout. */
+  const reportOf = async (payout: string) =>
+    (await payoutReport(suite.context.sql, new Date(Date.now() - DAY))).find((each) => each.payout === payout)
+
   /** Stripe's own balance transaction of the payment, and its day available as the API writes it. */
   function stripeTransactionOf(reference: string) {
     const intent = processor.stripe().ledger.paymentIntent(reference)!
@@ -65,9 +69,7 @@ describe('fees from Stripe', () => {
     const payout = await later.payOut(new Date(Date.now() + 3 * DAY))
     await later.settlePayout(payout, 'paid')
     await later.reconcile()
-    const [line] = (await payoutReport(suite.context.sql, new Date(Date.now() - DAY))).filter(
-      (each) => each.payout === payout,
-    )
+    const line = await reportOf(payout)
     expect(line).toMatchObject({ differences: [], fee_differences: [], difference_cents: 0 })
     expect(line?.fees_cents).toBe(stripeFee(10_000) + stripeFee(6_500))
   })
@@ -89,9 +91,7 @@ describe('fees from Stripe', () => {
     await account.post('/v1/charges', chargeBody({ amount_cents: 10_000 }))
     const payout = await later.payOut(new Date(Date.now() + 3 * DAY))
     await later.reconcile()
-    const [line] = (await payoutReport(suite.context.sql, new Date(Date.now() - DAY))).filter(
-      (each) => each.payout === payout,
-    )
+    const line = await reportOf(payout)
     expect(line).toMatchObject({ differences: [], fee_differences: [], difference_cents: 0 })
     expect(line?.fees_cents).toBe(stripeFee(5_000) + stripeFee(10_000) + STRIPE_PRICING.dispute)
   })
@@ -107,9 +107,7 @@ describe('fees from Stripe', () => {
 
     const payout = await later.payOut(new Date(Date.now() + 3 * DAY))
     await later.reconcile()
-    const [line] = (await payoutReport(suite.context.sql, new Date(Date.now() - DAY))).filter(
-      (each) => each.payout === payout,
-    )
+    const line = await reportOf(payout)
     expect(line?.fee_differences).toEqual([
       expect.objectContaining({
         id: posted.id,
