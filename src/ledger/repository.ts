@@ -189,9 +189,14 @@ interface LedgerTransactionRow {
   net_cents: string
   currency: string
   available_on: Date
+  /** Whether it counts as available at the time asked (AVAILABLE, in the query that read it). */
+  available: boolean
   payout: string | null
   created_at: Date
 }
+
+/** A ledger transaction's columns, and whether it counts as available at `now`. */
+const withAvailability = (sql: Sql, now: Date) => sql`*, ${AVAILABLE(sql, now)} as available`
 
 /**
  * Holds the account's balance in one currency until the transaction ends: what spends it (reserveFromBalance) takes
@@ -241,8 +246,9 @@ export async function findBalanceTransaction(
   now: Date,
 ): Promise<BalanceTransaction | undefined> {
   const [row] = await sql<LedgerTransactionRow[]>`
-    select * from ledger_transactions where account_id = ${accountId} and id = ${id} and type <> 'payout_arrival'`
-  return row && toBalanceTransaction(row, now)
+    select ${withAvailability(sql, now)} from ledger_transactions
+    where account_id = ${accountId} and id = ${id} and type <> 'payout_arrival'`
+  return row && toBalanceTransaction(row)
 }
 
 export interface BalanceTransactionFilter {
@@ -263,11 +269,11 @@ export async function listBalanceTransactions(
   const scope = sql`account_id = ${accountId} and type <> 'payout_arrival'
     and (${type}::text is null or type = ${type}::text)
     and (${source}::text is null or source = ${source}::text) and (${payout}::text is null or payout = ${payout}::text)`
-  const found = await pageOf<LedgerTransactionRow>(sql, 'ledger_transactions', scope, page)
-  return found && { rows: found.rows.map((row) => toBalanceTransaction(row, now)), hasMore: found.hasMore }
+  const found = await pageOf<LedgerTransactionRow>(sql, 'ledger_transactions', scope, page, withAvailability(sql, now))
+  return found && { rows: found.rows.map(toBalanceTransaction), hasMore: found.hasMore }
 }
 
-function toBalanceTransaction(row: LedgerTransactionRow, now: Date): BalanceTransaction {
+function toBalanceTransaction(row: LedgerTransactionRow): BalanceTransaction {
   const currency = row.currency as BalanceTransaction['currency']
   return {
     id: row.id,
@@ -280,7 +286,7 @@ function toBalanceTransaction(row: LedgerTransactionRow, now: Date): BalanceTran
     net_cents: Number(row.net_cents),
     currency,
     available_on: row.available_on.toISOString(),
-    status: row.available_on <= now || Number(row.net_cents) < 0 ? 'available' : 'pending',
+    status: row.available ? 'available' : 'pending',
     payout: row.payout,
     created_at: row.created_at.toISOString(),
   }
