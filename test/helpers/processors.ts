@@ -66,8 +66,10 @@ export interface ProcessorChoice {
   stripe(): StripeTestServer
 }
 
-/** For a test file or describe block: the processor by name, with the Stripe test server run around it. */
-/** `stripeOptions`: how the Stripe test server is started (an account's own card pricing). */
+/**
+ * For a test file or describe block: the processor by name, with the Stripe test server run around it, started with
+ * `stripeOptions` (an account's own card pricing).
+ */
 export function useProcessor(
   name: 'simulated' | 'stripe',
   stripeOptions: Parameters<typeof startStripeServer>[0] = {},
