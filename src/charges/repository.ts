@@ -126,6 +126,12 @@ export async function lockChargeById(tx: Transaction, chargeId: string): Promise
   return row
 }
 
+/** Whether the books hold the charge, not captured yet (false when they do not hold it yet). */
+export async function isHeldUncaptured(sql: Sql, chargeId: string): Promise<boolean> {
+  const [row] = await sql<{ captured: boolean }[]>`select captured from charges where id = ${chargeId}`
+  return row?.captured === false
+}
+
 /** What a charge's writers name it by. */
 type ChargeKey = Pick<ChargeRow, 'account_id' | 'id'>
 

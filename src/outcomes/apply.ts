@@ -60,7 +60,8 @@ async function applyPayment(tx: Transaction, payment: PaymentState, settings: La
   const moved = await moveCharge(tx, charge, move.set)
   await insertEvent(tx, charge.account_id, move.event, { object: toCharge(moved) })
   // Captured at the processor (a debit settled, an authentication passed, a capture made in its dashboard).
-  if (moved.captured && !charge.captured) await postCapture(tx, settings.pricing, moved, moved.amount_captured_cents)
+  if (moved.captured && !charge.captured)
+    await postCapture(tx, settings.pricing, moved, moved.amount_captured_cents, { funds: payment.funds })
   return APPLIED
 }
 

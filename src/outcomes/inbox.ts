@@ -4,7 +4,8 @@
 // retries). One whose object is not in the books yet waits, and is applied again until it is.
 import type { Sql, Transaction } from '../db/connect.js'
 import { processorEvents } from '../observability/metrics.js'
-import type { ProcessorChange, ProcessorEvent } from '../processor/later.js'
+import { isHeldUncaptured } from '../charges/repository.js'
+import type { LaterOutcomes, ProcessorChange, ProcessorEvent } from '../processor/later.js'
 import { type Applied, applyChange, type LaterSettings } from './apply.js'
 
 export type Via = 'webhook' | 'reconciliation'
@@ -30,30 +31,59 @@ export async function acceptEvent(
   return status
 }
 
-/** Applies again the events that wait for their object, oldest first; how many of them applied now. */
-export async function retryWaitingEvents(sql: Sql, settings: LaterSettings, batchSize = 100): Promise<number> {
+/**
+ * A payment the processor captured on its own time (an authentication passed, a debit settled, a capture made in its
+ * dashboard): its event names the payment, not what the processor kept of it, so the fee and the day the rest is
+ * available are read from the processor first, outside the transaction (a call never holds one open). Only for a
+ * charge the books hold and have not captured: the event of a charge the service captured itself, told again by the
+ * reconciliation, or ahead of the answer it follows (the answer carries the funds), costs no call. One that waits is
+ * read again when it is applied again. Where the processor does not say, the pricing's fee is posted and the payout
+ * that carries it names any difference.
+ */
+export async function withCapturedFunds(
+  sql: Sql,
+  later: Pick<LaterOutcomes, 'fundsOf'> | undefined,
+  event: ProcessorEvent,
+): Promise<ProcessorEvent> {
+  const fundsOf = later?.fundsOf
+  if (!fundsOf) return event
+  const changes = await Promise.all(
+    event.changes.map(async (change) => {
+      if (change.object !== 'payment' || change.status !== 'succeeded' || !change.chargeId || change.funds)
+        return change
+      if (!(await isHeldUncaptured(sql, change.chargeId))) return change
+      const funds = await fundsOf(change)
+      return funds ? { ...change, funds } : change
+    }),
+  )
+  return { ...event, changes }
+}
+
+/**
+ * Applies again the events that wait for their object, oldest first (with what the processor kept of a payment it
+ * captured, read again: withCapturedFunds); how many of them applied now.
+ */
+export async function retryWaitingEvents(
+  sql: Sql,
+  settings: LaterSettings,
+  options: { later?: Pick<LaterOutcomes, 'fundsOf'>; batchSize?: number } = {},
+): Promise<number> {
   const waiting = await sql<
-    { id: string }[]
-  >`select id from processor_events where status = 'waiting' order by received_at limit ${batchSize}`
+    { id: string; type: string; changes: ProcessorEvent['changes']; processor_created_at: Date }[]
+  >`
+    select id, type, changes, processor_created_at from processor_events where status = 'waiting'
+      order by received_at limit ${options.batchSize ?? 100}`
   let applied = 0
-  for (const { id } of waiting) {
+  for (const row of waiting) {
+    const told = { id: row.id, type: row.type, createdAt: row.processor_created_at, changes: row.changes }
+    const event = await withCapturedFunds(sql, options.later, told)
     const status = await sql.begin(async (tx) => {
-      const [event] = await tx<
-        { id: string; type: string; changes: ProcessorEvent['changes']; processor_created_at: Date }[]
-      >`
-        select id, type, changes, processor_created_at from processor_events where id = ${id} and status = 'waiting'
-          for update skip locked`
-      if (!event) return undefined
-      await tx`update processor_events set attempts = attempts + 1 where id = ${id}`
-      return settle(
-        tx,
-        id,
-        await applyAll(
-          tx,
-          { id, type: event.type, createdAt: event.processor_created_at, changes: event.changes },
-          settings,
-        ),
-      )
+      // An event's changes never change once written: only whether it still waits is read again, under its lock.
+      const [still] = await tx`
+        select id from processor_events where id = ${row.id} and status = 'waiting' for update skip locked`
+      if (!still) return undefined
+      await tx`update processor_events set attempts = attempts + 1 where id = ${row.id}`
+      return settle(tx, row.id, await applyAll(tx, event, settings))
     })
     if (status === 'applied') applied++
   }

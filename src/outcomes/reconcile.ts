@@ -7,7 +7,7 @@ import type { Sql } from '../db/connect.js'
 import { processorEventsWaiting } from '../observability/metrics.js'
 import type { LaterOutcomes } from '../processor/later.js'
 import type { LaterSettings } from './apply.js'
-import { acceptEvent, retryWaitingEvents } from './inbox.js'
+import { acceptEvent, retryWaitingEvents, withCapturedFunds } from './inbox.js'
 import { theRow } from '../db/rows.js'
 
 /**
@@ -41,12 +41,13 @@ export async function pullEvents(
   const result: PullResult = { read: 0, fresh: 0, appliedFromWaiting: 0 }
   for await (const event of later.eventsSince(new Date(since.getTime() - OVERLAP_MS))) {
     result.read++
-    if ((await acceptEvent(sql, event, 'reconciliation', settings)) !== 'duplicate') result.fresh++
+    const read = await withCapturedFunds(sql, later, event)
+    if ((await acceptEvent(sql, read, 'reconciliation', settings)) !== 'duplicate') result.fresh++
     if (event.createdAt > newest) newest = event.createdAt
   }
   await sql`update reconciliation_cursors set events_since = ${newest}, last_run_at = now() where processor =
     ${later.name}`
-  result.appliedFromWaiting = await retryWaitingEvents(sql, settings)
+  result.appliedFromWaiting = await retryWaitingEvents(sql, settings, { later })
   const waiting = theRow(
     await sql<{ count: number }[]>`
       select count(*)::int as count from processor_events where status = 'waiting'`,

@@ -4,6 +4,8 @@
 // at least once, in any order, or not at all (and then only its list of events still has it). A processor's
 // events are translated here into changes the books understand; src/outcomes applies them.
 
+import type { CapturedFunds } from './processor.js'
+
 /** Where a payment is at the processor. */
 export type PaymentStatus = 'requires_action' | 'processing' | 'requires_capture' | 'succeeded' | 'failed' | 'canceled'
 export type RefundStatus = 'pending' | 'succeeded' | 'failed' | 'canceled'
@@ -26,6 +28,8 @@ export interface PaymentState {
   failureMessage?: string
   /** Why a canceled payment was: `expired` (its authorization lapsed at the processor) or `canceled`. */
   cancellation?: 'expired' | 'canceled'
+  /** What the processor kept of it once succeeded, read before its event is accepted (LaterOutcomes.fundsOf). */
+  funds?: CapturedFunds
 }
 
 export interface RefundState {
@@ -131,6 +135,13 @@ export interface LaterOutcomes {
    * payments that are not final yet, whatever their age).
    */
   statesSince(since: Date, payments: string[]): Promise<ProcessorStates>
+  /**
+   * What the processor kept of a payment it captured on its own time (an authentication passed, a debit settled, a
+   * capture made in its dashboard) and when the rest is available: its event names the payment, not its balance
+   * transaction. Unset for a processor whose fees are the pricing's (the simulated one); undefined when it has not
+   * said yet.
+   */
+  fundsOf?(payment: PaymentState): Promise<CapturedFunds | undefined>
 }
 
 /** A webhook delivery that is not the processor's: unsigned, signed with another secret, tampered, or stale. */

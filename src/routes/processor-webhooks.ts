@@ -4,7 +4,7 @@
 // the event is recorded (src/outcomes/inbox.ts): anything else, and the processor delivers it again.
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
-import { acceptEvent } from '../outcomes/inbox.js'
+import { acceptEvent, withCapturedFunds } from '../outcomes/inbox.js'
 import type { LaterSettings } from '../outcomes/apply.js'
 import type { Sql } from '../db/connect.js'
 import { type LaterOutcomes, WebhookRefusedError } from '../processor/later.js'
@@ -77,19 +77,24 @@ export default async function processorWebhookRoutes(
           'processor-sends-no-webhooks',
           `The ${later.name} processor sends no webhooks: its events are read from its list.`,
         )
-      const event = await later.receive(request.body as Buffer, request.headers).catch((error: unknown) => {
-        if (error instanceof WebhookRefusedError)
-          throw new Problem('webhook-signature-invalid', `Not applied: ${error.message}`)
-        // Reading it needed the processor (a charge.refunded lists its refunds), which did not answer: sent again.
-        if (error instanceof ProcessorUnavailableError) {
-          throw new Problem(
-            'service-unavailable',
-            'Reading this event needed the processor, which did not answer; nothing was recorded.',
-            { headers: { 'retry-after': '5' } },
-          )
-        }
-        throw error
-      })
+      const received = later.receive(request.body as Buffer, request.headers)
+      // A payment captured at the processor: what it kept is read from it (src/outcomes/inbox.ts).
+      const event = await received
+        .then((told) => withCapturedFunds(sql, later, told))
+        .catch((error: unknown) => {
+          if (error instanceof WebhookRefusedError)
+            throw new Problem('webhook-signature-invalid', `Not applied: ${error.message}`)
+          // Reading it needed the processor (a charge.refunded lists its refunds, a payment captured there its fee),
+          // which did not answer: sent again.
+          if (error instanceof ProcessorUnavailableError) {
+            throw new Problem(
+              'service-unavailable',
+              'Reading this event needed the processor, which did not answer; nothing was recorded.',
+              { headers: { 'retry-after': '5' } },
+            )
+          }
+          throw error
+        })
       request.log.info({ processor_event: event.id, type: event.type }, 'processor webhook received')
       return { received: true as const, status: await acceptEvent(sql, event, 'webhook', settings) }
     },

@@ -4,7 +4,6 @@
 // told has arrived; reconcile() and compare() run what the worker's scheduled tasks run.
 import { loadConfig } from '../../src/config.js'
 import { chargeSettingsOf } from '../../src/ledger/pricing.js'
-import Stripe from 'stripe'
 import { expect } from 'vitest'
 import { pino } from 'pino'
 import type { TestContext } from './app.js'
@@ -14,6 +13,7 @@ import { compareWithProcessor, type Comparison } from '../../src/outcomes/compar
 import { pullEvents, type PullResult } from '../../src/outcomes/reconcile.js'
 import { retryWaitingEvents } from '../../src/outcomes/inbox.js'
 import { simulatedControlsOf } from '../../src/processor/simulated.js'
+import { dashboardOf } from './stripe/dashboard.js'
 
 export const LATER_SETTINGS = chargeSettingsOf(loadConfig({}))
 
@@ -112,7 +112,7 @@ export async function laterAt(
     await server.webhooks.idle()
     // A webhook that overtook the answer it follows waits for its charge: the scheduled reconciliation applies it
     // again; here, at once.
-    await retryWaitingEvents(context.sql, LATER_SETTINGS)
+    await retryWaitingEvents(context.sql, LATER_SETTINGS, { later: context.processor.later })
   }
   const then = async (act: () => unknown) => {
     await act()
@@ -127,13 +127,7 @@ export async function laterAt(
       server.webhooks.clearFaults()
     }
   }
-  // Stripe's Dashboard does what its API does, under no key of the service's.
-  const dashboard = new Stripe(server.secretKey, {
-    host: '127.0.0.1',
-    port: Number(new URL(server.url).port),
-    protocol: 'http',
-    maxNetworkRetries: 0,
-  })
+  const dashboard = dashboardOf(server)
   return {
     async authenticate(nextActionUrl, succeeded) {
       const response = await fetch(nextActionUrl, {

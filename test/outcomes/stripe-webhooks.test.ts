@@ -2,10 +2,10 @@
 // the very bytes, within 5 minutes, is applied; each event is applied once however often it arrives, in whatever
 // order; one that overtakes the answer it follows waits and is applied later; one about an object the service did
 // not make changes nothing. And the comparison reports what disagrees, without changing the books.
+import type Stripe from 'stripe'
 import { randomUUID } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import { pino } from 'pino'
-import Stripe from 'stripe'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { chargeBody, useTestApp } from '../helpers/app.js'
 import { laterAt, type LaterAtProcessor } from '../helpers/later.js'
@@ -13,6 +13,7 @@ import { useProcessor } from '../helpers/processors.js'
 import { compareWithProcessor } from '../../src/outcomes/compare.js'
 import { registry } from '../../src/observability/metrics.js'
 import { unixNow } from '../helpers/stripe/ids.js'
+import { dashboardOf } from '../helpers/stripe/dashboard.js'
 
 const MANDATE = { ip_address: '203.0.113.7', user_agent: 'Mozilla/5.0 (test)' }
 
@@ -177,11 +178,7 @@ describe('POST /processor/webhooks: only what Stripe signed', () => {
 
   it('when an event is about a payment the service did not make, then it is recorded as ignored, and changes nothing', async () => {
     const stripe = processor.stripe()
-    const client = new Stripe(stripe.secretKey, {
-      host: '127.0.0.1',
-      port: Number(new URL(stripe.url).port),
-      protocol: 'http',
-    })
+    const client = dashboardOf(stripe)
     const before = await suite.context.sql`select count(*)::int as count from events`
     const outside = await client.paymentIntents.create({
       amount: 900,
@@ -206,11 +203,7 @@ describe('the comparison with Stripe', () => {
     const paid = (await suite.account.post('/v1/charges', chargeBody({ amount_cents: 4200 }))).json()
     // The books are changed behind the service's back; and Stripe has a payment made for a charge the books never got.
     await suite.context.sql`update charges set amount_captured_cents = 4000 where id = ${paid.id}`
-    const client = new Stripe(stripe.secretKey, {
-      host: '127.0.0.1',
-      port: Number(new URL(stripe.url).port),
-      protocol: 'http',
-    })
+    const client = dashboardOf(stripe)
     const stray = await client.paymentIntents.create({
       amount: 3100,
       currency: 'usd',

@@ -17,7 +17,8 @@ import type {
 import { WebhookRefusedError } from '../later.js'
 import { withDeadline } from './client.js'
 import { toBoundaryError } from './errors.js'
-import { feePartsOf, PAYOUT_EVENTS, type PayoutReading, payoutState } from './payouts.js'
+import { capturedFunds, FUNDS, feePartsOf } from './funds.js'
+import { PAYOUT_EVENTS, type PayoutReading, payoutState } from './payouts.js'
 
 /** How old a delivery's signature may be: Stripe's own default tolerance (docs.stripe.com/webhooks#replay-attacks). */
 const SIGNATURE_TOLERANCE_SECONDS = 300
@@ -183,6 +184,9 @@ export function stripeLater(stripe: Stripe, options: { webhookSecret?: string | 
         }
         return { payments: [...payments.values()], refunds }
       })
+    },
+    async fundsOf(payment) {
+      return capturedFunds(await listing(() => stripe.paymentIntents.retrieve(payment.reference, { expand: FUNDS })))
     },
   }
 }

@@ -4,7 +4,7 @@
 // payout.reconciliation_completed. Before that the payout is told without what it carries. A manual payout carries
 // nothing Stripe can name (its maker's books account for it), and changes nothing here.
 import type Stripe from 'stripe'
-import type { CarriedTransaction, FeePart, PayoutState } from '../later.js'
+import type { CarriedTransaction, PayoutState } from '../later.js'
 
 export const PAYOUT_EVENTS = new Set([
   'payout.created',
@@ -54,11 +54,6 @@ async function carriedBy(reading: PayoutReading, payout: string): Promise<Carrie
   for (const txn of listed.filter((each) => each.type !== 'payout').reverse())
     carried.push(await carriedOf(reading, txn))
   return carried
-}
-
-/** What Stripe kept, part by part, of a balance transaction's money (a charge's, a dispute's withdrawal). */
-export function feePartsOf(txn: Stripe.BalanceTransaction): FeePart[] {
-  return txn.fee_details.map((part) => ({ amountCents: part.amount, description: part.description ?? part.type }))
 }
 
 async function carriedOf(reading: PayoutReading, txn: Stripe.BalanceTransaction): Promise<CarriedTransaction> {

@@ -5,7 +5,6 @@
 // account. Nothing Stripe-typed leaves this module: the service sees outcomes and the boundary's errors.
 import Stripe from 'stripe'
 import type {
-  CapturedFunds,
   CaptureRequest,
   ChargeOutcome,
   ChargeRequest,
@@ -21,7 +20,7 @@ import { ProcessorRequestError, ProcessorUnavailableError } from '../processor.j
 import { withDeadline } from './client.js'
 import { toBoundaryError } from './errors.js'
 import { stripeLater } from './later.js'
-import { feePartsOf } from './payouts.js'
+import { FUNDS, capturedFunds } from './funds.js'
 
 type ChargeKind = 'charge' | 'authorization'
 
@@ -51,7 +50,7 @@ export function createStripeProcessor(options: {
 
   /**
    * A money-moving call with its charge's balance transaction expanded in the answer (what Stripe kept, and when
-   * the rest is available: fundsOf). Stripe compares every parameter of a request sent again under its key: one
+   * the rest is available: capturedFunds). Stripe compares every parameter of a request sent again under its key: one
    * first sent without the expansion (by a version before it) is refused with it, and is sent again as it was first
    * sent. Stripe's errors stay raw.
    */
@@ -252,27 +251,9 @@ function intentParams(kind: ChargeKind, request: ChargeRequest): Stripe.PaymentI
   }
 }
 
-/** What a charge or a capture asks Stripe to expand in its answer: what it kept of the money (fundsOf). */
-const FUNDS = ['latest_charge.balance_transaction']
-
-/**
- * What Stripe kept of a PaymentIntent's captured money and when the rest is available, from its charge's balance
- * transaction, when the answer expanded it. Left out when it is in another currency than the payment (Stripe
- * converted it to the account's): the books post the payment's own currency, by the pricing.
- */
-function fundsOf(intent: Stripe.PaymentIntent): CapturedFunds | undefined {
-  const charge = intent.latest_charge
-  const txn = typeof charge === 'object' && charge !== null ? charge.balance_transaction : null
-  if (typeof txn !== 'object' || txn === null || txn.currency !== intent.currency) return undefined
-  return {
-    fees: feePartsOf(txn),
-    availableOn: new Date(txn.available_on * 1000).toISOString(),
-  }
-}
-
 /** A capture's outcome: the PaymentIntent, and what Stripe kept of what it captured. */
 function settledWith(intent: Stripe.PaymentIntent): SettlementOutcome {
-  const funds = fundsOf(intent)
+  const funds = capturedFunds(intent)
   return { processorReference: intent.id, ...(funds ? { funds } : {}) }
 }
 
@@ -280,7 +261,7 @@ function settledWith(intent: Stripe.PaymentIntent): SettlementOutcome {
 function chargeOutcome(kind: ChargeKind, intent: Stripe.PaymentIntent): ChargeOutcome {
   const succeeded = kind === 'authorization' ? intent.status === 'requires_capture' : intent.status === 'succeeded'
   if (succeeded) {
-    const funds = kind === 'charge' ? fundsOf(intent) : undefined
+    const funds = kind === 'charge' ? capturedFunds(intent) : undefined
     return { status: 'succeeded', processorReference: intent.id, ...(funds ? { funds } : {}) }
   }
   const error = intent.last_payment_error
