@@ -28,8 +28,15 @@ import {
 
 export type { LaterSettings }
 
-/** `note`: why it waits or was ignored; for one applied, what an operator should know (a balance overdrawn). */
-export type Applied = { status: 'applied'; note?: string } | { status: 'waiting' | 'ignored'; note: string }
+/**
+ * `note`: why it waits or was ignored; for one applied, what an operator should know (a balance overdrawn).
+ * `afterCommit`: the metrics it counts, once its transaction has committed (counted inside it, an attempt that
+ * rolled back, or a webhook answered 500 and delivered again, would count twice).
+ */
+export type Applied = { afterCommit?: (() => void)[] } & (
+  | { status: 'applied'; note?: string }
+  | { status: 'waiting' | 'ignored'; note: string }
+)
 
 const APPLIED: Applied = { status: 'applied' }
 const waiting = (note: string): Applied => ({ status: 'waiting', note })
@@ -151,9 +158,9 @@ async function applyDispute(tx: Transaction, dispute: DisputeState, settings: La
 async function overdrawnBy(tx: Transaction, charge: ChargeRow, cause: string): Promise<Applied> {
   const available = await availableOf(tx, charge.account_id, charge.currency, new Date())
   if (available >= 0) return APPLIED
-  balancesOverdrawn.inc({ cause: cause.split(' ')[0] })
   return {
     status: 'applied',
     note: `${cause} left account ${charge.account_id}'s ${charge.currency} balance at ${available}`,
+    afterCommit: [() => balancesOverdrawn.inc({ cause: cause.split(' ')[0] })],
   }
 }

@@ -18,15 +18,16 @@ export async function acceptEvent(
   via: Via,
   settings: LaterSettings,
 ): Promise<Accepted> {
-  const status = await sql.begin(async (tx) => {
+  const result = await sql.begin(async (tx) => {
     const [fresh] = await tx`
       insert into processor_events (id, type, processor_created_at, received_via, changes, status)
       values (${event.id}, ${event.type}, ${event.createdAt}, ${via}, ${tx.json(event.changes as never)}, 'waiting')
       on conflict (id) do nothing
       returning id`
-    if (!fresh) return 'duplicate' as const
+    if (!fresh) return undefined
     return settle(tx, event.id, await applyAll(tx, event, settings))
   })
+  const status = result ? committed(result) : 'duplicate'
   processorEvents.inc({ via, status })
   return status
 }
@@ -77,7 +78,7 @@ export async function retryWaitingEvents(
   for (const row of waiting) {
     const told = { id: row.id, type: row.type, createdAt: row.processor_created_at, changes: row.changes }
     const event = await withCapturedFunds(sql, options.later, told)
-    const status = await sql.begin(async (tx) => {
+    const result = await sql.begin(async (tx) => {
       // An event's changes never change once written: only whether it still waits is read again, under its lock.
       const [still] = await tx`
         select id from processor_events where id = ${row.id} and status = 'waiting' for update skip locked`
@@ -85,7 +86,7 @@ export async function retryWaitingEvents(
       await tx`update processor_events set attempts = attempts + 1 where id = ${row.id}`
       return settle(tx, row.id, await applyAll(tx, event, settings))
     })
-    if (status === 'applied') applied++
+    if (result && committed(result) === 'applied') applied++
   }
   return applied
 }
@@ -96,9 +97,12 @@ async function applyAll(tx: Transaction, event: ProcessorEvent, settings: LaterS
   const results: Applied[] = []
   for (const change of event.changes) results.push(await applyChange(tx, change, settings))
   const notes = results.flatMap((result) => (result.note ? [result.note] : []))
-  if (results.some((result) => result.status === 'waiting')) return { status: 'waiting', note: notes.join('; ') }
+  // What the changes applied count, whether or not another change of the event waits: they are written.
+  const afterCommit = results.flatMap((result) => result.afterCommit ?? [])
+  if (results.some((result) => result.status === 'waiting'))
+    return { status: 'waiting', note: notes.join('; '), afterCommit }
   if (results.some((result) => result.status === 'applied'))
-    return notes.length > 0 ? { status: 'applied', note: notes.join('; ') } : { status: 'applied' }
+    return { status: 'applied', ...(notes.length > 0 && { note: notes.join('; ') }), afterCommit }
   return { status: 'ignored', note: notes.join('; ') || `nothing for the books in ${event.type}` }
 }
 
@@ -122,11 +126,17 @@ function lockedReference(change: ProcessorChange): string {
 /** The first key of the payment locks (any constant of its own): 'pay' in ASCII. */
 const PAYMENT_LOCK_SPACE = 0x706179
 
-async function settle(tx: Transaction, id: string, result: Applied): Promise<Applied['status']> {
+async function settle(tx: Transaction, id: string, result: Applied): Promise<Applied> {
   const note = result.note?.slice(0, 500) ?? null
   await tx`
     update processor_events set status = ${result.status}, note = ${note}, settled_at =
       ${result.status === 'waiting' ? null : new Date()}
     where id = ${id}`
+  return result
+}
+
+/** The event's transaction has committed: what its changes count is counted now, once; its status. */
+function committed(result: Applied): Applied['status'] {
+  for (const count of result.afterCommit ?? []) count()
   return result.status
 }

@@ -42,8 +42,7 @@ export async function applyPayout(tx: Transaction, payout: PayoutState): Promise
     }
     await markPaidOut(tx, accountId, share.ids, payout.reference)
   }
-  payoutsApplied.inc({ status: payout.status })
-  return { status: 'applied' }
+  return { status: 'applied', afterCommit: [() => payoutsApplied.inc({ status: payout.status })] }
 }
 
 interface Share {

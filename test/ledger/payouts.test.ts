@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import type { Sql } from '../../src/db/connect.js'
 import { pino } from 'pino'
 import { acceptEvent } from '../../src/outcomes/inbox.js'
+import { payoutsApplied } from '../../src/observability/metrics.js'
 import { comparePayouts, payoutReport } from '../../src/outcomes/payout-report.js'
 import type { PayoutState, ProcessorEvent } from '../../src/processor/later.js'
 import type { BalanceTransaction } from '../../src/schemas/balance.js'
@@ -229,6 +230,48 @@ describe('a payout', () => {
       { count: number },
     ]
     expect(count).toBe(0)
+  })
+
+  it('when an event’s transaction rolls back after its payout applied, then payouts_applied_total does not count it', async () => {
+    const user = await suite.context.newAccount()
+    const charge = (await user.post('/v1/charges', chargeBody({ amount_cents: 3_000 }))).json()
+    const payout = await payOut()
+    const dispute = {
+      object: 'dispute' as const,
+      reference: `dp_${charge.id}`,
+      paymentReference: charge.processor_reference,
+      chargeId: charge.id,
+      status: 'needs_response' as const,
+      amountCents: 1_000,
+      reason: 'fraudulent',
+    }
+    const told = (id: string, changes: ProcessorEvent['changes']) => ({
+      id,
+      type: 'test',
+      createdAt: new Date(),
+      changes,
+    })
+    expect(await acceptEvent(sql, told(`evt_${dispute.reference}`, [dispute]), 'webhook', LATER_SETTINGS)).toBe(
+      'applied',
+    )
+    const paid = async () =>
+      (await payoutsApplied.get()).values.find((value) => value.labels.status === 'paid')?.value ?? 0
+    const before = await paid()
+    // The payout told as paid, then the dispute told with another amount than the one posted: a contradiction the
+    // ledger refuses, and the whole event rolls back (the payout's arrival with it).
+    const contradicted = told(`evt_${payout.reference}_contradicted`, [
+      { ...payout, status: 'paid' },
+      { ...dispute, status: 'lost', amountCents: 2_000 },
+    ])
+    await expect(acceptEvent(sql, contradicted, 'webhook', LATER_SETTINGS)).rejects.toThrow(
+      /was posted as -?1000, and is now told as -?2000/,
+    )
+    expect(await ledgerOf(user.id)).not.toHaveProperty('bank')
+    expect(await paid()).toBe(before)
+    // Told again without the contradiction: it applies, and counts once.
+    const arrived = told(`evt_${payout.reference}_paid`, [{ ...payout, status: 'paid' }])
+    expect(await acceptEvent(sql, arrived, 'webhook', LATER_SETTINGS)).toBe('applied')
+    expect(await paid()).toBe(before + 1)
   })
 })
 
