@@ -2,21 +2,34 @@
 -- append-only, so a function redefined later lives in several of them; read it here. A migration that changes one
 -- changes this file in the same commit: test/db/functions.test.ts holds the two equal, and names what differs.
 
--- Completes an idempotency key with its response, fenced by the claim's token: the statement that completes a
--- request's key (src/idempotency/store.ts) and the recovery worker's. A claim taken over meanwhile (its lease ran
--- out) raises IK409, which rolls back the work recorded with it. An unsettled key never expires (its operation may
--- be downstream), so one settled after its TTL keeps its response a full TTL from now. Last defined by 0008.
+-- Completes idempotency keys with their responses, each fenced by its claim's token, in the order given: the
+-- statement that completes the keys of the requests sharing one transaction (src/idempotency/completions.ts), and
+-- the recovery worker's for one (src/idempotency/store.ts, completeKeys). A claim taken over meanwhile (its lease ran
+-- out) raises IK409, which rolls back the work recorded with it. An unsettled key never expires (its operation may be
+-- downstream), so one settled after its TTL keeps its response a full TTL from now. A loop of updates by id, each
+-- with the plan of an update by primary key. Last defined by 0016.
+create or replace function complete_idempotency_keys(p_ids bigint[], p_tokens uuid[], p_statuses smallint[], p_headers jsonb[], p_bodies bytea[])
+returns void language plpgsql as $$
+begin
+  for i in 1 .. coalesce(cardinality(p_ids), 0) loop
+    update idempotency_keys set
+      claim_token = null, locked_until = null, completed_at = now(), request = null,
+      response_status = p_statuses[i], response_headers = p_headers[i], response_body = p_bodies[i],
+      expires_at = greatest(expires_at, now() + (expires_at - created_at))
+    where id = p_ids[i] and claim_token = p_tokens[i];
+    if not found then
+      raise exception 'idempotency key % was taken over by another request', p_ids[i] using errcode = 'IK409';
+    end if;
+  end loop;
+end $$;
+
+-- The one-key form that versions before 0016 call, kept so that their instances still complete keys during a
+-- rolling deploy: the same statement, through the function above. Nothing of this version calls it. Last defined
+-- by 0016.
 create or replace function complete_idempotency_key(p_id bigint, p_token uuid, p_status smallint, p_headers jsonb, p_body bytea)
 returns void language plpgsql as $$
 begin
-  update idempotency_keys set
-    claim_token = null, locked_until = null, completed_at = now(), request = null,
-    response_status = p_status, response_headers = p_headers, response_body = p_body,
-    expires_at = greatest(expires_at, now() + (expires_at - created_at))
-  where id = p_id and claim_token = p_token;
-  if not found then
-    raise exception 'idempotency key % was taken over by another request', p_id using errcode = 'IK409';
-  end if;
+  perform complete_idempotency_keys(array[p_id], array[p_token], array[p_status], array[p_headers], array[p_body]);
 end $$;
 
 -- The webhook fan-out, in the transaction that writes an event: one delivery per enabled endpoint of the account

@@ -1,4 +1,5 @@
-// npm run bench:side-by-side -- [--b-sql=SQL] [--b-env=JSON] [--a-env=JSON] [--a-checkout=DIR] [--b-checkout=DIR]
+// npm run bench:side-by-side -- [--b-sql=SQL] [--a-sql=SQL] [--b-env=JSON] [--a-env=JSON] [--a-checkout=DIR]
+//   [--b-checkout=DIR]
 //   [--rounds=16] [--seconds=3] [--connections=20]
 // Is a change worth keeping? This service against itself, A without the change and B with it, each on its own
 // database of one PostgreSQL, new charges measured in interleaved rounds, and B/A read round by round. The change
@@ -17,6 +18,8 @@ const { values: args } = parseArgs({
     'a-env': { type: 'string', default: '{}' },
     'b-env': { type: 'string', default: '{}' },
     'b-sql': { type: 'string' },
+    // For an A checkout whose SQL this tree's migrations changed (a function redefined): put its own back in A.
+    'a-sql': { type: 'string' },
     'a-checkout': { type: 'string' },
     'b-checkout': { type: 'string' },
     rounds: { type: 'string', default: '16' },
@@ -36,7 +39,7 @@ const cpuTimes = () => {
 
 const cluster = await startBenchCluster()
 try {
-  const a = await cluster.database('side_a')
+  const a = await cluster.database('side_a', args['a-sql'])
   const b = await cluster.database('side_b', args['b-sql'])
   const sides = [
     {

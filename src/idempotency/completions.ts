@@ -6,7 +6,7 @@
 import type { Sql, Transaction } from '../db/connect.js'
 import { Batcher, type SharedStatements } from '../db/batcher.js'
 import { type RouteResponse, type StoredResponse, toStoredResponse } from './response.js'
-import { type Claim, completeKey } from './store.js'
+import { type Claim, completeKeys, type KeyCompletion } from './store.js'
 
 interface Completion {
   /** Null for a request sent without a key: its writes alone. */
@@ -38,26 +38,20 @@ export class Completions {
 }
 
 /**
- * One transaction for many completions: each work in turn, and its key's completion sent behind it without
- * waiting (nothing reads its answer; its failure aborts the transaction). Any failure rolls all of them back, and
- * the batcher then runs each completion alone, so that only the one that failed fails: a work may therefore run
- * twice, and must write only through `tx`.
+ * One transaction for many completions: each work in turn, then the keys' completions in one statement. Any failure
+ * rolls all of them back, and the batcher then runs each completion alone, so that only the one that failed fails:
+ * a work may therefore run twice, and must write only through `tx`.
  */
 async function completeTogether(sql: Sql, completions: Completion[]): Promise<StoredResponse[]> {
   return sql.begin(async (tx) => {
     const responses: StoredResponse[] = []
-    const completed: Promise<void>[] = []
+    const keys: KeyCompletion[] = []
     for (const { claim, work } of completions) {
       const response = toStoredResponse(await work(tx))
       responses.push(response)
-      if (claim) {
-        const done = completeKey(tx, claim, response)
-        // Awaited below, with the others; until then its failure must not count as unhandled.
-        done.catch(() => {})
-        completed.push(done)
-      }
+      if (claim) keys.push({ claim, response })
     }
-    await Promise.all(completed)
+    await completeKeys(tx, keys)
     return responses
   })
 }

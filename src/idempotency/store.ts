@@ -48,17 +48,29 @@ export interface Timing {
   recoveryGraceSeconds: number
 }
 
-/**
- * Completes the key with its response in the transaction that made the route's writes, so both commit or neither
- * does; fenced by the claim's token: if the claim was taken over meanwhile (our lease ran out),
- * complete_idempotency_key (db/functions.sql) raises IK409, which aborts the transaction (isTakenOver).
- */
-export async function completeKey(tx: Transaction, claim: Claim, response: StoredResponse): Promise<void> {
-  await tx`select complete_idempotency_key(${claim.rowId}, ${claim.token}, ${response.status},
-    ${tx.json(response.headers)}, ${response.body})`
+/** A key to complete: the claim that holds it, and the response it keeps. */
+export interface KeyCompletion {
+  claim: Claim
+  response: StoredResponse
 }
 
-/** The error of a completion whose claim another request took over (complete_idempotency_key, db/functions.sql). */
+/**
+ * Completes keys with their responses in the transaction that made the routes' writes, so both commit or neither
+ * does; one statement for all of them (the requests that share a transaction: src/idempotency/completions.ts).
+ * Each is fenced by its claim's token: if one was taken over meanwhile (its lease ran out),
+ * complete_idempotency_keys (db/functions.sql) raises IK409, which aborts the transaction (isTakenOver).
+ */
+export async function completeKeys(tx: Transaction, completions: KeyCompletion[]): Promise<void> {
+  if (completions.length === 0) return
+  // Headers go as text, cast in SQL: sent as jsonb[], each string would be encoded as JSON once more.
+  await tx`select complete_idempotency_keys(
+    ${completions.map(({ claim }) => claim.rowId)}::bigint[], ${completions.map(({ claim }) => claim.token)}::uuid[],
+    ${completions.map(({ response }) => response.status)}::smallint[],
+    ${completions.map(({ response }) => JSON.stringify(response.headers))}::text[]::jsonb[],
+    ${completions.map(({ response }) => response.body)}::bytea[])`
+}
+
+/** The error of a completion whose claim another request took over (complete_idempotency_keys, db/functions.sql). */
 export function isTakenOver(error: unknown): boolean {
   return (error as { code?: string } | null)?.code === 'IK409'
 }

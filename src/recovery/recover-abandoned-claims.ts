@@ -14,7 +14,7 @@ import type { Fragment } from 'postgres'
 import type { Logger } from 'pino'
 import type { Sql } from '../db/connect.js'
 import { toStoredResponse } from '../idempotency/response.js'
-import { completeKey, isTakenOver, releaseClaim } from '../idempotency/store.js'
+import { completeKeys, isTakenOver, releaseClaim } from '../idempotency/store.js'
 import { RECOVER_TASK, type AbandonedClaim, type Recovery } from '../idempotency/recovery.js'
 
 export interface RecoverySettings {
@@ -71,7 +71,7 @@ export async function recoverAbandonedClaims(
         // Fenced: if a client's retry took the key over meanwhile, the completion fails and all of it rolls back.
         const recorded = await sql.begin(async (tx) => {
           const response = toStoredResponse(await recovery.record(tx, claim, found))
-          await completeKey(tx, claim, response)
+          await completeKeys(tx, [{ claim, response }])
           return response.status
         })
         run.settled++
