@@ -1,5 +1,5 @@
-// The SQL of idempotency keys held by a request: complete one inside the caller's transaction, fence a
-// reservation with it, release it, or end its lease. Claiming is claims.ts; completing with the route's writes,
+// The SQL of idempotency keys held by requests: complete them inside the caller's transaction, fence a
+// reservation with one, release one, or end its lease. Claiming is claims.ts; completing with the route's writes,
 // for the requests that complete at the same moment together, completions.ts.
 import type { Sql, Transaction } from '../db/connect.js'
 import { RECOVER_TASK } from './recovery.js'
