@@ -156,6 +156,16 @@ describe('fees from Stripe', () => {
     await later.reconcile()
     expect(fundsReadsOf(charge.processor_reference, since)).toBe(0)
     expect((await transactionOf(account, charge.id)).fee_cents).toBe(stripeFee(4_000))
+    // Its charge.succeeded names the balance transaction Stripe lists for it (the test server's own fidelity).
+    const stripe = processor.stripe()
+    const intent = stripe.ledger.paymentIntent(charge.processor_reference)!
+    const told = stripe.ledger.events.all.find(
+      (event) => event.type === 'charge.succeeded' && (event.data.object as { id: string }).id === intent.latest_charge,
+    )
+    expect(told, 'its charge.succeeded').toBeDefined()
+    expect((told!.data.object as { balance_transaction?: string }).balance_transaction).toBe(
+      stripe.ledger.balance.ofPayment(intent)?.id,
+    )
   })
 
   it('when the news of a payment decided later is lost, then the reconciliation reads it from the list of events with what Stripe kept', async () => {

@@ -194,8 +194,7 @@ export class StripeBalance {
   private sourceOf(txn: Stripe.BalanceTransaction): Stripe.BalanceTransaction['source'] {
     const id = txn.source as string
     const intent = [...this.ledger.paymentIntents.values()].find((each) => each.latest_charge === id)
-    if (intent)
-      return chargeOf(intent, this.ledger.refundedOf(intent.id), this.ledger.disputeOf(intent.id) !== undefined)
+    if (intent) return chargeOf(this.ledger, intent)
     return (this.ledger.refunds.get(id) ?? this.ledger.disputes.get(id) ?? this.ledger.payouts.get(id) ?? id) as never
   }
 

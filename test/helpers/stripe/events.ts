@@ -6,6 +6,7 @@ import type Stripe from 'stripe'
 import { invalidRequest, noSuch } from './errors.js'
 import { arrayParam, type Form, stringParam } from './form.js'
 import { stripeId, unixNow } from './ids.js'
+import type { StripeLedger } from './ledger.js'
 import { listOf, type Answer } from './lists.js'
 
 /** The API version events are rendered in: the SDK's own, so its types describe them. */
@@ -60,8 +61,12 @@ function matches(pattern: string, type: string): boolean {
   return pattern.endsWith('*') ? type.startsWith(pattern.slice(0, -1)) : pattern === type
 }
 
-/** The Charge a PaymentIntent made (its latest_charge), as a charge.* event carries it. */
-export function chargeOf(intent: Stripe.PaymentIntent, refunded: number, disputed: boolean): Stripe.Charge {
+/**
+ * The Charge a PaymentIntent made (its latest_charge), as a charge.* event carries it, as it is now: what was refunded
+ * of it, whether it is disputed, and its balance transaction's id once it captured money (null before).
+ */
+export function chargeOf(ledger: StripeLedger, intent: Stripe.PaymentIntent): Stripe.Charge {
+  const refunded = ledger.refundedOf(intent.id)
   return {
     id: intent.latest_charge as string,
     object: 'charge',
@@ -71,7 +76,7 @@ export function chargeOf(intent: Stripe.PaymentIntent, refunded: number, dispute
     application: null,
     application_fee: null,
     application_fee_amount: null,
-    balance_transaction: stripeId('txn'),
+    balance_transaction: ledger.balance.ofPayment(intent)?.id ?? null,
     billing_details: { address: null, email: null, name: null, phone: null, tax_id: null },
     calculated_statement_descriptor: null,
     captured: intent.amount_received > 0,
@@ -79,7 +84,7 @@ export function chargeOf(intent: Stripe.PaymentIntent, refunded: number, dispute
     currency: intent.currency,
     customer: null,
     description: intent.description,
-    disputed,
+    disputed: ledger.disputeOf(intent.id) !== undefined,
     failure_balance_transaction: null,
     failure_code: null,
     failure_message: null,

@@ -129,7 +129,7 @@ export function createPaymentIntent(ledger: StripeLedger, form: Form, caller: Ca
 function answered(ledger: StripeLedger, intent: Stripe.PaymentIntent, form: Form): Stripe.PaymentIntent {
   const asked = arrayParam(form, 'expand') ?? []
   if (!intent.latest_charge || !asked.some((path) => path.split('.')[0] === 'latest_charge')) return intent
-  const charge = chargeOf(intent, ledger.refundedOf(intent.id), ledger.disputeOf(intent.id) !== undefined)
+  const charge = chargeOf(ledger, intent)
   const txn = ledger.balance.ofPayment(intent) ?? null
   charge.balance_transaction = asked.includes('latest_charge.balance_transaction') ? txn : (txn?.id ?? null)
   return { ...intent, latest_charge: charge }
@@ -219,7 +219,7 @@ function succeed(ledger: StripeLedger, intent: Stripe.PaymentIntent, idempotency
   intent.status = 'succeeded'
   intent.amount_received = intent.amount
   ledger.move({ kind: 'charge', object: intent.id, amount: intent.amount, idempotencyKey })
-  ledger.events.emit('charge.succeeded', chargeOf(intent, 0, false), idempotencyKey)
+  ledger.events.emit('charge.succeeded', chargeOf(ledger, intent), idempotencyKey)
   ledger.events.emit('payment_intent.succeeded', intent, idempotencyKey)
   // docs.stripe.com/testing#disputes: this card's payments are disputed as soon as they succeed.
   if (intent.payment_method === 'pm_card_createDispute') ledger.afterwards(() => openDispute(ledger, intent))
@@ -351,7 +351,7 @@ export function capturePaymentIntent(
   intent.amount_capturable = 0
   intent.metadata = mergedMetadata(intent.metadata, stringMap(form, 'metadata'))
   ledger.move({ kind: 'capture', object: intent.id, amount, idempotencyKey: caller.idempotencyKey })
-  ledger.events.emit('charge.captured', chargeOf(intent, 0, false), caller.idempotencyKey)
+  ledger.events.emit('charge.captured', chargeOf(ledger, intent), caller.idempotencyKey)
   ledger.events.emit('payment_intent.succeeded', intent, caller.idempotencyKey)
   return { status: 200, body: answered(ledger, intent, form) }
 }

@@ -92,11 +92,7 @@ export function failRefund(ledger: StripeLedger, id: string): Stripe.Refund {
 function told(ledger: StripeLedger, refund: Stripe.Refund, type: string, idempotencyKey?: string): void {
   ledger.events.emit(type, refund, idempotencyKey)
   const intent = ledger.paymentIntent(refund.payment_intent as string)!
-  ledger.events.emit(
-    'charge.refunded',
-    chargeOf(intent, ledger.refundedOf(intent.id), ledger.disputeOf(intent.id) !== undefined),
-    idempotencyKey,
-  )
+  ledger.events.emit('charge.refunded', chargeOf(ledger, intent), idempotencyKey)
 }
 
 export function retrieveRefund(ledger: StripeLedger, id: string): Answer<Stripe.Refund> {
