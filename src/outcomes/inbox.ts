@@ -2,10 +2,12 @@
 // the same event listed again by the reconciliation) and applied in the same transaction as its changes and the
 // service's own events, so an event is either recorded with what it did, or not at all (and then its sender
 // retries). One whose object is not in the books yet waits, and is applied again until it is.
+import type { Logger } from 'pino'
 import type { Sql, Transaction } from '../db/connect.js'
 import { processorEvents } from '../observability/metrics.js'
 import { isHeldUncaptured } from '../charges/repository.js'
 import type { LaterOutcomes, ProcessorChange, ProcessorEvent } from '../processor/later.js'
+import { ProcessorUnavailableError } from '../processor/processor.js'
 import { type Applied, applyChange, type LaterSettings } from './apply.js'
 
 export type Via = 'webhook' | 'reconciliation'
@@ -67,7 +69,7 @@ export async function withCapturedFunds(
 export async function retryWaitingEvents(
   sql: Sql,
   settings: LaterSettings,
-  options: { later?: Pick<LaterOutcomes, 'fundsOf'>; batchSize?: number } = {},
+  options: { later?: Pick<LaterOutcomes, 'fundsOf'>; log?: Logger; batchSize?: number } = {},
 ): Promise<number> {
   const waiting = await sql<
     { id: string; type: string; changes: ProcessorEvent['changes']; processor_created_at: Date }[]
@@ -77,7 +79,16 @@ export async function retryWaitingEvents(
   let applied = 0
   for (const row of waiting) {
     const told = { id: row.id, type: row.type, createdAt: row.processor_created_at, changes: row.changes }
-    const event = await withCapturedFunds(sql, options.later, told)
+    // The processor not answering the read leaves this event waiting for the next run; the others go on.
+    const event = await withCapturedFunds(sql, options.later, told).catch((error: unknown) => {
+      if (!(error instanceof ProcessorUnavailableError)) throw error
+      options.log?.warn(
+        { processor_event: row.id, err: error },
+        'a waiting event stays waiting: the processor did not answer',
+      )
+      return undefined
+    })
+    if (!event) continue
     const result = await sql.begin(async (tx) => {
       // An event's changes never change once written: only whether it still waits is read again, under its lock.
       const [still] = await tx`

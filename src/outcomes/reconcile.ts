@@ -47,7 +47,7 @@ export async function pullEvents(
   }
   await sql`update reconciliation_cursors set events_since = ${newest}, last_run_at = now() where processor =
     ${later.name}`
-  result.appliedFromWaiting = await retryWaitingEvents(sql, settings, { later })
+  result.appliedFromWaiting = await retryWaitingEvents(sql, settings, { later, log })
   const waiting = theRow(
     await sql<{ count: number }[]>`
       select count(*)::int as count from processor_events where status = 'waiting'`,

@@ -201,12 +201,20 @@ describe('fees from Stripe', () => {
         { chargeId },
       ] as never)}`
     expect(told?.status).toBe('waiting')
-    const since = stripe.requests.length
     // The answer recorded: an authorization. The news applied again is read first.
     const input = { amount_cents: 6_000, currency: 'usd' as const, source: 'pm_card_visa', capture: false }
     const outcome = { status: 'succeeded' as const, processorReference: intent.id }
     const expires = new Date(Date.now() + DAY)
     await sql.begin((tx) => recordCharge(tx, chargeId, account.id, input, outcome, LATER_SETTINGS.pricing, expires))
+    // Stripe not answering the read (every attempt of the SDK's): it stays waiting for the next run.
+    stripe.fault(
+      { method: 'GET', path: new RegExp(`^/v1/payment_intents/${intent.id}$`) },
+      { kind: 'error', status: 500 },
+      3,
+    )
+    await later.delivered()
+    expect((await account.get(`/v1/charges/${chargeId}`)).json().status).toBe('requires_capture')
+    const since = stripe.requests.length
     await later.delivered()
     expect(fundsReadsOf(intent.id, since)).toBe(1)
     expect((await account.get(`/v1/charges/${chargeId}`)).json().status).toBe('succeeded')
