@@ -106,6 +106,16 @@ describe('fees from Stripe', () => {
       .requests.slice(since)
       .filter((request) => request.method === 'GET' && request.path === `/v1/payment_intents/${reference}`).length
 
+  /** The next read of the PaymentIntent answers 500, every attempt of it (the SDK retries twice by itself). */
+  const failFundsRead = (reference: string) =>
+    processor
+      .stripe()
+      .fault(
+        { method: 'GET', path: new RegExp(`^/v1/payment_intents/${reference}$`) },
+        { kind: 'error', status: 500 },
+        3,
+      )
+
   /** A charge that waits for the customer to authenticate, at `amount_cents`. */
   async function authenticationRequired(account: TestAccount, amountCents: number) {
     const body = chargeBody({
@@ -206,12 +216,8 @@ describe('fees from Stripe', () => {
     const outcome = { status: 'succeeded' as const, processorReference: intent.id }
     const expires = new Date(Date.now() + DAY)
     await sql.begin((tx) => recordCharge(tx, chargeId, account.id, input, outcome, LATER_SETTINGS.pricing, expires))
-    // Stripe not answering the read (every attempt of the SDK's): it stays waiting for the next run.
-    stripe.fault(
-      { method: 'GET', path: new RegExp(`^/v1/payment_intents/${intent.id}$`) },
-      { kind: 'error', status: 500 },
-      3,
-    )
+    // Stripe not answering the read: it stays waiting for the next run.
+    failFundsRead(intent.id)
     await later.delivered()
     expect((await account.get(`/v1/charges/${chargeId}`)).json().status).toBe('requires_capture')
     const since = stripe.requests.length
@@ -225,15 +231,7 @@ describe('fees from Stripe', () => {
     const account = await suite.context.newAccount()
     const charge = await authenticationRequired(account, 4_100)
     const stripe = processor.stripe()
-    // Every attempt of the first read (the SDK retries twice by itself) answers 500.
-    stripe.fault(
-      { method: 'GET', path: new RegExp(`^/v1/payment_intents/${charge.processor_reference}$`) },
-      {
-        kind: 'error',
-        status: 500,
-      },
-      3,
-    )
+    failFundsRead(charge.processor_reference)
     const since = stripe.webhooks.deliveries.length
     await later.authenticate(charge.next_action.url, true)
     const deliveries = stripe.webhooks.deliveries
