@@ -213,30 +213,52 @@ export async function lockBalance(tx: Transaction, accountId: string, currency: 
  * `now` was read (its transaction waited on the balance's lock) has spent it all the same.
  */
 export async function availableOf(tx: Transaction, accountId: string, currency: string, now: Date): Promise<number> {
-  const [row] = await tx<{ available: string }[]>`
-    select coalesce(sum(net_cents) filter (where ${AVAILABLE(tx, now)}), 0) as available from ledger_transactions
-    where account_id = ${accountId} and currency = ${currency}`
-  return Number(row?.available)
+  const parts = await balanceParts(tx, accountId, now, currency)
+  return parts.reduce((sum, part) => sum + Number(part.available), 0)
+}
+
+/**
+ * The account's balance at `now` in parts (currency, available, pending), of one currency or all: the sums kept of
+ * what settled before their `through` (kept-balances.ts), all available by then, and the ledger transactions
+ * settled since, each available or pending at `now`. Two statements, so that the second ranges over what settled
+ * since `through` with its value in hand: a plan made not knowing it scans the account's every posting. They need
+ * not share a snapshot: what is kept stays right however much is posted after it, as the ledger is append-only. A
+ * sum kept from after `now` (a clock read before, or a test's) is left out, and the ledger summed in full. A
+ * transaction's balance entries sum to its net (the database checks it), so a balance is the sum of nets.
+ */
+async function balanceParts(db: Sql | Transaction, accountId: string, now: Date, currency: string | null = null) {
+  const kept = await db<{ currency: string; through: Date; net_cents: string }[]>`
+    select currency, through, net_cents from ledger_settled_balances
+    where account_id = ${accountId} and through <= ${now}`
+  const through = kept[0]?.through ?? null
+  const live = await db<{ currency: string; available: string; pending: string }[]>`
+    select currency, coalesce(sum(net_cents) filter (where ${AVAILABLE(db, now)}), 0) as available,
+           coalesce(sum(net_cents) filter (where not ${AVAILABLE(db, now)}), 0) as pending
+    from ledger_transactions
+    where account_id = ${accountId} and (${currency}::text is null or currency = ${currency}::text)
+      and ledger_settles_at(net_cents, created_at, available_on) >= coalesce(${through}::timestamptz, '-infinity')
+    group by currency`
+  const parts = new Map<string, { currency: string; available: number; pending: number }>()
+  const add = (of: string, available: string, pending: string) => {
+    const part = parts.get(of) ?? { currency: of, available: 0, pending: 0 }
+    part.available += Number(available)
+    part.pending += Number(pending)
+    parts.set(of, part)
+  }
+  for (const row of kept) if (currency === null || row.currency === currency) add(row.currency, row.net_cents, '0')
+  for (const row of live) add(row.currency, row.available, row.pending)
+  return [...parts.values()].sort((one, other) => one.currency.localeCompare(other.currency))
 }
 
 /** Which ledger transactions count as available at `now` (the rest are pending): see availableOf. */
 const AVAILABLE = (db: Sql | Transaction, now: Date) => db`(available_on <= ${now} or net_cents < 0)`
 
-/** The account's balance at `now`: per currency, its balance entries whose transaction is available, and the rest. */
+/** The account's balance at `now`: per currency, what is available and what is pending (balanceParts). */
 export async function balanceOf(sql: Sql, accountId: string, now: Date): Promise<Balance> {
-  // A transaction's balance entries sum to its net (the database checks it), so the balance is the sum of the nets.
-  const rows = await sql<{ currency: string; available: string; pending: string }[]>`
-    select currency,
-           coalesce(sum(net_cents) filter (where ${AVAILABLE(sql, now)}), 0) as available,
-           coalesce(sum(net_cents) filter (where not ${AVAILABLE(sql, now)}), 0) as pending
-    from ledger_transactions where account_id = ${accountId}
-    group by currency order by currency`
-  const funds = (pick: (row: (typeof rows)[number]) => string) =>
-    rows.map((row) => ({
-      amount_cents: Number(pick(row)),
-      currency: row.currency as Balance['available'][0]['currency'],
-    }))
-  return { object: 'balance', available: funds((row) => row.available), pending: funds((row) => row.pending) }
+  const parts = await balanceParts(sql, accountId, now)
+  const funds = (pick: (part: (typeof parts)[number]) => number) =>
+    parts.map((part) => ({ amount_cents: pick(part), currency: part.currency as Balance['available'][0]['currency'] }))
+  return { object: 'balance', available: funds((part) => part.available), pending: funds((part) => part.pending) }
 }
 
 export async function findBalanceTransaction(

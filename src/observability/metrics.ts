@@ -128,6 +128,15 @@ export const balancesOverdrawn = new Counter({
   registers,
 })
 
+export const balanceRolls = new Counter({
+  name: 'ledger_balance_rolls_total',
+  help:
+    'Runs of the roll of kept balances (src/ledger/kept-balances.ts), by result: rolled, or held_back by a ' +
+    'transaction open since before its moment whose start this role cannot read (docs/ledger.md, Balances kept)',
+  labelNames: ['result'] as const,
+  registers,
+})
+
 export const payoutsApplied = new Counter({
   name: 'payouts_applied_total',
   help: "News of the processor's payouts applied to the ledger, by what it told (in_transit, paid, failed)",

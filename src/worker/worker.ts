@@ -1,7 +1,7 @@
 // The graphile-worker runners: one for webhook deliveries (woken by the events_fan_out trigger), one for the work
 // that settles money and keeps house, on crontab schedules under stable identifiers: the recovery of abandoned
 // claims, the expiry of authorizations, the reconciliation with the processor, the expired-key reaper, the sweep
-// of overdue deliveries and the reaping of old events.
+// of overdue deliveries, the reaping of old events and the roll of kept balances.
 import { EventEmitter } from 'node:events'
 import { hostname } from 'node:os'
 import { Logger, parseCronItems, run, type Runner, type RunnerOptions, type WorkerEvents } from 'graphile-worker'
@@ -23,6 +23,7 @@ import { REAP_TASK, reapExpiredKeys } from './reap-expired-keys.js'
 import { COMPARE_TASK, compareTask, RECONCILE_TASK, reconcileTask } from '../outcomes/tasks.js'
 import { type RunningJob, startWatchdog } from './watchdog.js'
 import { type ChargeSettings, chargeSettingsOf } from '../ledger/pricing.js'
+import { ROLL_TASK, rollBalances } from '../ledger/kept-balances.js'
 
 export interface WorkerOptions {
   connectionString: string
@@ -147,6 +148,14 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
         })
         if (deleted) log.info({ task: REAP_EVENTS_TASK, deleted }, 'reaped old events')
       },
+      [ROLL_TASK]: async (_payload, helpers) => {
+        const run = await rollBalances(
+          sql,
+          { marginSeconds: 10, waitMs: 30_000, batchSize: 500, maxMs: 60_000, signal: helpers.abortSignal },
+          log.child({ task: ROLL_TASK }),
+        )
+        if (run.rolled) log.info({ task: ROLL_TASK, rolled: run.rolled }, 'rolled kept balances forward')
+      },
     },
     parsedCronItems: parseCronItems([
       // Each in a queue of its own, so that however many workers run, one reaper and one recovery run at a time.
@@ -160,6 +169,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
         identifier: REAP_EVENTS_TASK,
         options: { queueName: REAP_EVENTS_TASK },
       },
+      { task: ROLL_TASK, match: '*/10 * * * *', identifier: ROLL_TASK, options: { queueName: ROLL_TASK } },
       // One queue for both: a comparison never runs beside a read of the events it depends on.
       {
         task: RECONCILE_TASK,
