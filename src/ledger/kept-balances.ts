@@ -101,7 +101,8 @@ export async function rollAccount(sql: Sql, accountId: string, through: Date): P
 
 /**
  * Rolls every account forward to one moment (settledMoment), a page of accounts at a time. Held back (a transaction
- * open since before the moment has not ended): nothing is rolled, and the backends holding it back are returned.
+ * whose start this role may not read did not end in time): nothing is rolled, and the backends holding it back are
+ * returned.
  */
 export async function rollBalances(
   sql: Sql,
@@ -113,7 +114,7 @@ export async function rollBalances(
     balanceRolls.inc({ result: 'held_back' })
     log.warn(
       { heldBy: moment.heldBy, waitMs: settings.waitMs },
-      'balances not rolled: transactions open since before the moment did not end (their backends: heldBy)',
+      'balances not rolled: transactions whose start this role may not read did not end (their backends: heldBy)',
     )
     return { rolled: 0, heldBy: moment.heldBy }
   }

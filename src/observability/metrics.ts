@@ -132,7 +132,7 @@ export const balanceRolls = new Counter({
   name: 'ledger_balance_rolls_total',
   help:
     'Runs of the roll of kept balances (src/ledger/kept-balances.ts), by result: rolled, or held_back by a ' +
-    'transaction open since before its moment whose start this role cannot read (docs/ledger.md, Balances kept)',
+    'transaction whose start this role may not read that did not end in time (docs/ledger.md, Balances kept)',
   labelNames: ['result'] as const,
   registers,
 })
