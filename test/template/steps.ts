@@ -18,8 +18,8 @@ export interface Step {
   /** New files, copied from test/template/payouts (same paths). */
   adds?: string[]
   edits?: Edit[]
-  /** A command to run once the edits are made (npm run openapi). */
-  runs?: string
+  /** A command to run once the edits are made (npm run openapi), and the file it makes (openapi.yaml). */
+  runs?: { command: string; makes: string }
   catchesOmission: Check
   /** What the check says when the step was forgotten. */
   says: RegExp
@@ -229,7 +229,7 @@ export const STEPS: Step[] = [
   },
   {
     name: 'openapi.yaml built again',
-    runs: 'npm run --silent openapi',
+    runs: { command: 'npm run --silent openapi', makes: 'openapi.yaml' },
     catchesOmission: { kind: 'vitest', files: ['test/openapi.test.ts'] },
     says: /openapi\.yaml is stale: run `npm run openapi`/,
   },
