@@ -59,7 +59,7 @@ try {
   await sql`vacuum analyze ledger_transactions`
   const now = new Date()
   const before = await balanceOf(sql, large, now)
-  const settings = { marginSeconds: 10, waitMs: 30_000, batchSize: 500, maxMs: 600_000 }
+  const settings = { marginSeconds: 10, waitMs: 30_000, batchSize: 500, maxMs: 600_000, warnBehindSeconds: 600 }
   const firstRoll = await timed(() => rollBalances(sql, settings, pino({ level: 'silent' })))
   const nextRoll = await timed(() => rollBalances(sql, settings, pino({ level: 'silent' })))
   const after = await balanceOf(sql, large, now)

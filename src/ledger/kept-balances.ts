@@ -25,11 +25,16 @@ export interface RollSettings {
   /** How long one run rolls accounts (a job is stuck past src/worker/watchdog.ts's bound); the next run goes on. */
   maxMs: number
   signal?: AbortSignal | undefined
+  /**
+   * A moment held back further than this by an open transaction (its start read: the moment is no later) is logged at
+   * warn with the transaction's backend: reads sum all that settled since, and grow slower while it stays open.
+   */
+  warnBehindSeconds: number
   /** Told once when the roll waits for open transactions (their backends' pids): a test's cue. */
   onWait?: ((pids: number[]) => void) | undefined
 }
 
-export type Moment = { through: Date } | { heldBy: number[] }
+export type Moment = { through: Date; oldest?: { pid: number; behindSeconds: number } } | { heldBy: number[] }
 
 /**
  * A moment before which every ledger transaction that will ever be committed is committed. It is `marginSeconds`
@@ -40,14 +45,19 @@ export type Moment = { through: Date } | { heldBy: number[] }
  * still open then, if any.
  */
 export async function settledMoment(sql: Sql, settings: RollSettings): Promise<Moment> {
-  const [taken] = await sql<{ through: Date; open: string[]; pids: number[] }[]>`
+  const [taken] = await sql<{ through: Date; behind: number; oldest: number | null; open: string[]; pids: number[] }[]>`
     with open as (
       select l.virtualxid, l.pid, a.xact_start from pg_locks l join pg_stat_activity a on a.pid = l.pid
-      where l.locktype = 'virtualxid' and l.granted and a.datname = current_database() and l.pid <> pg_backend_pid())
-    select least(now() - make_interval(secs => ${settings.marginSeconds}), (select min(xact_start) from open))
-             as through,
+      where l.locktype = 'virtualxid' and l.granted and a.datname = current_database() and l.pid <> pg_backend_pid()),
+    moment as (
+      select least(now() - make_interval(secs => ${settings.marginSeconds}), (select min(xact_start) from open))
+        as through)
+    select through,
+           extract(epoch from now() - make_interval(secs => ${settings.marginSeconds}) - through)::float8 as behind,
+           (select pid from open where xact_start = through limit 1) as oldest,
            (select coalesce(array_agg(virtualxid), '{}') from open where xact_start is null) as open,
-           (select coalesce(array_agg(pid), '{}') from open where xact_start is null) as pids`
+           (select coalesce(array_agg(pid), '{}') from open where xact_start is null) as pids
+    from moment`
   if (!taken) throw new Error('settledMoment: no row')
   let open = taken.open
   let pids = taken.pids
@@ -62,7 +72,8 @@ export async function settledMoment(sql: Sql, settings: RollSettings): Promise<M
     open = still?.open ?? []
     pids = still?.pids ?? []
   }
-  return { through: taken.through }
+  const oldest = taken.oldest === null ? undefined : { pid: taken.oldest, behindSeconds: taken.behind }
+  return { through: taken.through, oldest }
 }
 
 /**
@@ -118,6 +129,11 @@ export async function rollBalances(
     )
     return { rolled: 0, heldBy: moment.heldBy }
   }
+  if (moment.oldest && moment.oldest.behindSeconds > settings.warnBehindSeconds)
+    log.warn(
+      { pid: moment.oldest.pid, behindSeconds: Math.round(moment.oldest.behindSeconds), through: moment.through },
+      'balances rolled only up to the start of a transaction open since (backend pid): reads grow slower meanwhile',
+    )
   let rolled = 0
   let after = ''
   const deadline = Date.now() + settings.maxMs

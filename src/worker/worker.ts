@@ -151,7 +151,15 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       [ROLL_TASK]: async (_payload, helpers) => {
         const run = await rollBalances(
           sql,
-          { marginSeconds: 10, waitMs: 30_000, batchSize: 500, maxMs: 60_000, signal: helpers.abortSignal },
+          {
+            marginSeconds: 10,
+            waitMs: 30_000,
+            batchSize: 500,
+            maxMs: 60_000,
+            // Past the time between two runs: a transaction that has held back more than one.
+            warnBehindSeconds: 600,
+            signal: helpers.abortSignal,
+          },
           log.child({ task: ROLL_TASK }),
         )
         if (run.rolled) log.info({ task: ROLL_TASK, rolled: run.rolled }, 'rolled kept balances forward')

@@ -2,6 +2,7 @@
 // from the sums kept and what settled since equals the ledger summed in full; and a roll never leaves out a posting
 // of a transaction still open at its moment, whether this role may read that transaction's start or not.
 import { randomBytes, randomUUID } from 'node:crypto'
+import { Writable } from 'node:stream'
 import fc from 'fast-check'
 import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -18,7 +19,13 @@ const FREE: Pricing = { percentBasisPoints: 0, fixedCents: 0, disputeFeeCents: 0
 const HOUR = 3_600_000
 const START = Date.parse('2026-01-01T00:00:00Z')
 const log = pino({ level: 'silent' })
-const SETTINGS: RollSettings = { marginSeconds: 0, waitMs: 60_000, batchSize: 2, maxMs: 60_000 }
+const SETTINGS: RollSettings = {
+  marginSeconds: 0,
+  waitMs: 60_000,
+  batchSize: 2,
+  maxMs: 60_000,
+  warnBehindSeconds: 3600,
+}
 
 let database: TestDatabase
 beforeAll(async () => {
@@ -180,10 +187,25 @@ async function openPosting(sql: Sql, cents: number) {
 }
 
 describe('the moment a roll runs to', () => {
-  it('when a transaction that posted is still open, then the roll stops at its start and its posting counts once it commits', async () => {
+  it('when a transaction that posted is still open, then the roll stops at its start, says so, and its posting counts once it commits', async () => {
     const open = await openPosting(database.sql, 700)
-    const run = await rollBalances(database.sql, SETTINGS, log)
+    const warned: Record<string, unknown>[] = []
+    const capture = new Writable({
+      write(chunk, _encoding, done) {
+        warned.push(JSON.parse(String(chunk)))
+        done()
+      },
+    })
+    const run = await rollBalances(
+      database.sql,
+      { ...SETTINGS, warnBehindSeconds: 0 },
+      pino({ level: 'warn' }, capture),
+    )
     expect(run.heldBy).toBeUndefined()
+    // Held back by it, and said so, naming its backend.
+    expect(warned).toContainEqual(
+      expect.objectContaining({ pid: open.pid, msg: expect.stringMatching(/^balances rolled only up to/) }),
+    )
     await open.commit()
     expect((await balanceOf(database.sql, open.account_id, new Date())).available).toEqual([
       { amount_cents: 800, currency: 'usd' },
