@@ -44,8 +44,8 @@ async function nextMigration(dir: string): Promise<string> {
 
 /**
  * Applies the steps to the copy; `strict`: a command that fails fails the run (only with every step applied).
- * `for`: the check that will read the copy. tsc reads only TypeScript, so a command that makes another file
- * (openapi.yaml) is not run for it: most of a copy's time, for half of the copies.
+ * `forCheck`: the check that will read the copy. tsc reads only TypeScript, so a command that makes another file
+ * (openapi.yaml: a build of the app) is not run for it, in eleven of the twenty copies.
  */
 async function apply(dir: string, steps: Step[], strict: boolean, forCheck?: Check): Promise<void> {
   for (const step of steps) {
