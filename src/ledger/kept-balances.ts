@@ -49,11 +49,9 @@ export async function settledMoment(sql: Sql, settings: RollSettings): Promise<M
     with open as (
       select l.virtualxid, l.pid, a.xact_start from pg_locks l join pg_stat_activity a on a.pid = l.pid
       where l.locktype = 'virtualxid' and l.granted and a.datname = current_database() and l.pid <> pg_backend_pid()),
-    moment as (
-      select least(now() - make_interval(secs => ${settings.marginSeconds}), (select min(xact_start) from open))
-        as through)
-    select through,
-           extract(epoch from now() - make_interval(secs => ${settings.marginSeconds}) - through)::float8 as behind,
+    latest as (select now() - make_interval(secs => ${settings.marginSeconds}) as at),
+    moment as (select at, least(at, (select min(xact_start) from open)) as through from latest)
+    select through, extract(epoch from at - through)::float8 as behind,
            (select pid from open where xact_start = through limit 1) as oldest,
            (select coalesce(array_agg(virtualxid), '{}') from open where xact_start is null) as open,
            (select coalesce(array_agg(pid), '{}') from open where xact_start is null) as pids

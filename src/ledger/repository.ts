@@ -214,7 +214,7 @@ export async function lockBalance(tx: Transaction, accountId: string, currency: 
  */
 export async function availableOf(tx: Transaction, accountId: string, currency: string, now: Date): Promise<number> {
   const parts = await balanceParts(tx, accountId, now, currency)
-  return parts.reduce((sum, part) => sum + Number(part.available), 0)
+  return parts.reduce((sum, part) => sum + part.available, 0)
 }
 
 /**
