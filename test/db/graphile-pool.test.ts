@@ -104,7 +104,8 @@ describe('when the first host of a multi-host URL is read-only (a standby after 
     const worker = await startServer({ DATABASE_URL: url, ROLE: 'worker', MIGRATE_ON_START: 'true' })
     try {
       expect((await fetch(`${worker.url}/readyz`)).status).toBe(200)
-      expect(worker.output()).toContain('ready (worker)')
+      // The line is logged after the listen that startServer waits for, and reaches this process through a pipe.
+      await until(async () => worker.output().includes('ready (worker)'))
     } finally {
       worker.child.kill('SIGTERM')
       expect(await worker.exited).toBe(0)
