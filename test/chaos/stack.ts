@@ -60,6 +60,7 @@ export async function startStack(
           { ...member.env, ROLE: member.role },
           (output) => (member.starting = output),
         ).finally(() => (member.starting = undefined))
+        if (closing) return void started.child.kill('SIGKILL') // ready after the stack gave up or closed
         member.process = started
         void started.exited.then(() => {
           member.endedOutputs.push(started.output())
@@ -81,9 +82,32 @@ export async function startStack(
     }
   }
   const restartDelays = new WeakMap<ServerProcess, number>()
-  // The first migrates the database; the others start once it has.
-  await run(members[0]!)
-  await Promise.all(members.slice(1).map(run))
+  // The first migrates the database; the others start once it has. Before any fault, a process that cannot start
+  // is the run's failure, said with what it printed, not a wait without end (a PgBouncer that refused every user
+  // kept one starting until CI was stopped).
+  const started = (async () => {
+    await run(members[0]!)
+    await Promise.all(members.slice(1).map(run))
+  })()
+  let timer: NodeJS.Timeout | undefined
+  const startMs = 180_000
+  await Promise.race([
+    started,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        closing = true
+        for (const member of members) member.process?.child.kill('SIGKILL')
+        const failed = members
+          .filter((member) => !member.process)
+          .map(
+            (member) =>
+              `${member.name}, ${member.failedStarts.length} start-ups failed, the last: ` +
+              `${member.failedStarts.at(-1) ?? 'none'}; the one under way so far: ${member.starting?.().slice(-1500)}`,
+          )
+        reject(new Error(`${name}: not every process started within ${startMs} ms:\n${failed.join('\n')}`))
+      }, startMs)
+    }),
+  ]).finally(() => clearTimeout(timer))
 
   const portOf = (member: Member) => (member.process ? Number(new URL(member.process.url).port) : undefined)
   const apis = members.filter((member) => member.role === 'api')

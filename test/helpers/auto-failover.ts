@@ -227,23 +227,27 @@ export async function startFormation(database = 'payments'): Promise<Formation> 
     },
     startPgBouncers: async () => {
       const ports: number[] = []
+      // Written once, before either starts: written again for the second, it was empty (truncated) for a moment
+      // while the first read it, which then refused every user ("trust" authentication failed) for good.
+      const users = join(dir, 'userlist.txt')
+      await writeFile(users, '"postgres" ""\n"payments" ""\n')
+      if (asRoot) await run('chown', ['postgres', users])
       for (const node of nodes) {
         const port = await freePort()
         ports.push(port)
         const ini = join(dir, `pgbouncer-${node.name}.ini`)
-        await writeFile(join(dir, 'userlist.txt'), '"postgres" ""\n"payments" ""\n')
         await writeFile(
           ini,
           pgBouncerIni({
             server: `127.0.0.1:${node.port}`,
             port,
-            authFile: join(dir, 'userlist.txt'),
+            authFile: users,
             poolSize: 40,
             // Its console (SHOW POOLS, SHOW SERVERS), for a run that needs to say where connections wait.
             extra: ['max_client_conn = 500', 'server_tls_sslmode = require', 'admin_users = postgres'],
           }),
         )
-        if (asRoot) await run('chown', ['postgres', ini, join(dir, 'userlist.txt')])
+        if (asRoot) await run('chown', ['postgres', ini])
         service(`pgbouncer-${node.name}`, [ini], PGBOUNCER)
       }
       await until(async () => (await Promise.all(ports.map((port) => canConnect(port)))).every(Boolean), 30_000)
