@@ -2,78 +2,91 @@
 import { createHash } from 'node:crypto'
 import { once } from 'node:events'
 import { createServer, type AddressInfo } from 'node:net'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { createAccount } from '../src/accounts/api-keys.js'
 import { contractFetch } from './helpers/contract.js'
 import { createTestDatabase, type TestDatabase } from './helpers/database.js'
 import { startServer, type ServerProcess } from './helpers/processes.js'
 import { until } from './helpers/system.js'
 
-let database: TestDatabase
-let apiKey: string
-let accountId: string
+const databases: TestDatabase[] = []
 const running: ServerProcess[] = []
-
-beforeAll(async () => {
-  database = await createTestDatabase()
-  ;({ api_key: apiKey, account_id: accountId } = await createAccount(database.sql, 'Process tests'))
-})
 afterAll(async () => {
   for (const server of running) server.child.kill('SIGKILL')
-  await database.drop()
+  await Promise.all(running.map((server) => server.exited))
+  await Promise.all(databases.map((database) => database.drop()))
 })
-
-async function server(env: Record<string, string> = {}): Promise<ServerProcess> {
-  const started = await startServer({
-    DATABASE_URL: database.url,
-    IDEMPOTENCY_LEASE_SECONDS: '1',
-    REQUEST_TIMEOUT_MS: '1000',
-    SIMULATED_SLOW_MS: '600',
-    // The processor (here, queries on a loaded machine) gets 2.5 s; the worker's grace must outlast that.
-    RECOVERY_GRACE_SECONDS: '3',
-    PROCESSOR_TIMEOUT_MS: '2500',
-    ...env,
-  })
-  running.push(started)
-  return started
-}
 
 // The server is a child process: its answers are checked against openapi.yaml from outside.
 const violations: string[] = []
 afterEach(() => expect(violations.splice(0)).toEqual([]))
 
-const post = (url: string, path: string, key: string, body: unknown) =>
-  contractFetch(violations)(`${url}${path}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'idempotency-key': key },
-    body: JSON.stringify(body),
-  })
-const charge = (url: string, key: string, source = 'pm_card_slow') =>
-  post(url, '/v1/charges', key, { amount_cents: 4200, currency: 'usd', source })
-const inLedger = async (operationId: string) =>
-  (await database.sql`select 1 from simulated_processor.operations where idempotency_key = ${operationId}`).length === 1
-
 /** The simulated processor's reference for a charge made under `operationId`. */
 const expectedReference = (operationId: string) =>
   `sim_ch_${createHash('sha256').update(operationId).digest('hex').slice(0, 24)}`
-const keyRow = async (key: string) =>
-  (
-    await database.sql`select operation_id, claim_token, completed_at from idempotency_keys where account_id =
-      ${accountId} and key = ${key}`
-  )[0]
-/** Waits, on PostgreSQL's clock, until the key's lease has run out (its holder is dead). */
-const leaseOver = (key: string) =>
-  until(
-    async () =>
-      (
-        await database.sql`select 1 from idempotency_keys where account_id = ${accountId} and key = ${key} and
-          locked_until <= now()`
-      ).length === 1,
-  )
-const chargesOf = () => database.sql`select id, processor_reference from charges where account_id = ${accountId}`
+
+/**
+ * A database of its own with an account, and the means to start servers on it and to read it. The tests of a
+ * describe block run at once (they wait, mostly: on leases, slow processors, restarts; one after another this file
+ * took 108 s), and each one's recovery workers must find only the claims that test abandoned.
+ */
+async function world() {
+  const database = await createTestDatabase()
+  databases.push(database)
+  const { api_key: apiKey, account_id: accountId } = await createAccount(database.sql, 'Process tests')
+
+  async function server(env: Record<string, string> = {}): Promise<ServerProcess> {
+    const started = await startServer({
+      DATABASE_URL: database.url,
+      IDEMPOTENCY_LEASE_SECONDS: '1',
+      REQUEST_TIMEOUT_MS: '1000',
+      SIMULATED_SLOW_MS: '600',
+      // The processor (here, queries on a loaded machine) gets 2.5 s; the worker's grace must outlast that.
+      RECOVERY_GRACE_SECONDS: '3',
+      PROCESSOR_TIMEOUT_MS: '2500',
+      ...env,
+    })
+    running.push(started)
+    return started
+  }
+  const post = (url: string, path: string, key: string, body: unknown) =>
+    contractFetch(violations)(`${url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'idempotency-key': key },
+      body: JSON.stringify(body),
+    })
+  const keyRow = async (key: string) =>
+    (
+      await database.sql`select operation_id, claim_token, completed_at from idempotency_keys where account_id =
+        ${accountId} and key = ${key}`
+    )[0]
+  return {
+    database,
+    apiKey,
+    server,
+    post,
+    charge: (url: string, key: string, source = 'pm_card_slow') =>
+      post(url, '/v1/charges', key, { amount_cents: 4200, currency: 'usd', source }),
+    inLedger: async (operationId: string) =>
+      (await database.sql`select 1 from simulated_processor.operations where idempotency_key = ${operationId}`)
+        .length === 1,
+    keyRow,
+    /** Waits, on PostgreSQL's clock, until the key's lease has run out (its holder is dead). */
+    leaseOver: (key: string) =>
+      until(
+        async () =>
+          (
+            await database.sql`select 1 from idempotency_keys where account_id = ${accountId} and key = ${key} and
+              locked_until <= now()`
+          ).length === 1,
+      ),
+    chargesOf: () => database.sql`select id, processor_reference from charges where account_id = ${accountId}`,
+  }
+}
 
 describe('a port that is taken', () => {
   it('when PORT is taken, then the server says which setting to change, stops what it started, and exits 1', async () => {
+    const { server } = await world()
     const taken = createServer().listen(0, '127.0.0.1')
     await once(taken, 'listening')
     const port = (taken.address() as AddressInfo).port
@@ -93,8 +106,9 @@ describe('a port that is taken', () => {
   })
 })
 
-describe('the server process', () => {
+describe.concurrent('the server process', () => {
   it('when it is killed mid-charge, then nothing is recorded, and the retry after the lease charges once with the same processor key', async () => {
+    const { server, charge, keyRow, leaseOver, chargesOf } = await world()
     const first = await server()
     const lost = charge(first.url, 'crash-1').catch((error: unknown) => error)
     await until(async () => (await keyRow('crash-1')) !== undefined)
@@ -121,6 +135,7 @@ describe('the server process', () => {
   })
 
   it('when it is killed after the processor charged and before the commit, then the restarted service settles the charge by itself', async () => {
+    const { database, server, charge, keyRow, inLedger, leaseOver } = await world()
     // The processor takes 5 s to answer; it is given 6 s (and the grace outlasts that, as the configuration requires).
     const first = await server({ SIMULATED_SLOW_MS: '5000', PROCESSOR_TIMEOUT_MS: '6000', RECOVERY_GRACE_SECONDS: '7' })
     const lost = charge(first.url, 'killed-after-charge').catch((error: unknown) => error)
@@ -150,6 +165,7 @@ describe('the server process', () => {
   }, 120_000)
 
   it('when it is killed after the processor refunded and before the commit, then the restarted service settles the refund by itself', async () => {
+    const { database, server, post, charge, keyRow, inLedger, leaseOver } = await world()
     const first = await server({ SIMULATED_SLOW_MS: '3000', PROCESSOR_TIMEOUT_MS: '4000', RECOVERY_GRACE_SECONDS: '5' })
     // A pm_card_slow charge: its refunds answer slowly too. The client gives up; the charge commits anyway.
     await charge(first.url, 'slow-charge').catch(() => {})
@@ -181,6 +197,7 @@ describe('the server process', () => {
   }, 150_000)
 
   it('when it gets SIGTERM with a charge in flight, then that charge completes and the process exits 0', async () => {
+    const { server, charge, keyRow } = await world()
     // The request's deadline is not what this is about: room for a loaded machine (a lease outlasts a deadline).
     const live = await server({ REQUEST_TIMEOUT_MS: '10000', IDEMPOTENCY_LEASE_SECONDS: '10' })
     const inFlight = charge(live.url, 'drain-1')
@@ -200,8 +217,8 @@ describe('the server process', () => {
   })
 })
 
-describe('webhook URLs on this machine', () => {
-  const endpoint = (url: string) =>
+describe.concurrent('webhook URLs on this machine', () => {
+  const endpoint = (url: string, apiKey: string) =>
     fetch(`${url}/v1/webhook_endpoints`, {
       method: 'POST',
       headers: {
@@ -213,14 +230,16 @@ describe('webhook URLs on this machine', () => {
     })
 
   it('when a deployment names its database (DATABASE_URL) and says nothing of private URLs, then a loopback endpoint is refused', async () => {
+    const { apiKey, server } = await world()
     const deployed = await server()
-    const response = await endpoint(deployed.url)
+    const response = await endpoint(deployed.url, apiKey)
     expect(response.status).toBe(400)
     expect(((await response.json()) as { type: string }).type).toMatch(/webhook-url-refused$/)
   })
 
   it('when it says WEBHOOK_ALLOW_PRIVATE_URLS=true, then the same endpoint is made', async () => {
+    const { apiKey, server } = await world()
     const local = await server({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true' })
-    expect((await endpoint(local.url)).status).toBe(201)
+    expect((await endpoint(local.url, apiKey)).status).toBe(201)
   })
 })
