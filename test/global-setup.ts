@@ -32,15 +32,18 @@ export default async function setup(project: TestProject) {
   // A name of its own: two runs on one TEST_DATABASE_URL (two checkouts, or npm run check:template's copies, each
   // with its own migrations) must not drop each other's template.
   const template = `payments_test_template_${randomBytes(4).toString('hex')}`
-  const admin = connect(server.url, { max: 1, statementTimeoutMs: 0 })
-  await admin`create database ${admin(template)}`
+  const admin = () => connect(server.url, { max: 1, statementTimeoutMs: 0 })
+  const creator = admin()
+  await creator`create database ${creator(template)}`
+  await creator.end()
   // Its connections are closed: a template must have none while it is cloned.
   await migrate(withDatabase(server.url, template))
   project.provide('testServerUrl', server.url)
   project.provide('testTemplateDatabase', template)
   return async () => {
-    await admin`drop database if exists ${admin(template)} with (force)`
-    await admin.end()
+    const dropper = admin()
+    await dropper`drop database if exists ${dropper(template)} with (force)`
+    await dropper.end()
     await server.stop()
   }
 }

@@ -61,15 +61,8 @@ configs=(
   "caught|plain|-DMUT_GRACE_NOT_LONGER"             # the worker asks while a call can still arrive
   "caught|plain|-DMUT_REFUSAL_FORGETS_INHERITED"    # a refused call frees a key an earlier holder's call still performs
 )
-# MODEL_JOBS_FILE, if set: a file holding how many at once, read again before each configuration starts, so that a
-# caller sharing the machine (.ci/run) can start with one and give it both cores once the rest of its work is done.
-at_once() {
-  if [ -n "${MODEL_JOBS_FILE:-}" ] && [ -s "$MODEL_JOBS_FILE" ]; then cat "$MODEL_JOBS_FILE"; else echo "$jobs_at_once"; fi
-}
 for index in "${!configs[@]}"; do
-  while [ "$(jobs -rp | wc -l)" -ge "$(at_once)" ]; do
-    if [ -n "${MODEL_JOBS_FILE:-}" ]; then sleep 1; else wait -n; fi
-  done
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_at_once" ]; do wait -n; done
   IFS='|' read -r expect store options <<<"${configs[$index]}"
   # shellcheck disable=SC2086
   (run "$work/$index" "$expect" "$store" $options) &
