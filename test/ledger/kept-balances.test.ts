@@ -2,7 +2,6 @@
 // from the sums kept and what settled since equals the ledger summed in full; and a roll never leaves out a posting
 // of a transaction still open at its moment, whether this role may read that transaction's start or not.
 import { randomBytes, randomUUID } from 'node:crypto'
-import { Writable } from 'node:stream'
 import fc from 'fast-check'
 import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -14,6 +13,7 @@ import type { Pricing } from '../../src/ledger/pricing.js'
 import { availableOf, balanceOf } from '../../src/ledger/repository.js'
 import { balanceRolls } from '../../src/observability/metrics.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js'
+import { warnLines } from '../helpers/log-lines.js'
 
 const FREE: Pricing = { percentBasisPoints: 0, fixedCents: 0, disputeFeeCents: 0, availableAfterDays: 0 }
 const HOUR = 3_600_000
@@ -189,18 +189,8 @@ async function openPosting(sql: Sql, cents: number) {
 describe('the moment a roll runs to', () => {
   it('when a transaction that posted is still open, then the roll stops at its start, says so, and its posting counts once it commits', async () => {
     const open = await openPosting(database.sql, 700)
-    const warned: Record<string, unknown>[] = []
-    const capture = new Writable({
-      write(chunk, _encoding, done) {
-        warned.push(JSON.parse(String(chunk)))
-        done()
-      },
-    })
-    const run = await rollBalances(
-      database.sql,
-      { ...SETTINGS, warnBehindSeconds: 0 },
-      pino({ level: 'warn' }, capture),
-    )
+    const { log: warnLog, lines: warned } = warnLines()
+    const run = await rollBalances(database.sql, { ...SETTINGS, warnBehindSeconds: 0 }, warnLog)
     expect(run.heldBy).toBeUndefined()
     // Held back by it, and said so, naming its backend.
     expect(warned).toContainEqual(

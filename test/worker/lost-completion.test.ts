@@ -3,14 +3,13 @@
 // would free it only after four hours. Found by the fault run (a completion refused by a node that had just turned
 // read-only). The watchdog frees the locks its own pools hold on jobs none of its workers runs
 // (src/worker/liveness.ts), and the job runs again.
-import { Writable } from 'node:stream'
-import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
 import { RECOVER_TASK } from '../../src/idempotency/recovery.js'
 import { createSimulatedProcessor } from '../../src/processor/simulated.js'
 import { startWorker, workerOptions, type Worker } from '../../src/worker/worker.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js'
+import { warnLines } from '../helpers/log-lines.js'
 import { until } from '../helpers/system.js'
 
 let database: TestDatabase
@@ -25,16 +24,10 @@ afterAll(async () => {
 async function startWatchedWorker(
   deadAfterSeconds: number,
 ): Promise<{ worker: Worker; lines: Record<string, unknown>[] }> {
-  const lines: Record<string, unknown>[] = []
-  const capture = new Writable({
-    write: (chunk, _encoding, done) => {
-      lines.push(JSON.parse(String(chunk)))
-      done()
-    },
-  })
+  const { log: warnLog, lines } = warnLines()
   const config = { ...loadConfig({}), WORKER_DEAD_AFTER_SECONDS: deadAfterSeconds, RECOVERY_SCHEDULE: '0 0 1 1 *' }
   const worker = await startWorker(
-    workerOptions(config, database, createSimulatedProcessor({ sql: database.sql }), pino({ level: 'warn' }, capture)),
+    workerOptions(config, database, createSimulatedProcessor({ sql: database.sql }), warnLog),
   )
   return { worker, lines }
 }

@@ -1,11 +1,10 @@
 // A job that runs far longer than any task may (one that waits on something without a bound) holds its lock and
 // its queue's: the watchdog says so, once, naming the job and its task, and reports the longest run on a metric.
-import { Writable } from 'node:stream'
-import { pino } from 'pino'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { registry } from '../../src/observability/metrics.js'
 import { startWatchdog } from '../../src/worker/watchdog.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js'
+import { warnLines } from '../helpers/log-lines.js'
 import { until } from '../helpers/system.js'
 
 let database: TestDatabase
@@ -15,13 +14,7 @@ beforeAll(async () => {
 afterAll(() => database?.drop())
 
 it('when a job has run longer than the bound, then the watchdog logs it once at error with its task, and the metric shows how long', async () => {
-  const lines: Record<string, unknown>[] = []
-  const capture = new Writable({
-    write: (chunk, _encoding, done) => {
-      lines.push(JSON.parse(String(chunk)))
-      done()
-    },
-  })
+  const { log: warnLog, lines } = warnLines()
   const since = Date.now() - 5_000
   const watchdog = await startWatchdog(
     database.sql,
@@ -34,7 +27,7 @@ it('when a job has run longer than the bound, then the watchdog logs it once at 
       processName: 'test',
       stuckAfterSeconds: 2,
     },
-    pino({ level: 'warn' }, capture),
+    warnLog,
   )
   try {
     // A second check, a second later: told once all the same.

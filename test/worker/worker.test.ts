@@ -1,5 +1,4 @@
 // The embedded graphile-worker: the reaper is scheduled under a stable identifier and runs as a real job.
-import { Writable } from 'node:stream'
 import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createAccount } from '../../src/accounts/api-keys.js'
@@ -9,6 +8,7 @@ import { REAP_TASK } from '../../src/worker/reap-expired-keys.js'
 import { startWorker, workerOptions, type Worker } from '../../src/worker/worker.js'
 import { loadConfig } from '../../src/config.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js'
+import { warnLines } from '../helpers/log-lines.js'
 import { until } from '../helpers/system.js'
 
 let database: TestDatabase
@@ -64,20 +64,14 @@ describe('the worker', () => {
   })
 
   it('when its connections are terminated while it completes jobs, then it logs one-line warnings, does not crash, and goes on working', async () => {
-    const lines: Record<string, unknown>[] = []
-    const capture = new Writable({
-      write: (chunk, _encoding, done) => {
-        lines.push(JSON.parse(String(chunk)))
-        done()
-      },
-    })
+    const { log: warnLog, lines } = warnLines()
     const watched = await startWorker(
       workerOptions(
         // A completion lost with its connection leaves the job locked until the watchdog frees it: soon, here.
         { ...loadConfig({}), WORKER_DEAD_AFTER_SECONDS: 3 },
         database,
         createSimulatedProcessor({ sql: database.sql }),
-        pino({ level: 'warn' }, capture),
+        warnLog,
       ),
     )
     const terminate = () => database.sql`select pg_terminate_backend(pid) from pg_stat_activity
