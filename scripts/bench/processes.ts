@@ -12,10 +12,14 @@ export interface ServerUnderTest {
   stop(): Promise<void>
 }
 
-/** Starts `script` (a TypeScript entry point) on a free port and resolves once GET /healthz answers. */
+/**
+ * Starts `script` (a TypeScript entry point) on a free port and resolves once GET /healthz answers. BENCH_NODE_ARGS
+ * adds options for Node that NODE_OPTIONS refuses: `--cpu-prof --cpu-prof-dir=/tmp/profiles` profiles each server.
+ */
 export async function startServer(name: string, script: string, env: Record<string, string>): Promise<ServerUnderTest> {
   const port = await freePort()
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', script], {
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'ignore', 'inherit'],

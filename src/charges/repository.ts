@@ -3,6 +3,7 @@
 // transaction explicitly, and every statement names the charge's account as well as its id.
 import type { Fragment } from 'postgres'
 import type { Sql, Transaction } from '../db/connect.js'
+import { gatheredInsert } from '../db/gathered-inserts.js'
 import { theRow } from '../db/rows.js'
 import { pageOf, type Page } from '../db/pagination.js'
 import type { ChargeOutcome, NextAction } from '../processor/processor.js'
@@ -83,17 +84,32 @@ function nextActionOf(action: NextAction): Charge['next_action'] {
     : { type: 'use_stripe_sdk', client_secret: action.clientSecret }
 }
 
-/** Inserts a charge built by newChargeRow: the columns a new charge sets (the rest keep their defaults). */
-export async function insertCharge(tx: Sql | Transaction, row: ChargeRow): Promise<void> {
-  const {
-    amount_refunded_cents,
-    amount_refund_pending_cents,
-    pending_operation,
-    pending_operation_id,
-    pending_amount_cents,
-    ...inserted
-  } = row
-  await tx`insert into charges ${tx(inserted)}`
+/**
+ * Inserts a charge built by newChargeRow: the columns a new charge sets (the rest keep their defaults). In a
+ * completion's transaction it goes out with the other charges completed together, in one statement
+ * (src/db/gathered-inserts.ts).
+ */
+export const insertCharge = gatheredInsert<ChargeRow>((sql, rows) => {
+  const column = <T>(value: (row: ChargeRow) => T) => rows.map(value)
+  return sql`
+    insert into charges (id, account_id, amount_cents, amount_captured_cents, captured, currency, source, description,
+      metadata, status, failure_code, failure_message, processor_reference, authorization_expires_at, next_action,
+      dispute, created_at)
+    select * from unnest(${column((row) => row.id)}::text[], ${column((row) => row.account_id)}::text[],
+      ${column((row) => row.amount_cents)}::int[], ${column((row) => row.amount_captured_cents)}::int[],
+      ${column((row) => row.captured)}::bool[], ${column((row) => row.currency)}::text[],
+      ${column((row) => row.source)}::text[], ${column((row) => row.description)}::text[],
+      ${column((row) => JSON.stringify(row.metadata))}::text[]::jsonb[], ${column((row) => row.status)}::text[],
+      ${column((row) => row.failure_code)}::text[], ${column((row) => row.failure_message)}::text[],
+      ${column((row) => row.processor_reference)}::text[],
+      ${column((row) => row.authorization_expires_at)}::timestamptz[],
+      ${column((row) => jsonOrNull(row.next_action))}::text[]::jsonb[],
+      ${column((row) => jsonOrNull(row.dispute))}::text[]::jsonb[], ${column((row) => row.created_at)}::timestamptz[])`
+})
+
+/** jsonb sent as text in an array (an array of objects is not a parameter postgres.js takes). */
+function jsonOrNull(value: object | null): string | null {
+  return value === null ? null : JSON.stringify(value)
 }
 
 /**

@@ -5,6 +5,7 @@
 // one transaction, seeing what the works before it wrote, exactly as in a transaction of its own.
 import type { Sql, Transaction } from '../db/connect.js'
 import { Batcher, type SharedStatements } from '../db/batcher.js'
+import { gatherInserts } from '../db/gathered-inserts.js'
 import { type RouteResponse, type StoredResponse, toStoredResponse } from './response.js'
 import { type Claim, completeKeys, type KeyCompletion } from './store.js'
 
@@ -38,20 +39,22 @@ export class Completions {
 }
 
 /**
- * One transaction for many completions: each work in turn, then the keys' completions in one statement. Any failure
- * rolls all of them back, and the batcher then runs each completion alone, so that only the one that failed fails:
- * a work may therefore run twice, and must write only through `tx`.
+ * One transaction for many completions: each work in turn, their inserts gathered (src/db/gathered-inserts.ts), then
+ * the inserts, one statement per table, and the keys' completions, one statement, sent together. Any failure rolls
+ * all of them back, and the batcher then runs each completion alone, so that only the one that failed fails: a work
+ * may therefore run twice, and must write only through `tx`.
  */
 async function completeTogether(sql: Sql, completions: Completion[]): Promise<StoredResponse[]> {
   return sql.begin(async (tx) => {
+    const gathering = gatherInserts(tx)
     const responses: StoredResponse[] = []
     const keys: KeyCompletion[] = []
     for (const { claim, work } of completions) {
-      const response = toStoredResponse(await work(tx))
+      const response = toStoredResponse(await work(gathering.tx))
       responses.push(response)
       if (claim) keys.push({ claim, response })
     }
-    await completeKeys(tx, keys)
+    await Promise.all([gathering.flush(), completeKeys(tx, keys)])
     return responses
   })
 }

@@ -5,7 +5,7 @@
 // configured now and the funds available as long after the capture as FUNDS_AVAILABLE_AFTER_DAYS says. A refund
 // that failed is left out: its refund and its failure move nothing together. Account by account, in batches of
 // charges by their order, each batch in one transaction; run it again, and it posts nothing.
-import type { Sql } from '../db/connect.js'
+import type { Sql, Transaction } from '../db/connect.js'
 import type { ChargeRow } from '../charges/repository.js'
 import type { RefundRow } from '../refunds/repository.js'
 import { postCapture, postDisputeReversal, postDisputeWithdrawal, postRefund } from './postings.js'
@@ -16,6 +16,13 @@ export interface Backfilled {
   charges: number
   /** Ledger transactions posted now (those posted already are not counted). */
   posted: number
+}
+
+async function postingsOf(tx: Transaction, accountId: string): Promise<number> {
+  const [row] = await tx<
+    { count: number }[]
+  >`select count(*)::int from ledger_transactions where account_id = ${accountId}`
+  return row?.count ?? 0
 }
 
 export async function backfillLedger(sql: Sql, pricing: Pricing, batchSize = 500): Promise<Backfilled> {
@@ -35,21 +42,19 @@ export async function backfillLedger(sql: Sql, pricing: Pricing, batchSize = 500
         const refunds = await tx<RefundRow[]>`
           select * from refunds where account_id = ${accountId} and status = 'succeeded'
             and charge_id = any(${charges.map((charge) => charge.id)}::text[])`
-        const posted: boolean[] = []
+        const before = await postingsOf(tx, accountId)
         for (const charge of charges) {
           if (charge.amount_captured_cents > 0)
-            posted.push(
-              await postCapture(tx, pricing, charge, charge.amount_captured_cents, { movedAt: charge.created_at }),
-            )
+            await postCapture(tx, pricing, charge, charge.amount_captured_cents, { movedAt: charge.created_at })
           const dispute = charge.dispute
           if (dispute) {
             const money = { reference: dispute.processor_reference, amountCents: dispute.amount_cents }
-            posted.push(await postDisputeWithdrawal(tx, pricing, charge, money))
-            if (dispute.status === 'won') posted.push(await postDisputeReversal(tx, charge, money))
+            await postDisputeWithdrawal(tx, pricing, charge, money)
+            if (dispute.status === 'won') await postDisputeReversal(tx, charge, money)
           }
         }
-        for (const refund of refunds) posted.push(await postRefund(tx, refund, refund.created_at))
-        return posted.filter(Boolean).length
+        for (const refund of refunds) await postRefund(tx, refund, refund.created_at)
+        return (await postingsOf(tx, accountId)) - before
       })
     }
   }

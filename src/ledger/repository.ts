@@ -2,6 +2,7 @@
 // entries, which are in their rows) is here, and the postings (postings.ts) call it. Writers take the caller's
 // transaction, so money is posted with the business write that moves it; every statement names the account.
 import type { Sql, Transaction } from '../db/connect.js'
+import { gatheredInsert } from '../db/gathered-inserts.js'
 import { newId } from '../db/ids.js'
 import { pageOf, type Page } from '../db/pagination.js'
 import type { Balance, BalanceTransaction, FeeDetail } from '../schemas/balance.js'
@@ -33,28 +34,48 @@ export interface Posting {
 }
 
 /**
- * Posts a ledger transaction with its entries, in one row; false when its cause was posted already (the first
- * posting stands, its fee as the pricing was then). A cause posted before with another amount is a contradiction,
- * never skipped: it throws, and the business write goes back with it.
+ * Posts a ledger transaction with its entries, in one row, once per cause: a posting whose cause is posted already
+ * posts nothing (the first stands, its fee as the pricing was then). A cause posted before with another amount is a
+ * contradiction, never skipped: it throws, and the business write goes back with it. In a completion's transaction
+ * it goes out with the other postings completed together, in one statement (src/db/gathered-inserts.ts).
  */
-export async function post(tx: Transaction, posting: Posting): Promise<boolean> {
-  const fee = feeTotal(posting.fees)
-  const rows = await tx`
+export const post: (tx: Transaction, posting: Posting) => Promise<void> = gatheredInsert<Posting>(postAll)
+
+async function postAll(sql: Sql | Transaction, postings: Posting[]): Promise<void> {
+  const column = <T>(value: (posting: Posting) => T) => postings.map(value)
+  const ids = postings.map(() => newId('txn'))
+  const posted = await sql<{ id: string }[]>`
     insert into ledger_transactions (account_id, id, type, source, posting, amount_cents, fee_cents, fee_details,
       net_cents, currency, available_on, entry_accounts, entry_cents)
-    values (${posting.accountId}, ${newId('txn')}, ${posting.type}, ${posting.source}, ${posting.cause},
-      ${posting.amountCents}, ${fee}, ${tx.json(posting.fees as never)}, ${posting.amountCents - fee},
-      ${posting.currency}, coalesce(${posting.availableOn ?? null}::timestamptz,
-        coalesce(${posting.movedAt ?? null}::timestamptz, now()) + ${posting.availableAfterDays} * interval '1 day'),
-      ${posting.entries.map(([account]) => account)}::text[], ${posting.entries.map(([, cents]) => cents)}::bigint[])
+    select account_id, id, type, source, posting, amount_cents, fee_cents, fee_details::jsonb, amount_cents - fee_cents,
+      currency, coalesce(available_on, coalesce(moved_at, now()) + available_after_days * interval '1 day'),
+      entry_accounts::text[], entry_cents::bigint[]
+    from unnest(${column((p) => p.accountId)}::text[], ${ids}::text[],
+      ${column((p) => p.type)}::text[], ${column((p) => p.source)}::text[], ${column((p) => p.cause)}::text[],
+      ${column((p) => p.amountCents)}::bigint[], ${column((p) => feeTotal(p.fees))}::bigint[],
+      ${column((p) => JSON.stringify(p.fees))}::text[], ${column((p) => p.currency)}::text[],
+      ${column((p) => p.availableOn ?? null)}::timestamptz[], ${column((p) => p.movedAt ?? null)}::timestamptz[],
+      ${column((p) => p.availableAfterDays)}::int[],
+      ${column((p) => `{${p.entries.map(([account]) => account).join(',')}}`)}::text[],
+      ${column((p) => `{${p.entries.map(([, cents]) => cents).join(',')}}`)}::text[])
+      as p(account_id, id, type, source, posting, amount_cents, fee_cents, fee_details, currency, available_on,
+        moved_at, available_after_days, entry_accounts, entry_cents)
     on conflict (account_id, posting) do nothing
     returning id`
-  if (rows.length > 0) return true
-  const [posted] = await tx<{ amount_cents: string }[]>`
-    select amount_cents from ledger_transactions where account_id = ${posting.accountId} and posting = ${posting.cause}`
-  if (Number(posted?.amount_cents) !== posting.amountCents)
-    throw new Error(`${posting.cause} was posted as ${posted?.amount_cents}, and is now told as ${posting.amountCents}`)
-  return false
+  if (posted.length === postings.length) return
+  // Some causes were posted before, or twice in this statement: each must have been posted with the amount told now.
+  const inserted = new Set(posted.map((row) => row.id))
+  const repeated = postings.filter((_, n) => !inserted.has(ids[n] as string))
+  const before = await sql<{ account_id: string; posting: string; amount_cents: string }[]>`
+    select account_id, posting, amount_cents from ledger_transactions
+    where (account_id, posting) in (select * from unnest(${repeated.map((p) => p.accountId)}::text[],
+      ${repeated.map((p) => p.cause)}::text[]))`
+  const amountOf = new Map(before.map((row) => [`${row.account_id} ${row.posting}`, Number(row.amount_cents)]))
+  for (const p of repeated) {
+    const amount = amountOf.get(`${p.accountId} ${p.cause}`)
+    if (amount !== p.amountCents)
+      throw new Error(`${p.cause} was posted as ${amount}, and is now told as ${p.amountCents}`)
+  }
 }
 
 /**

@@ -142,12 +142,13 @@ async function applyDispute(tx: Transaction, dispute: DisputeState, settings: La
   // The processor withdraws a dispute's amount and fee when it opens, and gives the amount back if it is won. A
   // dispute first told as won was opened all the same: both post, each once.
   const money = { reference: dispute.reference, amountCents: dispute.amountCents, fees: dispute.fees }
-  const withdrawn = await postDisputeWithdrawal(tx, settings.pricing, charge, money)
+  await postDisputeWithdrawal(tx, settings.pricing, charge, money)
   if (dispute.status === 'won') await postDisputeReversal(tx, charge, money)
   const closed = dispute.status === 'won' || dispute.status === 'lost'
   const type = closed ? 'charge.dispute.closed' : current ? 'charge.dispute.updated' : 'charge.dispute.created'
   await insertEvent(tx, charge.account_id, type, { object: toCharge(moved) })
-  return withdrawn ? overdrawnBy(tx, charge, `dispute ${dispute.reference}`) : APPLIED
+  // Withdrawn now if this is the first the books hear of the dispute.
+  return current ? APPLIED : overdrawnBy(tx, charge, `dispute ${dispute.reference}`)
 }
 
 /**

@@ -4,9 +4,12 @@
 // the others' outcome with it. Against a real PostgreSQL; a batch is made deterministically: requests submitted
 // in one turn of the event loop go out together.
 import { randomBytes } from 'node:crypto'
+import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createAccount } from '../../src/accounts/api-keys.js'
 import { recordCharge } from '../../src/charges/record-charge.js'
+import { insertEvent } from '../../src/events/events.js'
+import { postRefund } from '../../src/ledger/postings.js'
 import { connect, type Sql } from '../../src/db/connect.js'
 import { isDatabaseUnavailable } from '../../src/db/errors.js'
 import { newId } from '../../src/db/ids.js'
@@ -200,6 +203,108 @@ describe('completions shared by concurrent requests', () => {
     expect(sizes).toEqual([2])
     expect(answers).toEqual([{ completed: 201 }, { completed: 201 }])
     expect(seen).toEqual([0, 1])
+  })
+})
+
+describe('the inserts of a shared transaction', () => {
+  it('when twenty requests complete together, then each table gets one insert for all of them, and the keys one completion', async () => {
+    const claims = new KeyClaims(database.sql, timing)
+    const sent: string[] = []
+    const watched = postgres(database.url, { max: 2, debug: (_connection, text) => sent.push(text) })
+    try {
+      const sizes: number[] = []
+      const completions = new Completions(watched as Sql, { onBatch: (size) => sizes.push(size) })
+      const keys = await Promise.all(Array.from({ length: 20 }, (_, n) => claimed(claims, keyNamed(`twenty-${n}`))))
+
+      const answers = await completeBatch(
+        completions,
+        keys.map((claim) => ({ claim, work: charge('twenty-together') })),
+      )
+
+      expect(sizes).toEqual([20])
+      expect(answers.every((answer) => 'completed' in answer && answer.completed === 201)).toBe(true)
+      const statements = sent
+        .map((text) => /^\s*(begin|commit|insert into \w+|select \w+)/.exec(text)?.[1] ?? text)
+        .sort()
+      expect(statements).toEqual(
+        [
+          'begin',
+          'commit',
+          'insert into charges',
+          'insert into events',
+          'insert into ledger_transactions',
+          'select complete_idempotency_keys',
+        ].sort(),
+      )
+      expect(await chargesDescribed('twenty-together')).toBe(20)
+      expect(await eventsOf('twenty-together')).toBe(20)
+      const [posted] = await database.sql<{ count: number }[]>`
+        select count(*)::int from ledger_transactions t join charges c on c.id = t.source and c.account_id = t.account_id
+        where c.description = 'twenty-together'`
+      expect(posted!.count).toBe(20)
+    } finally {
+      await watched.end()
+    }
+  })
+
+  it('when a work reads after inserts that wait to be gathered, then what waits is sent first, and the read sees it', async () => {
+    const claims = new KeyClaims(database.sql, timing)
+    const completions = new Completions(database.sql)
+    const [a, b] = await Promise.all(['a', 'b'].map((name) => claimed(claims, keyNamed(name))))
+    const type = `test.gathered_${randomBytes(4).toString('hex').replace(/[0-9]/g, 'x')}` as 'charge.succeeded'
+    const eventsSeen = async (tx: Transaction) =>
+      (await tx<{ count: number }[]>`select count(*)::int from events where type = ${type}`)[0]!.count
+    const seen: number[] = []
+    const work = async (tx: Transaction) => {
+      await insertEvent(tx, accountId, type, { object: {} } as never)
+      seen.push(await eventsSeen(tx))
+      return { status: 200, body: { seen: seen.at(-1) } }
+    }
+
+    const answers = await completeBatch(completions, [
+      { claim: a!, work },
+      { claim: b!, work },
+    ])
+
+    expect(answers).toEqual([{ completed: 200 }, { completed: 200 }])
+    // Each work's own insert, and the first work's in the second, before its read.
+    expect(seen).toEqual([1, 2])
+    expect(await eventsSeen(database.sql as never)).toBe(2)
+  })
+
+  it('when two works post one cause, then it is posted once with the same amount, and refused with another', async () => {
+    const claims = new KeyClaims(database.sql, timing)
+    const completions = new Completions(database.sql)
+    const refund = (id: string, amount_cents: number) => async (tx: Transaction) => {
+      await postRefund(tx, { account_id: accountId, currency: 'usd', id, amount_cents })
+      return { status: 200, body: {} }
+    }
+    const same = `re_same_${randomBytes(4).toString('hex')}`
+    const other = `re_other_${randomBytes(4).toString('hex')}`
+    const [a, b, c, d] = await Promise.all(['a', 'b', 'c', 'd'].map((name) => claimed(claims, keyNamed(name))))
+
+    const answers = await completeBatch(completions, [
+      { claim: a!, work: refund(same, 500) },
+      { claim: b!, work: refund(same, 500) },
+      { claim: c!, work: refund(other, 500) },
+      { claim: d!, work: refund(other, 600) },
+    ])
+
+    // The batch's one statement refused the contradiction; alone, the first of each cause posted it.
+    expect(answers.map((answer) => ('completed' in answer ? answer.completed : 'refused'))).toEqual([
+      200,
+      200,
+      200,
+      'refused',
+    ])
+    const posted = await database.sql<{ source: string; amount_cents: string }[]>`
+      select source, amount_cents from ledger_transactions where source in (${same}, ${other}) order by source`
+    expect(posted.map((row) => [row.source, Number(row.amount_cents)]).sort()).toEqual(
+      [
+        [same, -500],
+        [other, -500],
+      ].sort(),
+    )
   })
 })
 

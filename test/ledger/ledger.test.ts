@@ -283,9 +283,23 @@ describe('what the database holds the ledger to', () => {
       suite.context.sql.begin((tx) =>
         postRefund(tx, { account_id: user.id, currency: 'usd', id: 're_told_twice', amount_cents: amount }),
       )
-    expect(await refund(700)).toBe(true)
-    expect(await refund(700)).toBe(false)
+    const postings = async () =>
+      (await suite.context.sql`select id from ledger_transactions where account_id = ${user.id}`).length
+    await refund(700)
+    await refund(700)
+    expect(await postings()).toBe(1)
     await expect(refund(800)).rejects.toThrow('refund:re_told_twice was posted as -700, and is now told as -800')
+    // Told twice in one transaction (one statement for both, when gathered): the same.
+    await expect(
+      suite.context.sql.begin(async (tx) => {
+        const told = { account_id: user.id, currency: 'usd', id: 're_told_in_one' }
+        await Promise.all([
+          postRefund(tx, { ...told, amount_cents: 300 }),
+          postRefund(tx, { ...told, amount_cents: 400 }),
+        ])
+      }),
+    ).rejects.toThrow('refund:re_told_in_one was posted as -300, and is now told as -400')
+    expect(await postings()).toBe(1)
     expect(await ledgerOf(user.id)).toEqual({ balance: -700, processor: 700 })
   })
 
