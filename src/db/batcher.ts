@@ -25,6 +25,12 @@ export interface BatcherOptions {
   stallAfterMs?: number
   /** Told when a statement stalled, with its size: an operator should hear of a silent connection. */
   onStall?: (size: number) => void
+  /**
+   * Told when a batch failed and is sent again one item at a time, with its size and error. Rare where one request's
+   * data or a takeover is the cause; a statement that fails for every batch (a defect: it can never carry more than
+   * one request, and every request costs two) shows here, where nothing else would.
+   */
+  onSplit?: (size: number, error: unknown) => void
 }
 
 /** What the owner of a batched statement tells its batcher, besides the size of a batch. */
@@ -98,6 +104,7 @@ export class Batcher<In, Out> {
       for (const waiting of batch) waiting.reject(sent.error)
     } else {
       // Nothing of it was committed: alone, each item that can go through does.
+      this.#options.onSplit?.(batch.length, sent.error)
       for (const waiting of batch)
         this.#run([waiting.item]).then(([result]) => waiting.resolve(result as Out), waiting.reject)
     }

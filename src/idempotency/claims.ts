@@ -3,7 +3,6 @@
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Sql } from '../db/connect.js'
-import { arrayLiteral } from '../db/array-literal.js'
 import { Batcher, type SharedStatements } from '../db/batcher.js'
 import type { ClaimResult, KeyScope, Timing } from './store.js'
 
@@ -150,7 +149,7 @@ export class KeyClaims {
  * was inserted after the statement's snapshot, by another statement or by a twin earlier in this one.
  */
 async function claimStatement(sql: Sql, timing: Timing, attempts: ClaimAttempt[]): Promise<(KeyRow | undefined)[]> {
-  const column = (value: (attempt: ClaimAttempt) => string | null) => arrayLiteral(attempts.map(value))
+  const column = (value: (attempt: ClaimAttempt) => string | null) => attempts.map(value)
   const rows = await sql<(KeyRow & { ord: string })[]>`
     with input as (
       select * from unnest(

@@ -50,6 +50,16 @@ export const statementBatchSize = new Histogram({
   registers,
 })
 
+export const statementSplits = new Counter({
+  name: 'idempotency_statement_splits_total',
+  help:
+    'Shared statements (claim, commit) that failed and were sent again one request at a time, by the error code: ' +
+    'a request whose data was refused, or whose claim was taken over (IK409); a steady rate is a statement that ' +
+    'cannot carry a batch',
+  labelNames: ['statement', 'code'] as const,
+  registers,
+})
+
 export const statementStalls = new Counter({
   name: 'idempotency_statement_stalls_total',
   help:

@@ -31,6 +31,7 @@ import {
 import {
   idempotencyOutcomes,
   statementBatchSize,
+  statementSplits,
   statementStalls,
   type IdempotencyOutcome,
 } from '../observability/metrics.js'
@@ -160,6 +161,14 @@ export default fp(
           { statement, requests: size },
           `a shared ${statement} statement has not answered in ${options.statementStallMs} ms (a silent ` +
             `connection); the requests behind it go out without it`,
+        )
+      },
+      onSplit: (size: number, error: unknown) => {
+        const code = (error as { code?: unknown } | null)?.code
+        statementSplits.inc({ statement, code: typeof code === 'string' ? code : 'none' })
+        app.log.warn(
+          { statement, requests: size, err: error },
+          `a shared ${statement} statement of ${size} requests failed; each is sent again alone`,
         )
       },
     })

@@ -213,7 +213,10 @@ describe('the inserts of a shared transaction', () => {
     const watched = postgres(database.url, { max: 2, debug: (_connection, text) => sent.push(text) })
     try {
       const sizes: number[] = []
-      const completions = new Completions(watched as Sql, { onBatch: (size) => sizes.push(size) })
+      const completions = new Completions(watched as Sql, {
+        onBatch: (size) => sizes.push(size),
+        onSplit: (size) => sizes.push(-size),
+      })
       const keys = await Promise.all(Array.from({ length: 20 }, (_, n) => claimed(claims, keyNamed(`twenty-${n}`))))
 
       const answers = await completeBatch(
@@ -332,7 +335,11 @@ describe('a shared statement whose connection goes silent', () => {
 describe('claims shared by concurrent requests', () => {
   it('when one request’s stored request is refused by the database, then it alone fails, and the others claim their keys', async () => {
     const sizes: number[] = []
-    const claims = new KeyClaims(database.sql, timing, { onBatch: (size) => sizes.push(size) })
+    const splits: [number, string][] = []
+    const claims = new KeyClaims(database.sql, timing, {
+      onBatch: (size) => sizes.push(size),
+      onSplit: (size, error) => splits.push([size, (error as { code: string }).code]),
+    })
     // jsonb refuses \u0000: that request's row fails the statement for the whole batch.
     const requests = [{ body: 'fine' }, { body: 'nul \u0000 inside' }, { body: 'fine too' }]
     const keys = requests.map((_, index) => keyNamed(`claim-${index}`))
@@ -344,10 +351,30 @@ describe('claims shared by concurrent requests', () => {
     )
     expect(await Promise.all(answers)).toEqual(['claimed', '22P05', 'claimed'])
     expect(sizes).toEqual([3])
+    expect(splits).toEqual([[3, '22P05']])
     const stored = await database.sql<
       { key: string }[]
     >`select key from idempotency_keys where key in ${database.sql(keys)} order by key`
     expect(stored.map((row) => row.key)).toEqual([keys[0], keys[2]].sort())
+  })
+
+  it('when twenty requests claim together, then one statement claims them all, without falling back to one at a time', async () => {
+    const sent: string[] = []
+    const watched = postgres(database.url, { max: 2, debug: (_connection, text) => sent.push(text) })
+    try {
+      const splits: number[] = []
+      const claims = new KeyClaims(watched as Sql, timing, { onSplit: (size) => splits.push(size) })
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, n) =>
+          claims.claim(scope(keyNamed(`together-${n}`)), randomBytes(32), { body: n }),
+        ),
+      )
+      expect(results.every((result) => result.outcome === 'claimed')).toBe(true)
+      expect(splits).toEqual([])
+      expect(sent.length).toBe(1)
+    } finally {
+      await watched.end()
+    }
   })
 
   it('when the same key is claimed twice in one batch, then exactly one request holds it and the other is told it is in flight', async () => {
