@@ -109,3 +109,11 @@ create or replace function ledger_settles_at(net_cents bigint, created_at timest
 returns timestamptz language sql immutable parallel safe as $$
   select case when net_cents > 0 then greatest(created_at, available_on) else created_at end
 $$;
+
+-- A posting whose cause is posted already, with another amount: a contradiction, refused with both amounts. The
+-- posting's insert calls it from its ON CONFLICT clause (src/ledger/repository.ts). Last defined by 0018.
+create or replace function ledger_posted_otherwise(p_posting text, p_posted bigint, p_told bigint) returns text
+language plpgsql as $$
+begin
+  raise exception '% was posted as %, and is now told as %', p_posting, p_posted, p_told using errcode = 'LG003';
+end $$;

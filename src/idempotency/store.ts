@@ -1,6 +1,7 @@
 // The SQL of idempotency keys held by requests: complete them inside the caller's transaction, fence a
 // reservation with one, release one, or end its lease. Claiming is claims.ts; completing with the route's writes,
 // for the requests that complete at the same moment together, completions.ts.
+import type { PendingQuery, Row } from 'postgres'
 import type { Sql, Transaction } from '../db/connect.js'
 import { RECOVER_TASK } from './recovery.js'
 import type { StoredResponse } from './response.js'
@@ -55,19 +56,22 @@ export interface KeyCompletion {
 }
 
 /**
- * Completes keys with their responses in the transaction that made the routes' writes, so both commit or neither
- * does; one statement for all of them (the requests that share a transaction: src/idempotency/completions.ts).
- * Each is fenced by its claim's token: if one was taken over meanwhile (its lease ran out),
- * complete_idempotency_keys (db/functions.sql) raises IK409, which aborts the transaction (isTakenOver).
+ * The statement that completes keys with their responses (none for no keys), not yet sent: sent in the transaction
+ * that made the routes' writes, or in one batch with them, so both commit or neither does; one statement for all of
+ * them (the requests that complete together: src/idempotency/completions.ts). Each is fenced by its claim's token:
+ * if one was taken over meanwhile (its lease ran out), complete_idempotency_keys (db/functions.sql) raises IK409,
+ * which aborts the transaction (isTakenOver).
  */
-export async function completeKeys(tx: Transaction, completions: KeyCompletion[]): Promise<void> {
-  if (completions.length === 0) return
+export function completeKeys(sql: Sql | Transaction, completions: KeyCompletion[]): PendingQuery<Row[]>[] {
+  if (completions.length === 0) return []
   // Headers go as text, cast in SQL: sent as jsonb[], each string would be encoded as JSON once more.
-  await tx`select complete_idempotency_keys(
-    ${completions.map(({ claim }) => claim.rowId)}::bigint[], ${completions.map(({ claim }) => claim.token)}::uuid[],
-    ${completions.map(({ response }) => response.status)}::smallint[],
-    ${completions.map(({ response }) => JSON.stringify(response.headers))}::text[]::jsonb[],
-    ${completions.map(({ response }) => response.body)}::bytea[])`
+  return [
+    sql`select complete_idempotency_keys(
+      ${completions.map(({ claim }) => claim.rowId)}::bigint[], ${completions.map(({ claim }) => claim.token)}::uuid[],
+      ${completions.map(({ response }) => response.status)}::smallint[],
+      ${completions.map(({ response }) => JSON.stringify(response.headers))}::text[]::jsonb[],
+      ${completions.map(({ response }) => response.body)}::bytea[])`,
+  ]
 }
 
 /** The error of a completion whose claim another request took over (complete_idempotency_keys, db/functions.sql). */

@@ -36,21 +36,22 @@ export interface Posting {
 /**
  * Posts a ledger transaction with its entries, in one row, once per cause: a posting whose cause is posted already
  * posts nothing (the first stands, its fee as the pricing was then). A cause posted before with another amount is a
- * contradiction, never skipped: it throws, and the business write goes back with it. In a completion's transaction
- * it goes out with the other postings completed together, in one statement (src/db/gathered-inserts.ts).
+ * contradiction, never skipped: it throws (LG003, ledger_posted_otherwise), and the business write goes back with it.
+ * Completed together with other requests, it goes out with their postings, in one statement
+ * (src/db/gathered-inserts.ts).
  */
 export const post: (tx: Transaction, posting: Posting) => Promise<void> = gatheredInsert<Posting>(postAll)
 
-async function postAll(sql: Sql | Transaction, postings: Posting[]): Promise<void> {
+function postAll(sql: Sql | Transaction, told: Posting[]) {
+  const postings = onceEach(told)
   const column = <T>(value: (posting: Posting) => T) => postings.map(value)
-  const ids = postings.map(() => newId('txn'))
-  const posted = await sql<{ id: string }[]>`
+  return sql`
     insert into ledger_transactions (account_id, id, type, source, posting, amount_cents, fee_cents, fee_details,
       net_cents, currency, available_on, entry_accounts, entry_cents)
     select account_id, id, type, source, posting, amount_cents, fee_cents, fee_details::jsonb, amount_cents - fee_cents,
       currency, coalesce(available_on, coalesce(moved_at, now()) + available_after_days * interval '1 day'),
       entry_accounts::text[], entry_cents::bigint[]
-    from unnest(${column((p) => p.accountId)}::text[], ${ids}::text[],
+    from unnest(${column((p) => p.accountId)}::text[], ${column(() => newId('txn'))}::text[],
       ${column((p) => p.type)}::text[], ${column((p) => p.source)}::text[], ${column((p) => p.cause)}::text[],
       ${column((p) => p.amountCents)}::bigint[], ${column((p) => feeTotal(p.fees))}::bigint[],
       ${column((p) => JSON.stringify(p.fees))}::text[], ${column((p) => p.currency)}::text[],
@@ -60,22 +61,26 @@ async function postAll(sql: Sql | Transaction, postings: Posting[]): Promise<voi
       ${column((p) => `{${p.entries.map(([, cents]) => cents).join(',')}}`)}::text[])
       as p(account_id, id, type, source, posting, amount_cents, fee_cents, fee_details, currency, available_on,
         moved_at, available_after_days, entry_accounts, entry_cents)
-    on conflict (account_id, posting) do nothing
-    returning id`
-  if (posted.length === postings.length) return
-  // Some causes were posted before, or twice in this statement: each must have been posted with the amount told now.
-  const inserted = new Set(posted.map((row) => row.id))
-  const repeated = postings.filter((_, n) => !inserted.has(ids[n] as string))
-  const before = await sql<{ account_id: string; posting: string; amount_cents: string }[]>`
-    select account_id, posting, amount_cents from ledger_transactions
-    where (account_id, posting) in (select * from unnest(${repeated.map((p) => p.accountId)}::text[],
-      ${repeated.map((p) => p.cause)}::text[]))`
-  const amountOf = new Map(before.map((row) => [`${row.account_id} ${row.posting}`, Number(row.amount_cents)]))
-  for (const p of repeated) {
-    const amount = amountOf.get(`${p.accountId} ${p.cause}`)
-    if (amount !== p.amountCents)
-      throw new Error(`${p.cause} was posted as ${amount}, and is now told as ${p.amountCents}`)
+    on conflict (account_id, posting) do update
+      set posting = ledger_posted_otherwise(ledger_transactions.posting, ledger_transactions.amount_cents,
+        excluded.amount_cents)
+      where ledger_transactions.amount_cents <> excluded.amount_cents`
+}
+
+/**
+ * The postings of one statement, each cause once: a cause told twice in it is posted once, and told with two amounts
+ * it is a contradiction. (An insert's ON CONFLICT may not meet a row the same statement inserted.)
+ */
+function onceEach(postings: Posting[]): Posting[] {
+  const first = new Map<string, Posting>()
+  for (const posting of postings) {
+    const key = `${posting.accountId} ${posting.cause}`
+    const before = first.get(key)
+    if (!before) first.set(key, posting)
+    else if (before.amountCents !== posting.amountCents)
+      throw new Error(`${posting.cause} was posted as ${before.amountCents}, and is now told as ${posting.amountCents}`)
   }
+  return [...first.values()]
 }
 
 /**

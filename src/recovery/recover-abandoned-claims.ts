@@ -71,7 +71,7 @@ export async function recoverAbandonedClaims(
         // Fenced: if a client's retry took the key over meanwhile, the completion fails and all of it rolls back.
         const recorded = await sql.begin(async (tx) => {
           const response = toStoredResponse(await recovery.record(tx, claim, found))
-          await completeKeys(tx, [{ claim, response }])
+          await Promise.all(completeKeys(tx, [{ claim, response }]))
           return response.status
         })
         run.settled++

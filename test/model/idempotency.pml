@@ -42,10 +42,11 @@
  *                               store.ts completeKeys (complete_idempotency_keys, db/functions.sql: fenced by the
  *                               token; raises IK409 otherwise, rolling the writes back), one transaction; shared
  *                               with concurrent requests' completions, each work in turn (their inserts gathered,
- *                               one statement per table: db/gathered-inserts.ts gatherInserts, still inside the
- *                               transaction), then every key's completion, each fenced by its own token; a
- *                               rollback runs each alone again, so each lands or not on its own: the same atomic
- *                               step
+ *                               one statement per table: db/gathered-inserts.ts; works that only insert go out with
+ *                               the keys' completion as one batch, which PostgreSQL runs as one transaction,
+ *                               gatherWithoutTransaction), then every key's completion, each fenced by its own
+ *                               token; a rollback runs each alone again, so each lands or not on its own: the same
+ *                               atomic step
  * letGo: endLease / release     plugins/idempotency.ts letGo: endLease (fenced) when the operation may be
  *                               downstream (sent, or inherited by a takeover), else releaseClaim (fenced) and the
  *                               Recovery's release (give-back) in the same transaction, only if the delete hit
