@@ -67,4 +67,6 @@ export async function authenticate(sql: Sql, request: FastifyRequest): Promise<b
 export async function listen(app: FastifyInstance): Promise<void> {
   const address = await app.listen({ port: Number(process.env.PORT ?? 0), host: '127.0.0.1' })
   console.log(`listening at ${address}`)
+  // Exits on the benchmark's SIGTERM rather than being killed by it, so that --cpu-prof (BENCH_NODE_ARGS) is written.
+  process.once('SIGTERM', () => process.exit(0))
 }

@@ -1,11 +1,13 @@
 // npm run bench:side-by-side -- [--b-sql=SQL] [--a-sql=SQL] [--b-env=JSON] [--a-env=JSON] [--a-checkout=DIR]
-//   [--b-checkout=DIR]
+//   [--b-checkout=DIR] [--a-server=FILE] [--floor=RATIO]
 //   [--rounds=16] [--seconds=3] [--connections=20]
 // Is a change worth keeping? This service against itself, A without the change and B with it, each on its own
 // database of one PostgreSQL, new charges measured in interleaved rounds, and B/A read round by round. The change
 // is SQL run in B's database (an index, a setting), environment for B's server, or another checkout (a git
 // worktree of the commit before, whose node_modules exist). Many short rounds and their median: on a shared
 // machine one round moves by 15% or more, and the same code against itself gives 1.01x over 16 rounds.
+// `--a-server` runs another server as A (scripts/bench/seed-middleware.ts: the middleware this service replaces),
+// and `--floor` makes the run fail when the median B/A is below it: CI's check that new charges stay ahead of it.
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { startBenchCluster } from './cluster.js'
@@ -22,14 +24,16 @@ const { values: args } = parseArgs({
     'a-sql': { type: 'string' },
     'a-checkout': { type: 'string' },
     'b-checkout': { type: 'string' },
+    'a-server': { type: 'string' },
+    floor: { type: 'string' },
     rounds: { type: 'string', default: '16' },
     seconds: { type: 'string', default: '3' },
     connections: { type: 'string', default: '20' },
   },
 })
 const rounds = Number(args.rounds)
-const serverScript = (checkout: string | undefined) =>
-  checkout ? `${checkout.replace(/\/$/, '')}/src/server.ts` : 'src/server.ts'
+const serverScript = (checkout: string | undefined, server = 'src/server.ts') =>
+  checkout ? `${checkout.replace(/\/$/, '')}/${server}` : server
 
 /** Share of the whole machine's CPU time left idle between two readings of /proc/stat. */
 const cpuTimes = () => {
@@ -45,7 +49,10 @@ try {
     {
       name: 'A',
       database: a,
-      server: await startServer('A', serverScript(args['a-checkout']), { ...a.env, ...JSON.parse(args['a-env']!) }),
+      server: await startServer('A', serverScript(args['a-checkout'], args['a-server']), {
+        ...a.env,
+        ...JSON.parse(args['a-env']!),
+      }),
     },
     {
       name: 'B',
@@ -89,6 +96,11 @@ try {
   )
   console.log(`machine idle, median: A ${percent(idle.A!)}, B ${percent(idle.B!)}`)
   for (const side of sides) await side.server.stop()
+  const floor = args.floor === undefined ? undefined : Number(args.floor)
+  if (floor !== undefined && median(ratios) < floor) {
+    console.error(`B/A is ${median(ratios).toFixed(3)}x, below the floor of ${floor}x`)
+    process.exitCode = 1
+  }
 } finally {
   await cluster.stop()
 }
