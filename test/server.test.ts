@@ -38,8 +38,10 @@ async function world() {
   async function server(env: Record<string, string> = {}): Promise<ServerProcess> {
     const started = await startServer({
       DATABASE_URL: database.url,
-      IDEMPOTENCY_LEASE_SECONDS: '1',
-      REQUEST_TIMEOUT_MS: '1000',
+      // Room for a loaded machine (two suites at once): a request that must answer 201 has 5 s, and the tests that
+      // wait for a dead holder's lease to end wait on the database's clock, not on a margin.
+      IDEMPOTENCY_LEASE_SECONDS: '5',
+      REQUEST_TIMEOUT_MS: '5000',
       SIMULATED_SLOW_MS: '600',
       // The processor (here, queries on a loaded machine) gets 2.5 s; the worker's grace must outlast that.
       RECOVERY_GRACE_SECONDS: '3',
@@ -123,7 +125,7 @@ describe.concurrent('the server process', () => {
 
     // The client's own retry comes within the recovery grace period, so it is the retry that settles the claim.
     const second = await server({ RECOVERY_GRACE_SECONDS: '60' })
-    await leaseOver('crash-1') // the dead holder's 1 s lease runs out
+    await leaseOver('crash-1') // the dead holder's lease runs out
     const retry = await charge(second.url, 'crash-1')
 
     expect(retry.status).toBe(201)
@@ -148,7 +150,7 @@ describe.concurrent('the server process', () => {
     expect(
       await database.sql`select 1 from charges where processor_reference = ${expectedReference(operationId)}`,
     ).toHaveLength(0)
-    await leaseOver('killed-after-charge') // the dead holder's 1 s lease runs out
+    await leaseOver('killed-after-charge') // the dead holder's lease runs out
 
     const second = await server()
     // Nobody retries: the restarted worker settles it (margins for a loaded machine: the restart compiles and

@@ -48,9 +48,9 @@ export async function backfillLedger(sql: Sql, pricing: Pricing, batchSize = 500
             await postCapture(tx, pricing, charge, charge.amount_captured_cents, { movedAt: charge.created_at })
           const dispute = charge.dispute
           if (dispute) {
-            const money = { reference: dispute.processor_reference, amountCents: dispute.amount_cents }
-            await postDisputeWithdrawal(tx, pricing, charge, money)
-            if (dispute.status === 'won') await postDisputeReversal(tx, charge, money)
+            const money = { amountCents: dispute.amount_cents }
+            await postDisputeWithdrawal(tx, pricing, charge, dispute.processor_reference, money)
+            if (dispute.status === 'won') await postDisputeReversal(tx, charge, dispute.processor_reference, money)
           }
         }
         for (const refund of refunds) await postRefund(tx, refund, refund.created_at)

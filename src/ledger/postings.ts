@@ -3,7 +3,7 @@
 // account's `balance` moves by the net; the `processor` account is the other side of what customers paid or got
 // back; `processor_fees` holds what the processor kept. Each cause posts once, however often it is told.
 import type { Transaction } from '../db/connect.js'
-import type { FeePart } from '../processor/later.js'
+import type { DisputeFunds, FeePart } from '../processor/later.js'
 import type { CapturedFunds } from '../processor/processor.js'
 import type { BalanceTransaction, FeeDetail } from '../schemas/balance.js'
 import { disputeFee, feeTotal, paymentFee, type Pricing } from './pricing.js'
@@ -63,30 +63,37 @@ export function postRefundFailure(tx: Transaction, refund: Money & { id: string;
 }
 
 /**
- * A dispute opened: its amount, and the processor's dispute fee, withdrawn from the balance at once. The fee is the
- * processor's when it told it (`fees`), the pricing's otherwise.
+ * A dispute's money withdrawn from the balance at once: its amount, and the processor's dispute fee as it told it, or
+ * the pricing's for a processor whose fees are the pricing's (DisputeFunds).
  */
 export function postDisputeWithdrawal(
   tx: Transaction,
   pricing: Pricing,
   charge: Money,
-  dispute: { reference: string; amountCents: number; fees?: FeePart[] | undefined },
+  dispute: string,
+  withdrawal: DisputeFunds,
 ) {
   return postMovement(tx, charge, {
     type: 'dispute',
-    source: dispute.reference,
-    cents: -dispute.amountCents,
-    fees: dispute.fees ? toldFees(dispute.fees, charge.currency, 'dispute_fee') : disputeFee(pricing, charge.currency),
+    source: dispute,
+    cents: -withdrawal.amountCents,
+    fees: withdrawal.fees
+      ? toldFees(withdrawal.fees, charge.currency, 'dispute_fee')
+      : disputeFee(pricing, charge.currency),
   })
 }
 
-/** A dispute won: its amount reinstated (the fee is not given back). */
-export function postDisputeReversal(
-  tx: Transaction,
-  charge: Money,
-  dispute: { reference: string; amountCents: number },
-) {
-  return postMovement(tx, charge, { type: 'dispute_reversal', source: dispute.reference, cents: dispute.amountCents })
+/**
+ * A dispute won: what the processor reinstated, into the balance, with the fee it gave back (a negative fee), if it
+ * did; the pricing's dispute fee is not given back.
+ */
+export function postDisputeReversal(tx: Transaction, charge: Money, dispute: string, reinstatement: DisputeFunds) {
+  return postMovement(tx, charge, {
+    type: 'dispute_reversal',
+    source: dispute,
+    cents: reinstatement.amountCents,
+    fees: reinstatement.fees ? toldFees(reinstatement.fees, charge.currency, 'dispute_fee') : [],
+  })
 }
 
 /**

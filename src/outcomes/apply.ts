@@ -6,7 +6,7 @@
 import type { Transaction } from '../db/connect.js'
 import { insertEvent } from '../events/events.js'
 import { addRefunded, type ChargeRow, lockChargeById, moveCharge, setDispute, toCharge } from '../charges/repository.js'
-import { availableOf } from '../ledger/repository.js'
+import { availableOf, postedFor } from '../ledger/repository.js'
 import { balancesOverdrawn } from '../observability/metrics.js'
 import type { DisputeState, PaymentState, ProcessorChange, RefundState } from '../processor/later.js'
 import { chargeMove, type LaterSettings } from './charge-moves.js'
@@ -122,6 +122,13 @@ async function recordRefundMadeAtProcessor(tx: Transaction, refund: RefundState)
 
 const DISPUTE_ORDER: Record<DisputeState['status'], number> = { needs_response: 0, under_review: 1, won: 2, lost: 2 }
 
+/**
+ * A dispute's course and its money, each applied on its own, since Stripe tells them apart (charge.dispute.created
+ * carries no money; charge.dispute.funds_withdrawn and funds_reinstated do) and in any order: its status moves only
+ * forward; a withdrawal or a reinstatement is posted once, exactly as the processor told it, when an event carries it,
+ * whatever that event's status (a late funds_withdrawn after the dispute closed still posts). An inquiry, which
+ * withdraws nothing, posts nothing.
+ */
 async function applyDispute(tx: Transaction, dispute: DisputeState, settings: LaterSettings): Promise<Applied> {
   if (!dispute.chargeId) return ignored(`dispute ${dispute.reference} is of a payment this service did not make`)
   const charge = await lockChargeById(tx, dispute.chargeId)
@@ -129,26 +136,30 @@ async function applyDispute(tx: Transaction, dispute: DisputeState, settings: La
   const current = charge.dispute
   if (current && current.processor_reference !== dispute.reference)
     return ignored(`charge ${charge.id} is disputed by ${current.processor_reference}, not ${dispute.reference}`)
-  if (current && DISPUTE_ORDER[current.status] >= DISPUTE_ORDER[dispute.status])
-    return ignored(`dispute ${dispute.reference} is ${current.status} already`)
-  const next: NonNullable<Charge['dispute']> = {
-    status: dispute.status,
-    reason: dispute.reason,
-    amount_cents: dispute.amountCents,
-    processor_reference: dispute.reference,
-    created_at: current?.created_at ?? new Date().toISOString(),
+  const moves = !current || DISPUTE_ORDER[current.status] < DISPUTE_ORDER[dispute.status]
+  const posted = await postedFor(tx, charge.account_id, dispute.reference)
+  const withdraws = dispute.withdrawal !== undefined && !posted.has(`dispute:${dispute.reference}`)
+  const reinstates = dispute.reinstatement !== undefined && !posted.has(`dispute_reversal:${dispute.reference}`)
+  // Posted each time it is told: a cause posted already adds nothing, or, told with another amount, is refused.
+  if (dispute.withdrawal)
+    await postDisputeWithdrawal(tx, settings.pricing, charge, dispute.reference, dispute.withdrawal)
+  if (dispute.reinstatement) await postDisputeReversal(tx, charge, dispute.reference, dispute.reinstatement)
+  if (!moves && !withdraws && !reinstates)
+    return ignored(`dispute ${dispute.reference} is ${current?.status} already, and its money is posted`)
+  if (moves) {
+    const next: NonNullable<Charge['dispute']> = {
+      status: dispute.status,
+      reason: dispute.reason,
+      amount_cents: dispute.amountCents,
+      processor_reference: dispute.reference,
+      created_at: current?.created_at ?? new Date().toISOString(),
+    }
+    const moved = await setDispute(tx, charge, next)
+    const closed = dispute.status === 'won' || dispute.status === 'lost'
+    const type = closed ? 'charge.dispute.closed' : current ? 'charge.dispute.updated' : 'charge.dispute.created'
+    await insertEvent(tx, charge.account_id, type, { object: toCharge(moved) })
   }
-  const moved = await setDispute(tx, charge, next)
-  // The processor withdraws a dispute's amount and fee when it opens, and gives the amount back if it is won. A
-  // dispute first told as won was opened all the same: both post, each once.
-  const money = { reference: dispute.reference, amountCents: dispute.amountCents, fees: dispute.fees }
-  await postDisputeWithdrawal(tx, settings.pricing, charge, money)
-  if (dispute.status === 'won') await postDisputeReversal(tx, charge, money)
-  const closed = dispute.status === 'won' || dispute.status === 'lost'
-  const type = closed ? 'charge.dispute.closed' : current ? 'charge.dispute.updated' : 'charge.dispute.created'
-  await insertEvent(tx, charge.account_id, type, { object: toCharge(moved) })
-  // Withdrawn now if this is the first the books hear of the dispute.
-  return current ? APPLIED : overdrawnBy(tx, charge, `dispute ${dispute.reference}`)
+  return withdraws ? overdrawnBy(tx, charge, `dispute ${dispute.reference}`) : APPLIED
 }
 
 /**

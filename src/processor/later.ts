@@ -61,7 +61,24 @@ export interface DisputeState {
   /** What the customer disputes: the amount at risk. */
   amountCents: number
   reason: string
-  /** The fee the processor withdrew with it, when it told (Stripe: the withdrawal's balance transaction). */
+  /**
+   * The money the processor withdrew for it, once it has (Stripe: the dispute's negative balance transaction, told by
+   * charge.dispute.funds_withdrawn or a later event). Unset while nothing moved: an inquiry withdraws nothing.
+   */
+  withdrawal?: DisputeFunds
+  /** The money it gave back when the dispute was won, once it has (Stripe: the positive balance transaction). */
+  reinstatement?: DisputeFunds
+}
+
+/** Money a dispute moved at the processor. */
+export interface DisputeFunds {
+  /** How much, in the payment's minor unit: positive, whichever way it moved. */
+  amountCents: number
+  /**
+   * The fee that moved with it (a withdrawal's dispute fee; a reinstatement's negative where the fee was given back).
+   * Unset for a processor whose fees are the pricing's (the simulated one): the pricing's dispute fee, withdrawn and
+   * never given back.
+   */
   fees?: FeePart[]
 }
 

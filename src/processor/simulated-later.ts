@@ -177,7 +177,12 @@ export function simulatedLater(sql: Sql): {
         >`select state from simulated_processor.disputes where payment_reference = ${reference} for update`
         if (!row || row.state.status === 'won' || row.state.status === 'lost')
           throw new SimulatedControlError(`payment ${reference} has no open dispute`)
-        const closed: DisputeState = { ...row.state, status: outcome }
+        // Won: the disputed amount comes back (the fee does not: the pricing's rule, as Stripe's).
+        const closed: DisputeState = {
+          ...row.state,
+          status: outcome,
+          ...(outcome === 'won' && row.state.withdrawal && { reinstatement: { amountCents: row.state.amountCents } }),
+        }
         await tx`update simulated_processor.disputes set state = ${tx.json(closed as never)} where payment_reference =
           ${reference}`
         return tell(tx, 'dispute.closed', [closed])
@@ -258,6 +263,8 @@ async function openDispute(tx: Transaction, payment: PaymentState): Promise<Proc
     status: 'needs_response',
     amountCents: payment.amountCapturedCents,
     reason: 'fraudulent',
+    // The simulated processor withdraws the amount, and its dispute fee (the pricing's), as it opens the dispute.
+    withdrawal: { amountCents: payment.amountCapturedCents },
     ...(payment.chargeId ? { chargeId: payment.chargeId } : {}),
   }
   const [inserted] = await tx`

@@ -244,6 +244,7 @@ describe('a payout', () => {
       status: 'needs_response' as const,
       amountCents: 1_000,
       reason: 'fraudulent',
+      withdrawal: { amountCents: 1_000 },
     }
     const told = (id: string, changes: ProcessorEvent['changes']) => ({
       id,
@@ -261,7 +262,7 @@ describe('a payout', () => {
     // ledger refuses, and the whole event rolls back (the payout's arrival with it).
     const contradicted = told(`evt_${payout.reference}_contradicted`, [
       { ...payout, status: 'paid' },
-      { ...dispute, status: 'lost', amountCents: 2_000 },
+      { ...dispute, status: 'lost', amountCents: 2_000, withdrawal: { amountCents: 2_000 } },
     ])
     await expect(acceptEvent(sql, contradicted, 'webhook', LATER_SETTINGS)).rejects.toThrow(
       /was posted as -?1000, and is now told as -?2000/,

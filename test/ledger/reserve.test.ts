@@ -67,7 +67,7 @@ describe('reserving from the balance', () => {
     const money = await funded(4000)
     expect(await database.sql.begin((tx) => reserveFromBalance(tx, money, 'po_all', 4000, new Date()))).toBe(true)
     await database.sql.begin((tx) =>
-      postDisputeWithdrawal(tx, FREE, money, { reference: `dp_${randomUUID()}`, amountCents: 4000 }),
+      postDisputeWithdrawal(tx, FREE, money, `dp_${randomUUID()}`, { amountCents: 4000 }),
     )
     expect(await available(money)).toBe(-5500)
     expect(await database.sql.begin((tx) => reserveFromBalance(tx, money, 'po_more', 1, new Date()))).toBe(false)

@@ -56,10 +56,12 @@ const refund = (
   amountCents,
   ...(status === 'failed' ? { failureReason: 'expired_or_canceled_card' } : {}),
 })
+/** A dispute as an event tells it: with the money it says moved so far (Stripe: funds_withdrawn, funds_reinstated). */
 const dispute = (
   p: Payment,
   reference: string,
   status: 'needs_response' | 'under_review' | 'won' | 'lost',
+  moved: 'nothing' | 'withdrawn' | 'reinstated' = 'withdrawn',
 ): ProcessorChange => ({
   object: 'dispute',
   reference,
@@ -68,6 +70,8 @@ const dispute = (
   status,
   amountCents: 5000,
   reason: 'fraudulent',
+  ...(moved !== 'nothing' && { withdrawal: { amountCents: 5000, fees: [{ amountCents: 1500, description: 'fee' }] } }),
+  ...(moved === 'reinstated' && { reinstatement: { amountCents: 5000, fees: [] } }),
 })
 
 const PAIRS: Pair[] = [
@@ -104,6 +108,30 @@ const PAIRS: Pair[] = [
     events: (p) => {
       const dp = `dp_${randomUUID()}`
       return [[dispute(p, dp, 'needs_response')], [dispute(p, dp, 'under_review')]]
+    },
+  },
+  {
+    name: 'charge.dispute.created, which moves no money, and charge.dispute.funds_withdrawn',
+    charge: 'succeeded',
+    events: (p) => {
+      const dp = `dp_${randomUUID()}`
+      return [[dispute(p, dp, 'needs_response', 'nothing')], [dispute(p, dp, 'needs_response', 'withdrawn')]]
+    },
+  },
+  {
+    name: 'a dispute lost, and its funds withdrawn told late',
+    charge: 'succeeded',
+    events: (p) => {
+      const dp = `dp_${randomUUID()}`
+      return [[dispute(p, dp, 'lost', 'withdrawn')], [dispute(p, dp, 'needs_response', 'withdrawn')]]
+    },
+  },
+  {
+    name: 'charge.dispute.funds_reinstated and charge.dispute.closed of a dispute won',
+    charge: 'succeeded',
+    events: (p) => {
+      const dp = `dp_${randomUUID()}`
+      return [[dispute(p, dp, 'won', 'reinstated')], [dispute(p, dp, 'won', 'reinstated')]]
     },
   },
   {
@@ -182,8 +210,15 @@ async function booksOf(p: Payment) {
     await sql<{ type: string }[]>`
     select type from events where body::jsonb->'data'->'object'->>'id' = ${p.chargeId} order by seq`
   ).map((row) => row.type)
+  // The money posted for the charge and its disputes and refunds (by type: their references are each run's own).
+  const postings = await sql`
+    select t.type, t.amount_cents::int, t.fee_cents::int from ledger_transactions t
+    where t.account_id = ${suite.account.id} and (t.source = ${p.chargeId}
+      or t.source in (select id from refunds where charge_id = ${p.chargeId})
+      or t.source = (select dispute->>'processor_reference' from charges where id = ${p.chargeId}))
+    order by t.type, t.amount_cents`
   // The references are each run's own: compared by position.
-  return { charge, refunds: refunds.map(({ processor_reference: _, ...rest }) => rest), events }
+  return { charge, refunds: refunds.map(({ processor_reference: _, ...rest }) => rest), events, postings }
 }
 
 /** The pair applied one by one in the given order, on a payment of its own: one of the two right answers. */

@@ -42,6 +42,15 @@ const DISPUTE_EVENTS = new Set([
   'charge.dispute.funds_reinstated',
 ])
 
+/** Every event type the service reads: what a webhook endpoint at Stripe must be sent (docs/later-outcomes.md). */
+export const FOLLOWED_EVENTS: readonly string[] = [
+  ...PAYMENT_EVENTS,
+  'charge.refunded',
+  ...REFUND_EVENTS,
+  ...DISPUTE_EVENTS,
+  ...PAYOUT_EVENTS,
+]
+
 export function stripeLater(stripe: Stripe, options: { webhookSecret?: string | undefined }): LaterOutcomes {
   const listing = <T>(work: () => Promise<T>): Promise<T> =>
     withDeadline(Date.now() + LIST_DEADLINE_MS, work).catch((error: unknown) => {
@@ -106,8 +115,13 @@ export function stripeLater(stripe: Stripe, options: { webhookSecret?: string | 
     if (!paymentReference) return undefined
     const chargeId = (await intentOf(paymentReference)).metadata.charge_id
     if (!chargeId) return undefined
-    // The funds withdrawn, with Stripe's dispute fee: its balance transaction, in the dispute's currency.
-    const withdrawn = dispute.balance_transactions.find((txn) => txn.amount < 0 && txn.currency === dispute.currency)
+    // The money moved so far, as its balance transactions say, with Stripe's own fee (docs.stripe.com/api/disputes
+    // /object: zero, one or two of them; none for an inquiry, or before charge.dispute.funds_withdrawn).
+    const moved = (txn: Stripe.BalanceTransaction | undefined) =>
+      txn && { amountCents: Math.abs(txn.amount), fees: feePartsOf(txn) }
+    const inCurrency = dispute.balance_transactions.filter((txn) => txn.currency === dispute.currency)
+    const withdrawal = moved(inCurrency.find((txn) => txn.amount < 0))
+    const reinstatement = moved(inCurrency.find((txn) => txn.amount > 0))
     return {
       object: 'dispute',
       reference: dispute.id,
@@ -116,7 +130,8 @@ export function stripeLater(stripe: Stripe, options: { webhookSecret?: string | 
       status: disputeStatus(dispute.status),
       amountCents: dispute.amount,
       reason: dispute.reason,
-      ...(withdrawn && { fees: feePartsOf(withdrawn) }),
+      ...(withdrawal && { withdrawal }),
+      ...(reinstatement && { reinstatement }),
     }
   }
 

@@ -49,7 +49,6 @@ export class StripeBalance {
           amount: refund.amount,
         })
     }
-    for (const dispute of ledger.disputes.values()) this.ofDispute(dispute)
     for (const payout of ledger.payouts.values())
       if (payout.automatic && (payout.status === 'failed' || payout.status === 'canceled'))
         this.make(`payout_failure:${payout.id}`, {
@@ -87,14 +86,13 @@ export class StripeBalance {
     })
   }
 
-  /**
-   * A dispute's balance transactions (its `balance_transactions`): the funds withdrawn with the dispute fee when it
-   * opens, and reinstated (the fee kept) if it is won.
-   */
-  ofDispute(dispute: Stripe.Dispute): Stripe.BalanceTransaction[] {
-    const at = { source: dispute.id, currency: dispute.currency, available_on: dispute.created, type: 'adjustment' }
-    const withdrawn = this.make(`dispute:${dispute.id}`, {
-      ...at,
+  /** A dispute's withdrawal: its amount and the dispute fee, out of the balance at once. */
+  withdraw(dispute: Stripe.Dispute): Stripe.BalanceTransaction {
+    return this.make(`dispute:${dispute.id}`, {
+      source: dispute.id,
+      currency: dispute.currency,
+      available_on: unixNow(),
+      type: 'adjustment',
       reporting_category: 'dispute',
       amount: -dispute.amount,
       fee_details: [
@@ -107,14 +105,19 @@ export class StripeBalance {
         },
       ],
     })
-    if (dispute.status !== 'won') return [withdrawn]
-    const reinstated = this.make(`dispute_reversal:${dispute.id}`, {
-      ...at,
+  }
+
+  /** A won dispute's reinstatement: its amount back, the fee kept (stripe.com/pricing). */
+  reinstate(dispute: Stripe.Dispute): Stripe.BalanceTransaction {
+    return this.make(`dispute_reversal:${dispute.id}`, {
+      source: dispute.id,
+      currency: dispute.currency,
+      available_on: unixNow(),
+      type: 'adjustment',
       reporting_category: 'dispute_reversal',
       amount: dispute.amount,
       fee_details: [],
     })
-    return [withdrawn, reinstated]
   }
 
   /**

@@ -223,6 +223,8 @@ function succeed(ledger: StripeLedger, intent: Stripe.PaymentIntent, idempotency
   ledger.events.emit('payment_intent.succeeded', intent, idempotencyKey)
   // docs.stripe.com/testing#disputes: this card's payments are disputed as soon as they succeed.
   if (intent.payment_method === 'pm_card_createDispute') ledger.afterwards(() => openDispute(ledger, intent))
+  if (intent.payment_method === 'pm_card_createDisputeInquiry')
+    ledger.afterwards(() => openDispute(ledger, intent, 'inquiry'))
 }
 
 /** The customer authenticates (or fails to), at the page next_action pointed to. */
@@ -266,23 +268,45 @@ export function settleBankDebit(ledger: StripeLedger, id: string): Stripe.Paymen
   return intent
 }
 
-/** The customer disputes the payment at their bank: charge.dispute.created. */
-export function openDispute(ledger: StripeLedger, intent: Stripe.PaymentIntent): Stripe.Dispute {
+/**
+ * The customer disputes the payment at their bank, as docs.stripe.com/disputes/how-disputes-work tells it:
+ * charge.dispute.created, whose dispute has no balance transaction yet, then charge.dispute.funds_withdrawn, which
+ * carries the withdrawal (its amount and the dispute fee). An inquiry (docs.stripe.com/disputes/how-disputes-work
+ * #inquiries: `warning_needs_response`) withdraws nothing.
+ */
+export function openDispute(
+  ledger: StripeLedger,
+  intent: Stripe.PaymentIntent,
+  kind: 'dispute' | 'inquiry' = 'dispute',
+): Stripe.Dispute {
   if (intent.status !== 'succeeded' || ledger.disputeOf(intent.id)) throw unexpectedState(intent, 'dispute')
-  const dispute = disputeOf(intent, 'needs_response')
+  const dispute = disputeOf(intent, kind === 'inquiry' ? 'warning_needs_response' : 'needs_response')
   ledger.disputes.set(dispute.id, dispute)
-  dispute.balance_transactions = ledger.balance.ofDispute(dispute)
   ledger.events.emit('charge.dispute.created', dispute)
+  if (kind === 'dispute') {
+    dispute.balance_transactions = [ledger.balance.withdraw(dispute)]
+    ledger.events.emit('charge.dispute.funds_withdrawn', dispute)
+  }
   return dispute
 }
 
-/** The dispute is decided: charge.dispute.closed. */
+/**
+ * The dispute is decided: won, its amount reinstated (charge.dispute.funds_reinstated, the fee kept), then
+ * charge.dispute.closed; lost, closed and nothing back. An inquiry closes as `warning_closed`, with nothing moved.
+ */
 export function closeDispute(ledger: StripeLedger, intentId: string, outcome: 'won' | 'lost'): Stripe.Dispute {
   const dispute = ledger.disputeOf(intentId)
-  if (!dispute || dispute.status === 'won' || dispute.status === 'lost')
+  if (!dispute || ['won', 'lost', 'warning_closed'].includes(dispute.status))
     throw invalidRequest(`PaymentIntent ${intentId} has no open dispute.`)
-  dispute.status = outcome
-  dispute.balance_transactions = ledger.balance.ofDispute(dispute)
+  if (dispute.status.startsWith('warning_')) {
+    dispute.status = 'warning_closed'
+  } else {
+    dispute.status = outcome
+    if (outcome === 'won') {
+      dispute.balance_transactions = [...dispute.balance_transactions, ledger.balance.reinstate(dispute)]
+      ledger.events.emit('charge.dispute.funds_reinstated', dispute)
+    }
+  }
   ledger.events.emit('charge.dispute.closed', dispute)
   return dispute
 }

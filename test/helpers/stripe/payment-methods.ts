@@ -34,6 +34,8 @@ const TEST_PAYMENT_METHODS: Record<string, CardBehaviour> = {
   pm_card_de: succeeds,
   // Succeed, then are disputed or refuse refunds later (docs.stripe.com/testing#disputes, #refunds).
   pm_card_createDispute: succeeds,
+  // An inquiry: disputed, but no funds are withdrawn (docs.stripe.com/testing#disputes).
+  pm_card_createDisputeInquiry: succeeds,
   pm_card_refundFail: succeeds,
   pm_card_chargeDeclined: declined('generic_decline'),
   pm_card_visa_chargeDeclined: declined('generic_decline'),
