@@ -49,6 +49,25 @@ function resolve(schema: Schema): Schema {
   return schema
 }
 
+const digits = (count: number, max = 10 ** count - 1) =>
+  fc.integer({ min: 0, max }).map((value) => String(value).padStart(count, '0'))
+/** Any date-time RFC 3339 §5.6 admits (leap seconds aside): years 0000–9999, offsets to ±23:59, any fraction. */
+const rfc3339DateTime = fc
+  .tuple(
+    digits(4),
+    fc.integer({ min: 1, max: 12 }),
+    fc.integer({ min: 1, max: 28 }),
+    fc.constantFrom('T', 't'),
+    fc.tuple(digits(2, 23), digits(2, 59), digits(2, 59)),
+    fc.option(fc.stringMatching(/^[0-9]{1,12}$/)),
+    fc.oneof(fc.constantFrom('Z', 'z'), fc.tuple(fc.constantFrom('+', '-'), digits(2, 23), digits(2, 59))),
+  )
+  .map(([year, month, day, t, [hour, minute, second], fraction, offset]) => {
+    const zone = typeof offset === 'string' ? offset : `${offset[0]}${offset[1]}:${offset[2]}`
+    const date = `${year}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`
+    return `${date}${t}${hour}:${minute}:${second}${fraction ? `.${fraction}` : ''}${zone}`
+  })
+
 /** Values the schema forbids, each with why. */
 function invalidValues(raw: Schema): [string, unknown][] {
   const schema = resolve(raw)
@@ -64,7 +83,12 @@ function invalidValues(raw: Schema): [string, unknown][] {
           out.push([`not matching ${schema.pattern}: ${JSON.stringify(text)}`, text])
     if (schema.enum) out.push(['not in the enum', 'not-a-value'])
     if (schema.format === 'uri') out.push(['not a URI', 'not a uri'])
-    if (schema.format === 'date-time') out.push(['not a date-time', 'yesterday'])
+    if (schema.format === 'date-time')
+      out.push(
+        ['not a date-time', 'yesterday'],
+        ['a date-time without its offset', '2026-01-01T00:00:00'],
+        ['a date-time with a time-zone suffix (RFC 9557, not RFC 3339)', '2026-01-01T00:00:00Z[Europe/Paris]'],
+      )
   }
   if (types.includes('integer')) {
     out.push(['a string for an integer', '100'], ['a fraction', 1.5])
@@ -113,10 +137,7 @@ function arbitraryFor(raw: Schema): fc.Arbitrary<unknown> {
       const fits = (value: string) =>
         [...value].length >= (schema.minLength ?? 0) && [...value].length <= (schema.maxLength ?? Infinity)
       if (schema.format === 'uri') return fc.webUrl({ validSchemes: ['http', 'https'] }).filter(fits)
-      if (schema.format === 'date-time')
-        return fc
-          .date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true })
-          .map((date) => date.toISOString())
+      if (schema.format === 'date-time') return rfc3339DateTime
       if (schema.pattern) return fc.stringMatching(new RegExp(schema.pattern)).filter(fits)
       return text(schema.minLength, Math.min(schema.maxLength ?? 40, 40))
     }

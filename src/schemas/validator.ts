@@ -5,10 +5,15 @@
 // - An unknown field is named as one ("body/nope is not a field this request takes"), not in the validator's own
 //   words ("schema is false", then once more for the object).
 // - Query and path values convert strictly: "0x10" or "1e3" is not an integer (src/schemas/strict-convert.ts).
+// - A `date-time` is RFC 3339's, as OpenAPI says, and nothing more (src/schemas/timestamp.ts).
 import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify'
 import type { TSchema } from 'typebox'
 import { Compile } from 'typebox/compile'
+import { Format } from 'typebox/format'
 import { convertStrict } from './strict-convert.js'
+import { isDateTime } from './timestamp.js'
+
+Format.Set('date-time', isDateTime)
 
 const UNSAFE_TEXT = /[\0\p{Cs}]/u
 const UNSAFE_TEXT_MESSAGE = 'must not contain NUL or unpaired surrogate characters'

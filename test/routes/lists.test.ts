@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest'
 import { chargeBody, useTestApp, type TestAccount } from '../helpers/app.js'
 
-const suite = useTestApp()
+const suite = useTestApp({ config: { WEBHOOK_ALLOW_PRIVATE_URLS: true } })
 
 async function charges(user: TestAccount, count: number): Promise<string[]> {
   const ids: string[] = []
@@ -67,6 +67,23 @@ describe('GET /v1/charges', () => {
     expect(bad.statusCode).toBe(400)
   })
 
+  it('when a window edge lies between two microseconds, then it means what the exact instant means', async () => {
+    const user = await suite.context.newAccount()
+    const [id = ''] = await charges(user, 1)
+    await suite.context.sql`update charges set created_at = '2026-01-01T00:00:00.123456Z' where id = ${id}`
+    const listed = async (query: string) => ids(await user.get(`/v1/charges?${query}`)).includes(id)
+
+    // Written with other offsets, and with digits beyond the microsecond PostgreSQL keeps.
+    expect(await listed('created[gte]=2026-01-01T00:00:00.1234559Z')).toBe(true)
+    expect(await listed('created[gte]=2026-01-01T00:00:00.1234561Z')).toBe(false)
+    expect(await listed('created[gt]=2025-12-31T00:00:00.1234559-23:59')).toBe(true)
+    expect(await listed('created[gt]=2026-01-01T00:00:00.123456Z')).toBe(false)
+    expect(await listed('created[lt]=2026-01-01T23:59:00.1234561%2B23:59')).toBe(true)
+    expect(await listed('created[lt]=2026-01-01T00:00:00.123456Z')).toBe(false)
+    expect(await listed('created[lte]=2026-01-01T00:00:00.123456Z')).toBe(true)
+    expect(await listed('created[lte]=2026-01-01T00:00:00.1234559999Z')).toBe(false)
+  })
+
   it('when looked up by the Idempotency-Key that created it, then that charge, for its own account only', async () => {
     const user = await suite.context.newAccount()
     const created = (await user.post('/v1/charges', chargeBody(), { key: 'order-77' })).json()
@@ -127,5 +144,62 @@ describe('GET /v1/events', () => {
     expect(all).toHaveLength(3)
     expect(ids(await user.get(`/v1/events?ending_before=${all[2]}&limit=1`))).toEqual([all[1]])
     expect(ids(await user.get(`/v1/events?ending_before=${all[2]}&type=charge.succeeded`))).toEqual(all.slice(0, 2))
+  })
+})
+
+describe('every list, filtered on created', () => {
+  const lists = [
+    '/v1/charges',
+    '/v1/refunds',
+    '/v1/events',
+    '/v1/balance_transactions',
+    '/v1/webhook_endpoints',
+    '/v1/charges/{charge}/refunds',
+  ]
+  // RFC 3339 admits each of these; PostgreSQL alone would refuse the offsets beyond ±15:59 and the year 0000.
+  const admitted = [
+    '1372-12-01T20:03:25.6128-18:45',
+    '0001-01-01T00:00:00%2B23:59',
+    '0001-01-01T00:00:00-23:59',
+    '0000-01-01T00:00:00Z',
+    '9999-12-31T23:59:59.999999999-23:59',
+    '9999-12-31T23:59:59z',
+    '2026-06-30t12:00:00.1234567890123%2B05:45',
+    '2016-12-31T23:59:60Z',
+  ]
+
+  it('when the edges are any date-time RFC 3339 admits, then each list answers 200, and an edge beyond every row lists all or nothing', async () => {
+    const user = await suite.context.newAccount()
+    const [charge] = await charges(user, 1)
+    await user.post(`/v1/charges/${charge}/refunds`, { amount_cents: 10 })
+    await user.post('/v1/webhook_endpoints', { url: 'http://127.0.0.1:9/hooks', enabled_events: ['charge.refunded'] })
+    for (const list of lists.map((path) => path.replace('{charge}', charge!))) {
+      for (const edge of admitted) {
+        for (const bound of ['gt', 'gte', 'lt', 'lte']) {
+          const response = await user.get(`${list}?created[${bound}]=${edge}`)
+          expect({ list, edge, bound, status: response.statusCode }).toEqual({ list, edge, bound, status: 200 })
+        }
+      }
+      const all = ids(await user.get(list))
+      expect(all.length, list).toBeGreaterThan(0)
+      expect(ids(await user.get(`${list}?created[gt]=0000-01-01T00:00:00Z`)), list).toEqual(all)
+      expect(ids(await user.get(`${list}?created[lte]=0001-01-01T00:00:00%2B23:59`)), list).toEqual([])
+      expect(ids(await user.get(`${list}?created[lt]=9999-12-31T23:59:59-23:59`)), list).toEqual(all)
+      expect(ids(await user.get(`${list}?created[gte]=9999-12-31T23:59:59.9999999Z`)), list).toEqual([])
+    }
+  })
+
+  it('when an edge is not an RFC 3339 date-time, then 400 naming the parameter', async () => {
+    const user = await suite.context.newAccount()
+    for (const edge of [
+      '2026-01-01T00:00:00',
+      '2026-01-01T00:00:00Z[Europe/Paris]',
+      '2026-02-30T00:00:00Z',
+      '2026-01-01T00:00:00%2B24:00',
+    ]) {
+      const response = await user.get(`/v1/charges?created[gte]=${edge}`)
+      expect(response.statusCode, edge).toBe(400)
+      expect(response.json().detail, edge).toContain('created[gte]')
+    }
   })
 })
