@@ -81,6 +81,11 @@ function invalidValues(raw: Schema): [string, unknown][] {
       for (const text of ['!', 'has space', ''])
         if (!new RegExp(schema.pattern).test(text))
           out.push([`not matching ${schema.pattern}: ${JSON.stringify(text)}`, text])
+    const barred = schema.not?.pattern
+    if (barred)
+      for (const text of ['a\u0000b', '\u0000'])
+        if (new RegExp(barred, 'u').test(text))
+          out.push([`matching the barred ${barred}: ${JSON.stringify(text)}`, text])
     if (schema.enum) out.push(['not in the enum', 'not-a-value'])
     if (schema.format === 'uri') out.push(['not a URI', 'not a uri'])
     if (schema.format === 'date-time')
@@ -114,9 +119,7 @@ function invalidValues(raw: Schema): [string, unknown][] {
 // Strings the server takes: whole graphemes (no lone surrogate) without NUL (docs/operations.md says why), counted in
 // code points.
 const text = (minLength = 0, maxLength = 40) =>
-  fc
-    .string({ unit: 'grapheme', minLength, maxLength })
-    .filter((value) => !value.includes('\0') && [...value].length <= maxLength)
+  fc.string({ unit: 'grapheme', minLength, maxLength }).filter((value) => [...value].length <= maxLength)
 
 /** Any value the schema allows, for property-based tests. */
 function arbitraryFor(raw: Schema): fc.Arbitrary<unknown> {
@@ -138,8 +141,9 @@ function arbitraryFor(raw: Schema): fc.Arbitrary<unknown> {
         [...value].length >= (schema.minLength ?? 0) && [...value].length <= (schema.maxLength ?? Infinity)
       if (schema.format === 'uri') return fc.webUrl({ validSchemes: ['http', 'https'] }).filter(fits)
       if (schema.format === 'date-time') return rfc3339DateTime
-      if (schema.pattern) return fc.stringMatching(new RegExp(schema.pattern)).filter(fits)
-      return text(schema.minLength, Math.min(schema.maxLength ?? 40, 40))
+      const admitted = (value: string) => !schema.not?.pattern || !new RegExp(schema.not.pattern, 'u').test(value)
+      if (schema.pattern) return fc.stringMatching(new RegExp(schema.pattern)).filter(fits).filter(admitted)
+      return text(schema.minLength, Math.min(schema.maxLength ?? 40, 40)).filter(admitted)
     }
     case 'array': {
       const settings = { minLength: schema.minItems ?? 0, maxLength: Math.min(schema.maxItems ?? 5, 5) }
