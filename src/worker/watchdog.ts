@@ -12,7 +12,7 @@ import {
   workerJobLongestRunningSeconds,
 } from '../observability/metrics.js'
 import { settlementBacklog, type SettlementBacklog } from '../recovery/backlog.js'
-import { beat, forgetPools, forgetSilentPools, freeOrphanedLocks, unlockDeadPools } from './liveness.js'
+import { beat, forgetSilentPools, freeOrphanedLocks, unlockDeadPools } from './liveness.js'
 
 export interface WatchdogSettings {
   deadAfterSeconds: number
@@ -63,10 +63,10 @@ export async function startWatchdog(
   settings: WatchdogSettings,
   log: Logger,
 ): Promise<Watchdog> {
-  const everyMs = Math.min(10_000, Math.max(1000, (settings.deadAfterSeconds * 1000) / 3))
-  // Dead pools are judged only once this process has itself been heard for the whole period: after an outage that
-  // silenced every pool, the live ones get the time to speak again before any of them is called dead.
-  let heardSince: number | undefined
+  // A live pool beats at least twice per gap, and a gap plus two beats' time is well within the dead period: so an
+  // outage shorter than the gap, counted as heard, never makes a live pool look silent for the whole period.
+  const everyMs = Math.min(10_000, Math.max(1000, (settings.deadAfterSeconds * 1000) / 6))
+  const gapSeconds = (2 * everyMs) / 1000
   let behind: SettlementBacklog | undefined
   let behindLoggedAt = 0
   let failing = false
@@ -76,20 +76,17 @@ export async function startWatchdog(
   const toldStuck = new Set<string>()
 
   async function check(): Promise<void> {
-    await beat(sql, pools.ids(), settings.processName)
-    heardSince ??= Date.now()
-    if (Date.now() - heardSince >= settings.deadAfterSeconds * 1000) {
-      const unlocked = await unlockDeadPools(sql, settings)
-      if (unlocked.length) {
-        deadWorkerPools.inc(unlocked.length)
-        log.warn(
-          { pools: unlocked },
-          `worker pools silent for ${settings.deadAfterSeconds} s held jobs: their locks are freed and their jobs ` +
-            `run again here or on another worker`,
-        )
-      }
-      await forgetSilentPools(sql, 10 * settings.deadAfterSeconds)
+    await beat(sql, pools.ids(), settings.processName, gapSeconds)
+    const unlocked = await unlockDeadPools(sql, settings)
+    if (unlocked.length) {
+      deadWorkerPools.inc(unlocked.length)
+      log.warn(
+        { pools: unlocked },
+        `worker pools silent for ${settings.deadAfterSeconds} s held jobs: their locks are freed and their jobs ` +
+          `run again here or on another worker`,
+      )
     }
+    await forgetSilentPools(sql, 10 * settings.deadAfterSeconds)
     const running = pools.running()
     const orphaned = await freeOrphanedLocks(
       sql,
@@ -137,7 +134,6 @@ export async function startWatchdog(
       if (failing) log.info('worker watchdog: the database answers again')
       failing = false
     } catch (error) {
-      heardSince = undefined
       if (!failing) log.warn({ err: error }, 'worker watchdog: could not check liveness and settlement; trying again')
       failing = true
     }
@@ -157,8 +153,8 @@ export async function startWatchdog(
     async stop() {
       stopped = true
       clearTimeout(timer)
+      // Its heartbeats stay: they are time the database heard a pool, by which others' silence is judged.
       await running
-      await forgetPools(sql, pools.ids()).catch(() => {})
     },
   }
 }
