@@ -86,7 +86,7 @@ await main('example:invoices', async () => {
       pgPool,
       schema: COLLECTOR_WORKER_SCHEMA,
       concurrency: 5,
-      crontab: '', // no scheduled tasks
+      parsedCronItems: [], // no scheduled tasks, and no ./crontab to look for (an empty crontab string still did)
       events: liveness.events,
       taskList: { [COLLECT_TASK]: collectInvoiceTask(sql, client, (message) => console.log(message)) },
     })

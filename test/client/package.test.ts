@@ -141,6 +141,17 @@ describe(`${NAME}, packed and installed into a new project`, () => {
       env: { ...env, PORT: String(closed), PAYMENTS_API_KEY: 'sk_test_x' },
     })
     expect(refused).toContain('nothing answers there (is the server running?); nothing was charged')
+    // Without a key (the reader made none, or in another shell), it says what is missing and how to make one.
+    const { PAYMENTS_API_KEY: _key, ...keyless } = env
+    const missing = await run(process.execPath, ['guide.mjs'], { cwd: project, env: { ...keyless, ...at } }).then(
+      () => ({ code: 0, stderr: '' }),
+      (error: { code: number; stderr: string }) => error,
+    )
+    expect(missing.code).toBe(1)
+    expect(missing.stderr.trim()).toBe(
+      "Set PAYMENTS_API_KEY to an account's key: in the payments-api repository, npm run --silent account:create -- " +
+        '--name "Acme" --field api_key',
+    )
     await run(
       process.execPath,
       [

@@ -4,7 +4,7 @@
 // need a Stripe account (the Dashboard, `stripe listen`) are the only ones left out.
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { readFile } from 'node:fs/promises'
+import { readFile, rm } from 'node:fs/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js'
 import { startServer, type ServerProcess } from '../helpers/processes.js'
@@ -74,9 +74,11 @@ describe('docs/later-outcomes.md', () => {
 
 describe('docs/ledger.md', () => {
   it('when its charge, refund, balance and payout commands run as written, then each says what its comment says', async () => {
-    // The payout block continues in the reader's shell.
-    const [balance, payout] = await blocksOf('docs/ledger.md')
-    const { code, output } = await shell(`${balance}\n${payout}`)
+    // The payout and report blocks continue in the reader's shell; the report's files land where the reader is.
+    const [balance, payout, report] = await blocksOf('docs/ledger.md')
+    const { code, output } = await shell(`${balance}\n${payout}\n${report}`).finally(() =>
+      rm(`${ROOT}payouts.json`, { force: true }).then(() => rm(`${ROOT}payouts.csv`, { force: true })),
+    )
     expect(code, output).toBe(0)
     expect(output.trim().split('\n')).toEqual([
       'succeeded',
@@ -86,23 +88,19 @@ describe('docs/ledger.md', () => {
       '9680',
       'payout -7180,refund -2500,charge 9680',
       'applied',
+      'paid 0',
+      'payout,status,currency,amount_cents',
     ])
   }, 60_000)
 })
 
 describe('docs/webhooks.md', () => {
-  it('when its endpoint is made and its receiver started as written, then an event reaches the receiver, verified', async () => {
+  it('when its endpoint, receiver and charge run as written, then the event reaches the receiver, verified', async () => {
     const [endpoint, receiver] = (await blocksOf('docs/webhooks.md')).filter(
       (each) => each.includes('$API') || each.includes('webhook:receiver'),
     )
-    // The receiver in the background of the same shell (the reader's second terminal), then a charge for it to hear.
-    const charge =
-      `curl -s "$API/v1/charges" -H "Authorization: Bearer $API_KEY" -H "Idempotency-Key: $(node -p ` +
-      `'crypto.randomUUID()')" -H 'Content-Type: application/json' -d ` +
-      `'{"amount_cents":100,"currency":"usd","source":"pm_card_visa"}' > /dev/null`
-    const listening = `until curl -s -o /dev/null "http://127.0.0.1:$HOOK_PORT/"; do sleep 0.2; done`
     const { output } = await shell(
-      `${endpoint}\n(\n${receiver}\n) &\n${listening}\n${charge}\nwait`,
+      `${endpoint}\n${receiver}\nwait`,
       /verified and applied: evt_\w+ \(charge\.succeeded\)/,
     )
     expect(output).toContain('"object":"webhook_endpoint"')

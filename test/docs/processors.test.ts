@@ -49,8 +49,8 @@ describe('docs/processors.md', () => {
     database = await createTestDatabase()
     const [stripePort, servicePort] = [String(await freePort()), String(await freePort())]
     // The reader's exports: the PORT they chose, and their database (here a test database).
-    const reader = { PORT: servicePort, DATABASE_URL: database.url }
-    const offline = shellBlocks.find((block) => block.includes('stripe:test-server'))!.replaceAll('12111', stripePort)
+    const reader = { PORT: servicePort, STRIPE_PORT: stripePort, DATABASE_URL: database.url }
+    const offline = shellBlocks.find((block) => block.includes('stripe:test-server'))!
     const printed = await run(offline, { ...reader, LOG_FORMAT: 'json' }, /Server listening/)
     expect(printed).toContain(`STRIPE_API_URL=http://127.0.0.1:${stripePort}`)
 
@@ -95,15 +95,17 @@ describe('docs/processors.md', () => {
 
   it('when the test server started in the background is killed as the page says, then nothing listens on its port', async () => {
     const port = String(await freePort())
-    const [start, remember] = shellBlocks
-      .find((block) => block.includes('stripe:test-server'))!
-      .replaceAll('12111', port)
-      .split('\n')
+    const lines = shellBlocks.find((block) => block.includes('stripe:test-server'))!.split('\n')
+    const start = lines.slice(0, lines.findIndex((line) => line.startsWith('STRIPE_SERVER=$!')) + 1).join('\n')
     const script =
-      `${start}\n${remember}\nuntil curl -s -o /dev/null http://127.0.0.1:${port}/; do sleep 0.2; done\nkill ` +
+      `${start}\nuntil curl -s -o /dev/null http://127.0.0.1:${port}/; do sleep 0.2; done\nkill ` +
       `$STRIPE_SERVER\nwait $STRIPE_SERVER || true\ncurl -s -o /dev/null http://127.0.0.1:${port}/ && echo still ` +
       `listening || echo stopped`
-    const shell = spawn('bash', ['-c', script], { cwd: ROOT, env: { ...process.env, PORT: '3999' }, detached: true })
+    const shell = spawn('bash', ['-c', script], {
+      cwd: ROOT,
+      env: { ...process.env, PORT: '3999', STRIPE_PORT: port },
+      detached: true,
+    })
     started.push(shell)
     let output = ''
     shell.stdout.on('data', (chunk) => (output += chunk))
