@@ -4,11 +4,15 @@ import { Type, type Static } from 'typebox'
 import { Value } from 'typebox/value'
 import { convertStrict, describeErrors } from './schemas/strict-convert.js'
 import { urlParameter } from './db/hosts.js'
+import { SUPPORTED_CURRENCIES } from './schemas/common.js'
 
 const Seconds = (defaultValue: number, options: { minimum?: number; maximum?: number } = {}) =>
   Type.Integer({ minimum: 1, ...options, default: defaultValue })
 const Milliseconds = (defaultValue: number, options: { minimum?: number; maximum?: number } = {}) =>
   Type.Integer({ minimum: 100, ...options, default: defaultValue })
+
+/** An amount per currency: "jpy=0,eur=25" (or nothing). */
+const CURRENCY_AMOUNTS = `^((${SUPPORTED_CURRENCIES.join('|')})=[0-9]{1,6}(,|$))*$`
 
 const ConfigSchema = Type.Object({
   /** api: HTTP only; worker: background jobs only (and health endpoints); all: both, in one process. */
@@ -127,6 +131,13 @@ const ConfigSchema = Type.Object({
   FEE_FIXED_CENTS: Type.Integer({ minimum: 0, maximum: 10_000, default: 30 }),
   /** The processor's fee for a dispute, withdrawn with its amount. */
   DISPUTE_FEE_CENTS: Type.Integer({ minimum: 0, maximum: 100_000, default: 1500 }),
+  /**
+   * The two fixed amounts above are in cents, for a currency with cents; a currency without (jpy) has them in whole
+   * units, rounded (30 cents: ¥0; 1500: ¥15). Where an account's pricing differs per currency, these say so, each in
+   * the currency's own minor unit: "jpy=0,eur=25" (src/ledger/pricing.ts).
+   */
+  FEE_FIXED_BY_CURRENCY: Type.String({ pattern: CURRENCY_AMOUNTS, default: '' }),
+  DISPUTE_FEE_BY_CURRENCY: Type.String({ pattern: CURRENCY_AMOUNTS, default: '' }),
   /** How many days after a payment its net becomes available to pay out. */
   FUNDS_AVAILABLE_AFTER_DAYS: Type.Integer({ minimum: 0, maximum: 90, default: 2 }),
   /** How long events (and their deliveries) are kept. */

@@ -3,6 +3,9 @@
 import { Type, type TStringOptions } from 'typebox'
 
 export const SUPPORTED_CURRENCIES = ['usd', 'eur', 'gbp', 'cad', 'aud', 'chf', 'jpy', 'sek', 'nok', 'dkk'] as const
+export type Currency = (typeof SUPPORTED_CURRENCIES)[number]
+/** The currencies without a minor unit (ISO 4217's exponent 0): an amount in them is in whole units. */
+export const ZERO_DECIMAL_CURRENCIES: readonly Currency[] = ['jpy']
 
 export const AmountCents = Type.Integer({
   title: 'AmountCents',

@@ -25,20 +25,48 @@ export const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, http
     if (unsafe.length) return { error: unsafe }
     const converted = httpPart === 'body' || !isRecord(value) ? value : convertStrict(schema, value)
     if (check.Check(converted)) return { value: converted }
-    return { error: inPlainWords(check.Errors(converted) as FastifySchemaValidationError[]) }
+    return { error: inPlainWords(check.Errors(converted) as FastifySchemaValidationError[], converted) }
   }
 }
 
 const UNKNOWN_FIELD = 'is not a field this request takes'
 
-/** TypeBox reports an unknown field twice: as a false schema at the field, and as a list at its object. */
-function inPlainWords(errors: FastifySchemaValidationError[]): FastifySchemaValidationError[] {
+/**
+ * TypeBox's words, made plain. It reports an unknown field twice: as a false schema at the field, and as a list at
+ * its object; one line says it. A value not among the allowed ones is told which are, and, when only its case is
+ * wrong ("USD"), that they are lower case.
+ */
+function inPlainWords(errors: FastifySchemaValidationError[], value: unknown): FastifySchemaValidationError[] {
   const unknown = (error: FastifySchemaValidationError) =>
     error.keyword === 'boolean' && error.schemaPath.endsWith('/additionalProperties')
-  if (!errors.some(unknown)) return errors
   return errors
-    .filter((error) => error.keyword !== 'additionalProperties')
-    .map((error) => (unknown(error) ? { ...error, keyword: 'additionalProperties', message: UNKNOWN_FIELD } : error))
+    .filter((error) => !(error.keyword === 'additionalProperties' && errors.some(unknown)))
+    .map((error) => {
+      if (unknown(error)) return { ...error, keyword: 'additionalProperties', message: UNKNOWN_FIELD }
+      if (error.keyword === 'enum') return { ...error, message: notAllowed(error, valueAt(value, error.instancePath)) }
+      return error
+    })
+}
+
+function notAllowed(error: FastifySchemaValidationError, given: unknown): string {
+  const allowed = (error.params as { allowedValues?: unknown[] }).allowedValues ?? []
+  // What was sent is said back only when it is short: it is the client's text, in the server's words.
+  const said = typeof given === 'string' && given.length <= 40 ? given : undefined
+  const lower = said?.toLowerCase()
+  if (lower !== said && allowed.includes(lower)) return `must be lower case: ${lower}, not ${said}`
+  return `must be one of: ${allowed.join(', ')}${said === undefined ? '' : ` (not ${JSON.stringify(said)})`}`
+}
+
+/** The value a JSON pointer (an error's instancePath) names in `root`. */
+function valueAt(root: unknown, pointer: string): unknown {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'))
+    .reduce<unknown>(
+      (at, part) => (isRecord(at) || Array.isArray(at) ? (at as Record<string, unknown>)[part] : undefined),
+      root,
+    )
 }
 
 /** Every string and object key in `value` that holds text PostgreSQL would refuse or rewrite. */

@@ -50,6 +50,20 @@ describe('every error is application/problem+json', () => {
     )
   })
 
+  it('when a currency is unknown or upper case, then 400 names the allowed ones, or says they are lower case', async () => {
+    const detail = async (body: Record<string, unknown>) =>
+      expectProblem(await suite.account.post('/v1/charges', chargeBody(body)), 400, /\/validation-failed$/).detail
+    expect(await detail({ currency: 'xyz' })).toBe(
+      'body/currency must be one of: usd, eur, gbp, cad, aud, chf, jpy, sek, nok, dkk (not "xyz")',
+    )
+    expect(await detail({ currency: 'USD' })).toBe('body/currency must be lower case: usd, not USD')
+    expect(await detail({ currency: 'x'.repeat(41) })).toBe(
+      'body/currency must be one of: usd, eur, gbp, cad, aud, chf, jpy, sek, nok, dkk',
+    )
+    const listed = await suite.account.get('/v1/balance_transactions?type=Charge')
+    expect(listed.json().detail).toBe('querystring/type must be lower case: charge, not Charge')
+  })
+
   it('when the body has a field the request does not take, then 400 naming that field, once', async () => {
     const problem = expectProblem(
       await suite.account.post('/v1/charges', chargeBody({ amount: 10 })),

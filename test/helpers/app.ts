@@ -8,7 +8,8 @@ import { buildApp } from '../../src/app.js'
 import { type PaymentProcessor, PROCESSOR_METHODS, ProcessorUnavailableError } from '../../src/processor/processor.js'
 import { type ProcessorFactory, simulatedProcessor } from './processors.js'
 import type { Sql } from '../../src/db/connect.js'
-import type { Config } from '../../src/config.js'
+import { type Config, loadConfig } from '../../src/config.js'
+import { type ChargeSettings, chargeSettingsOf } from '../../src/ledger/pricing.js'
 import { watchContract } from './contract.js'
 import { createTestDatabase } from './database.js'
 
@@ -21,6 +22,8 @@ export interface TestContext {
   /** Responses that did not match openapi.yaml; useTestApp fails the test that produced one. */
   contractViolations: string[]
   databaseUrl: string
+  /** The app's pricing and authorization settings, as its configuration makes them. */
+  chargeSettings: ChargeSettings
   newAccount(name?: string): Promise<TestAccount>
   close(): Promise<void>
 }
@@ -63,6 +66,7 @@ export async function setupTestApp(
     processor,
     contractViolations,
     databaseUrl: database.url,
+    chargeSettings: chargeSettingsOf({ ...loadConfig({}), ...options.config }),
     newAccount: async (name = 'Test account') => {
       const { account_id: id, api_key: apiKey } = await createAccount(database.sql, name)
       const authorization = `Bearer ${apiKey}`

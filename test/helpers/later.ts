@@ -52,7 +52,7 @@ export async function laterAt(
   choice: ProcessorChoice,
 ): Promise<LaterAtProcessor> {
   const log = pino({ level: 'silent' })
-  const reconcile = () => pullEvents(context.sql, context.processor.later, LATER_SETTINGS, log)
+  const reconcile = () => pullEvents(context.sql, context.processor.later, context.chargeSettings, log)
   const compare = () => compareWithProcessor(context.sql, context.processor.later, log, { settleMarginMs: 0 })
   if (name === 'simulated') {
     const control = async (path: string, body: unknown = {}) => {
