@@ -1,8 +1,8 @@
 // A `date-time` as OpenAPI means it: RFC 3339 §5.6, any offset it allows (up to ±23:59), any year 0000–9999, any
 // number of fractional digits. TypeBox's own check also admits RFC 9557 suffixes ("…Z[Europe/Paris]") that the
-// document does not, so the validator reads the format with isDateTime (validator.ts). A time a client sends becomes an exact instant in
-// JavaScript, never text PostgreSQL must parse: PostgreSQL refuses offsets beyond ±15:59 and the year 0, and rounds
-// what it keeps to microseconds, which would move a window's edge.
+// document does not, so the validator reads the format with isDateTime (validator.ts). A time a client sends
+// becomes an exact instant in JavaScript, never text PostgreSQL must parse: PostgreSQL refuses offsets beyond
+// ±15:59 and the year 0, and rounds what it keeps to microseconds, which would move a window's edge.
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
 

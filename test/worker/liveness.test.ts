@@ -48,7 +48,9 @@ const DEAD_AFTER = { deadAfterSeconds: 30 }
 describe('unlockDeadPools', () => {
   beforeEach(async () => {
     await database.sql`delete from worker_heartbeats`
-    await database.sql`select graphile_worker.force_unlock_workers(array(select distinct locked_by from graphile_worker.jobs where locked_by is not null))`
+    await database.sql`
+      select graphile_worker.force_unlock_workers(
+        array(select distinct locked_by from graphile_worker.jobs where locked_by is not null))`
   })
 
   it('when pools hold locks, then only those silent for the whole period lose them', async () => {
