@@ -1,7 +1,7 @@
 // npm run bench -- --reaper[=rows]: a backlog of expired keys (1M by default) reaped while new charges keep
 // coming: does reaping keep pace with the peak new-charge rate, and what does it cost the charges' p99?
 import type { Sql } from '../../src/db/connect.js'
-import { REAP_TASK } from '../../src/worker/reap-expired-keys.js'
+import { REAP_TASK } from '../../src/idempotency/reap-expired-keys.js'
 import { measure, type LoadOptions } from './load.js'
 import type { ServerUnderTest } from './processes.js'
 

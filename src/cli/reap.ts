@@ -1,7 +1,7 @@
 // npm run reap: deletes expired idempotency records once, as the scheduled worker task does.
 import { loadConfig } from '../config.js'
 import { openDatabase } from '../db/database.js'
-import { reapExpiredKeys } from '../worker/reap-expired-keys.js'
+import { reapExpiredKeys } from '../idempotency/reap-expired-keys.js'
 import { main } from './main.js'
 
 await main('reap', async () => {

@@ -35,14 +35,6 @@ type ExistingKey = {
     }
 )
 
-// BATCH_ROWS_ESTIMATE. The claim statement is prepared, and PostgreSQL may keep one generic plan for it for
-// the life of a connection. In a generic plan it guesses that unnest() of an array parameter yields 10 rows, and
-// for 10 rows a hash join over a full scan of the key table is the cheaper plan while that table is small: a
-// fresh deployment's, or the benchmark's. The plan is kept as the table grows, and a claim then scanned 100,000
-// rows (measured: 1.4 ms per statement instead of 0.1). A LIMIT by a parameter makes it guess one row of
-// input, so the plan probes the unique index once per request, as soon
-// as the table is a few pages long.
-
 interface ClaimAttempt {
   scope: KeyScope
   fingerprint: Buffer
@@ -142,11 +134,18 @@ export class KeyClaims {
 /**
  * The claim of a batch of requests (a request alone is a batch of one), one row each, answered in their order.
  * Read first: a key that exists (a replay, a 409, a 422) has no row to insert, so for it the statement is a
- * plain index read. Against inserting
- * with ON CONFLICT DO NOTHING first, measured with npm run bench: a replay's database time per request 0.28 ->
- * 0.16 ms, new claims unchanged. New keys are inserted in key order, so that two instances' batches wait for
- * each other's uncommitted keys in one order and never deadlock. An answer is missing (undefined) when the key
- * was inserted after the statement's snapshot, by another statement or by a twin earlier in this one.
+ * plain index read. Against inserting with ON CONFLICT DO NOTHING first, measured with npm run bench: a replay's
+ * database time per request 0.28 -> 0.16 ms, new claims unchanged. New keys are inserted in key order, so that two
+ * instances' batches wait for each other's uncommitted keys in one order and never deadlock. An answer is missing
+ * (undefined) when the key was inserted after the statement's snapshot, by another statement or by a twin earlier
+ * in this one.
+ *
+ * Its input has a LIMIT, of the number of requests it carries. The statement is prepared, and PostgreSQL may keep
+ * one generic plan for it for the life of a connection. In a generic plan it guesses that unnest() of an array
+ * parameter yields 10 rows, and for 10 rows a hash join over a full scan of the key table is the cheaper plan while
+ * that table is small: a fresh deployment's, or the benchmark's. The plan is kept as the table grows, and a claim
+ * then scanned 100,000 rows (measured: 1.4 ms per statement instead of 0.1). A LIMIT by a parameter makes it guess
+ * one row of input, so the plan probes the unique index once per request, as soon as the table is a few pages long.
  */
 async function claimStatement(sql: Sql, timing: Timing, attempts: ClaimAttempt[]): Promise<(KeyRow | undefined)[]> {
   const column = (value: (attempt: ClaimAttempt) => string | null) => attempts.map(value)
@@ -158,7 +157,7 @@ async function claimStatement(sql: Sql, timing: Timing, attempts: ClaimAttempt[]
         ${column((a) => a.fingerprint.toString('hex'))}::text[], ${column((a) => a.token)}::text[],
           ${column((a) => a.request)}::text[]
       ) with ordinality as i(account_id, endpoint, key, fingerprint, token, request, ord)
-      limit ${attempts.length} -- see BATCH_ROWS_ESTIMATE
+      limit ${attempts.length}
     ),
     existing as (
       select i.ord, k.id, k.operation_id, k.fingerprint, k.claim_token, k.expires_at <= now() as expired,

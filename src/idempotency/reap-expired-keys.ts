@@ -1,6 +1,6 @@
-// Deletes completed idempotency records past their expiry. Reads already ignore them; this only reclaims space, at a
-// pace
-// that keeps up with the peak write rate without crowding out the requests that share the database.
+// Deletes completed idempotency records past their expiry (a task of the worker, src/worker/worker.ts). Reads already
+// ignore them; this only reclaims space, at a pace that keeps up with the peak write rate without crowding out the
+// requests that share the database.
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Sql } from '../db/connect.js'
 

@@ -370,7 +370,6 @@ export default fp(
 )
 
 /** A completion refused because the claim was taken over (our lease ran out): the work rolled back. */
-
 function lostClaim(): Problem {
   return new Problem(
     'idempotency-request-in-flight',

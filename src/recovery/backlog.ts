@@ -4,7 +4,7 @@
 // every worker down, or more claims than a run settles in its time.
 import type { Sql } from '../db/connect.js'
 import { theRow } from '../db/rows.js'
-import { dueAt } from './recover-abandoned-claims.js'
+import { dueAt } from '../idempotency/abandoned-claims.js'
 
 export interface SettlementBacklog {
   overdue: number

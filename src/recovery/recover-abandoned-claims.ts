@@ -10,20 +10,14 @@
 // "Downstream never saw it" is final only because no call under the operation id can still reach the processor:
 // every call is given up after PROCESSOR_TIMEOUT_MS, and the worker waits RECOVERY_GRACE_SECONDS (longer, as
 // src/config.ts enforces) after the last holder's lease ended, and that lease outlasts the holder's deadline.
-import type { Fragment } from 'postgres'
 import type { Logger } from 'pino'
 import type { Sql } from '../db/connect.js'
+import { dueAt, giveBack, type TakeOverSettings, takeOverAbandoned } from '../idempotency/abandoned-claims.js'
 import { toStoredResponse } from '../idempotency/response.js'
 import { completeKeys, isTakenOver, releaseClaim } from '../idempotency/store.js'
-import { RECOVER_TASK, type AbandonedClaim, type Recovery } from '../idempotency/recovery.js'
+import { RECOVER_TASK, type Recovery } from '../idempotency/recovery.js'
 
-export interface RecoverySettings {
-  /** How long after its lease ended a claim is left to its client's own retry before the worker steps in. */
-  graceSeconds: number
-  /** How long the worker's own claim lasts: it must settle the claim within it. */
-  leaseSeconds: number
-  batchSize: number
-}
+export type RecoverySettings = TakeOverSettings
 
 export interface RecoveryRun {
   /** Outcomes downstream reported, now recorded with their responses. */
@@ -43,9 +37,9 @@ export async function recoverAbandonedClaims(
 ): Promise<RecoveryRun> {
   const byEndpoint = new Map(recoveries.map((recovery) => [recovery.endpoint, recovery]))
   const run: RecoveryRun = { settled: 0, released: 0, failed: 0 }
-  for (const claim of await claimAbandoned(sql, [...byEndpoint.keys()], settings)) {
+  for (const claim of await takeOverAbandoned(sql, [...byEndpoint.keys()], settings)) {
     const recovery = byEndpoint.get(claim.endpoint)
-    // Claimed by the endpoints given, so never: a claim of another endpoint would be a defect of claimAbandoned.
+    // Taken over by the endpoints given, so never: another endpoint's would be a defect of takeOverAbandoned.
     if (!recovery) throw new Error(`claimed ${claim.endpoint}, which has no Recovery`)
     const context = {
       idempotency_key: claim.key,
@@ -107,63 +101,4 @@ async function wakeWhenNextDue(sql: Sql, endpoints: string[], settings: Recovery
       from idempotency_keys where completed_at is null and endpoint = any(${endpoints})
     ) next
     where due is not null`
-}
-
-/**
- * When an abandoned claim is due for the recovery worker: the end of its lease, then the grace period, doubled
- * after each failed attempt (up to 64 times). The one definition: the worker's claim, its wake-up and the backlog
- * (backlog.ts) read it.
- */
-export function dueAt(sql: Sql, graceSeconds: number): Fragment {
-  return sql`locked_until + ${graceSeconds} * least(power(2, recovery_attempts), 64) * interval '1 second'`
-}
-
-/**
- * Takes over a batch of claims whose lease ended at least a grace period ago (doubled after each failed
- * attempt). SKIP LOCKED and the new token make concurrent workers split the work, never share it.
- */
-async function claimAbandoned(sql: Sql, endpoints: string[], settings: RecoverySettings): Promise<AbandonedClaim[]> {
-  if (endpoints.length === 0) return []
-  const rows = await sql<
-    {
-      id: string
-      claim_token: string
-      operation_id: string
-      account_id: string
-      endpoint: string
-      key: string
-      request: AbandonedClaim['request'] | null
-      created_at: Date
-    }[]
-  >`
-    update idempotency_keys as k set
-      claim_token = gen_random_uuid(),
-      locked_until = now() + ${settings.leaseSeconds} * interval '1 second'
-    where k.id in (
-      select id from idempotency_keys
-      where completed_at is null
-        and locked_until <= now() and ${dueAt(sql, settings.graceSeconds)} <= now()
-        and endpoint = any(${endpoints})
-      order by locked_until
-      limit ${settings.batchSize}
-      for update skip locked)
-    returning k.id, k.claim_token, k.operation_id, k.account_id, k.endpoint, k.key, k.request, k.created_at`
-  return rows.map((row) => ({
-    rowId: row.id,
-    token: row.claim_token,
-    operationId: row.operation_id,
-    accountId: row.account_id,
-    endpoint: row.endpoint,
-    key: row.key,
-    request: row.request ?? { params: {}, body: null },
-    createdAt: row.created_at,
-  }))
-}
-
-/** Ends the worker's claim as if its lease ran out, and counts the failure: the same request may take it over. */
-async function giveBack(sql: Sql, claim: AbandonedClaim): Promise<void> {
-  await sql`
-    update idempotency_keys set claim_token = gen_random_uuid(), locked_until = now(), recovery_attempts =
-      recovery_attempts + 1
-    where id = ${claim.rowId} and claim_token = ${claim.token}`
 }

@@ -50,14 +50,14 @@
  * letGo: endLease / release     plugins/idempotency.ts letGo: endLease (fenced) when the operation may be
  *                               downstream (sent, or inherited by a takeover), else releaseClaim (fenced) and the
  *                               Recovery's release (give-back) in the same transaction, only if the delete hit
- * worker claim                  recovery/recover-abandoned-claims.ts claimAbandoned (lease end + grace * 2^attempts);
+ * worker claim                  idempotency/abandoned-claims.ts takeOverAbandoned (lease end + grace * 2^attempts);
  *                               runs on several workers may overlap (WORKERS=2): worker/liveness.ts frees the
  *                               locks of a worker silent for WORKER_DEAD_AFTER_SECONDS, which may only be stalled,
  *                               and a live worker's lock on a job it no longer runs (its completion not recorded)
  * worker lookup                 Recovery.lookup (charges/recovery.ts, refunds/recovery.ts)
  * worker record / release       the same fenced completion; releaseClaim then Recovery.release, one transaction
- * worker give-back on failure   recover-abandoned-claims.ts giveBack (fenced), attempts + 1
- * reaper                        worker/reap-expired-keys.ts: completed keys past expires_at only
+ * worker give-back on failure   idempotency/abandoned-claims.ts giveBack (fenced), attempts + 1
+ * reaper                        idempotency/reap-expired-keys.ts: completed keys past expires_at only
  *
  * Guards, each with a mutation that must fail (test/model/check.sh):
  *   MUT_COMPLETE_UNFENCED   completion without the token     MUT_RELEASE_UNFENCED   key release without the token

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { reapExpiredKeys } from '../../src/worker/reap-expired-keys.js'
+import { reapExpiredKeys } from '../../src/idempotency/reap-expired-keys.js'
 import { chargeBody, useTestApp } from '../helpers/app.js'
 
 const suite = useTestApp()
