@@ -24,7 +24,18 @@ beforeAll(async () => {
   // A deployment's DATABASE_URL refuses local webhook URLs; the reader's embedded database allows them.
   server = await startServer({ ...reader, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' })
 })
+// Every shell's process group, killed at the end whatever became of its test (a receiver started with & outlives a
+// test that timed out).
+const groups: number[] = []
+const killGroup = (pid: number) => {
+  try {
+    process.kill(-pid, 'SIGKILL')
+  } catch {
+    // the group is gone
+  }
+}
 afterAll(async () => {
+  for (const pid of groups) killGroup(pid)
   server?.child.kill('SIGKILL')
   await database?.drop()
 })
@@ -36,6 +47,7 @@ async function shell(script: string, until?: RegExp): Promise<{ code: number | n
     env: { ...process.env, ...reader },
     detached: true,
   })
+  groups.push(child.pid!)
   let output = ''
   const seen = new Promise<void>((resolve) => {
     const onData = (chunk: Buffer) => {
@@ -47,11 +59,7 @@ async function shell(script: string, until?: RegExp): Promise<{ code: number | n
   })
   const exited = once(child, 'exit').then(([code]) => code as number | null)
   const code = until ? await Promise.race([seen.then(() => null), exited]) : await exited
-  try {
-    process.kill(-child.pid!, 'SIGKILL')
-  } catch {
-    // the group is gone
-  }
+  killGroup(child.pid!)
   return { code, output }
 }
 
