@@ -121,8 +121,8 @@ export async function appPlugin(
     maxAuthFailuresPerAddress: config.AUTH_FAILURE_LIMIT,
     windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS,
   })
-  const charges = chargeSettingsOf(config)
-  const endpointRecoveries = recoveries(processor, sql, charges)
+  const chargeSettings = chargeSettingsOf(config)
+  const endpointRecoveries = recoveries(processor, sql, chargeSettings)
   await app.register(idempotency, {
     sql,
     timing: {
@@ -143,7 +143,7 @@ export async function appPlugin(
     async (v1) => {
       v1.addHook('onRequest', v1.authenticate)
       v1.addHook('onRequest', v1.countAccountRequest)
-      await v1.register(chargeRoutes, { sql, processor, charges })
+      await v1.register(chargeRoutes, { sql, processor, settings: chargeSettings })
       await v1.register(refundRoutes, { sql, processor })
       await v1.register(balanceRoutes, { sql, clock })
       await v1.register(eventRoutes, { sql })
@@ -151,9 +151,9 @@ export async function appPlugin(
     },
     { prefix: '/v1' },
   )
-  await app.register(processorWebhookRoutes, { sql, later: processor.later, settings: charges })
+  await app.register(processorWebhookRoutes, { sql, later: processor.later, settings: chargeSettings })
   const controls = simulatedControlsOf(processor)
-  if (controls) await app.register(simulatedProcessorRoutes, { sql, controls, settings: charges })
+  if (controls) await app.register(simulatedProcessorRoutes, { sql, controls, settings: chargeSettings })
   // Last: the document is built from every route above.
   await app.register(openapiRoutes, { routes: documented })
   requireRecoveries(

@@ -41,13 +41,13 @@ export function settlementRecovery(
   kind: Settlement,
   pricing: Pricing,
 ): Recovery<SettlementOutcome> {
-  const chargeIdOf = (claim: { request: { params: unknown } }) => (claim.request.params as { id: string }).id
+  const chargeNamedIn = (claim: { request: { params: unknown } }) => (claim.request.params as { id: string }).id
   return {
     endpoint: `POST /v1/charges/:id/${kind}`,
     async lookup(claim) {
       // The reservation is made before the call: without it pending, nothing under this operation went out.
       const [charge] = await sql<ChargeRow[]>`
-        select * from charges where id = ${chargeIdOf(claim)} and account_id = ${claim.accountId} and
+        select * from charges where id = ${chargeNamedIn(claim)} and account_id = ${claim.accountId} and
           pending_operation_id = ${claim.operationId}`
       if (!charge) return undefined
       return kind === 'capture'
@@ -60,7 +60,7 @@ export function settlementRecovery(
     },
     async record(tx, claim, outcome) {
       const [charge] = await tx<ChargeRow[]>`
-        select * from charges where id = ${chargeIdOf(claim)} and account_id = ${claim.accountId} and
+        select * from charges where id = ${chargeNamedIn(claim)} and account_id = ${claim.accountId} and
           pending_operation_id = ${claim.operationId} for update`
       // The processor acted, so the reservation was made first; without it the books and the processor disagree.
       if (!charge)
@@ -70,6 +70,6 @@ export function settlementRecovery(
         : recordVoid(tx, charge, 'voided')
     },
     release: (tx, claim) =>
-      clearPendingOperation(tx, { accountId: claim.accountId, chargeId: chargeIdOf(claim) }, claim.operationId),
+      clearPendingOperation(tx, { accountId: claim.accountId, chargeId: chargeNamedIn(claim) }, claim.operationId),
   }
 }

@@ -1,20 +1,8 @@
 // What a route says of itself for openapi.yaml, beside its handler (route config `openapi`). The rest of its entry
 // follows from the route itself: its path, method, validation schemas, whether it takes an Idempotency-Key, and
 // the problems its shape implies (src/openapi/document.ts).
-import type { TSchema } from 'typebox'
 import type { ProblemType } from '../schemas/problem-types.js'
-import type { HeaderName } from './responses.js'
-import type { JsonSchema } from './schemas.js'
-
-/** A successful answer. */
-export interface Answer {
-  description: string
-  /** Its body; none for an empty answer. */
-  schema?: TSchema | JsonSchema
-  /** application/json unless said. */
-  contentType?: string
-  headers?: readonly HeaderName[]
-}
+import type { Answer } from './responses.js'
 
 export interface OperationDoc {
   operationId: string

@@ -3,8 +3,8 @@
 // (src/schemas/problem-types.ts), with the headers each comes with.
 import { PROBLEM_TYPES, type ProblemType, type ProblemTypeSpec } from '../schemas/problem-types.js'
 import { ProblemSchema } from '../schemas/common.js'
+import type { TSchema } from 'typebox'
 import type { JsonSchema, SchemaComponents } from './schemas.js'
-import type { Answer } from './operation.js'
 
 export const PROBLEM_CONTENT = 'application/problem+json'
 
@@ -37,6 +37,16 @@ export const HEADERS = {
   Allow: { description: 'The methods the path takes.', schema: { type: 'string' } },
 } as const
 export type HeaderName = keyof typeof HEADERS
+
+/** A successful answer. */
+export interface Answer {
+  description: string
+  /** Its body; none for an empty answer. */
+  schema?: TSchema | JsonSchema
+  /** application/json unless said. */
+  contentType?: string
+  headers?: readonly HeaderName[]
+}
 
 const headerRefs = (names: Iterable<HeaderName>) =>
   Object.fromEntries(

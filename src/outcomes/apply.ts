@@ -10,6 +10,7 @@ import { availableOf, postedFor } from '../ledger/repository.js'
 import { balancesOverdrawn } from '../observability/metrics.js'
 import type { DisputeState, PaymentState, ProcessorChange, RefundState } from '../processor/later.js'
 import { chargeMove, type LaterSettings } from './charge-moves.js'
+import { APPLIED, type Applied, ignored, waiting } from './applied.js'
 import { applyPayout } from './payouts.js'
 import {
   insertRefundMadeAtProcessor,
@@ -26,21 +27,7 @@ import {
   postRefundFailure,
 } from '../ledger/postings.js'
 
-export type { LaterSettings }
-
-/**
- * `note`: why it waits or was ignored; for one applied, what an operator should know (a balance overdrawn).
- * `afterCommit`: the metrics it counts, once its transaction has committed (counted inside it, an attempt that
- * rolled back, or a webhook answered 500 and delivered again, would count twice).
- */
-export type Applied = { afterCommit?: (() => void)[] } & (
-  | { status: 'applied'; note?: string }
-  | { status: 'waiting' | 'ignored'; note: string }
-)
-
-const APPLIED: Applied = { status: 'applied' }
-const waiting = (note: string): Applied => ({ status: 'waiting', note })
-const ignored = (note: string): Applied => ({ status: 'ignored', note })
+export type { Applied, LaterSettings }
 
 export function applyChange(tx: Transaction, change: ProcessorChange, settings: LaterSettings): Promise<Applied> {
   switch (change.object) {

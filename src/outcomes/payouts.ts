@@ -9,7 +9,7 @@ import { type CarriedInBooks, findCarried, markPaidOut, postedFor } from '../led
 import { postPayout, postPayoutArrival, postPayoutFailure } from '../ledger/postings.js'
 import type { PayoutState } from '../processor/later.js'
 import { payoutsApplied } from '../observability/metrics.js'
-import type { Applied } from './apply.js'
+import type { Applied } from './applied.js'
 
 export async function applyPayout(tx: Transaction, payout: PayoutState): Promise<Applied> {
   if (!payout.carried)

@@ -4,8 +4,6 @@
 // at least once, in any order, or not at all (and then only its list of events still has it). A processor's
 // events are translated here into changes the books understand; src/outcomes applies them.
 
-import type { CapturedFunds } from './processor.js'
-
 /** Where a payment is at the processor. */
 export type PaymentStatus = 'requires_action' | 'processing' | 'requires_capture' | 'succeeded' | 'failed' | 'canceled'
 export type RefundStatus = 'pending' | 'succeeded' | 'failed' | 'canceled'
@@ -47,6 +45,18 @@ export interface RefundState {
 }
 
 /** A part of a fee the processor kept, in the payment's minor unit. */
+/**
+ * What the processor kept of money it captured, and when the rest is available to pay out: its balance transaction
+ * (Stripe's, expanded in its answer), when the answer carries one in the payment's currency. Without it the books
+ * post what the pricing says (src/ledger/pricing.ts), and the payout report names any difference (fee_differs).
+ */
+export interface CapturedFunds {
+  /** Its fee, in parts, in the payment's minor unit. */
+  fees: FeePart[]
+  /** When the rest is available to pay out: ISO 8601. */
+  availableOn: string
+}
+
 export interface FeePart {
   amountCents: number
   description: string

@@ -2,7 +2,9 @@
 // (docs/processors.md: how to write the next one); the rest of the service sees only these types and errors.
 import { Problem } from '../problems.js'
 import type { REFUSED_FIELDS } from '../schemas/problem-types.js'
-import type { FeePart, LaterOutcomes } from './later.js'
+import type { CapturedFunds, LaterOutcomes } from './later.js'
+
+export type { CapturedFunds }
 
 /** What every money-moving call carries: who it is for, and the operation id the processor dedupes by. */
 interface Keyed {
@@ -35,18 +37,6 @@ export type NextAction =
   | { type: 'redirect_to_url'; url: string; returnUrl: string | null }
   /** Stripe's: the client finishes with Stripe.js (handleNextAction) and this client secret. */
   | { type: 'use_stripe_sdk'; clientSecret: string }
-
-/**
- * What the processor kept of money it captured, and when the rest is available to pay out: its balance transaction
- * (Stripe's, expanded in its answer), when the answer carries one in the payment's currency. Without it the books
- * post what the pricing says (src/ledger/pricing.ts), and the payout report names any difference (fee_differs).
- */
-export interface CapturedFunds {
-  /** Its fee, in parts, in the payment's minor unit. */
-  fees: FeePart[]
-  /** When the rest is available to pay out: ISO 8601. */
-  availableOn: string
-}
 
 export type ChargeOutcome =
   /** `funds`: when money was captured (a charge, not an authorization) and the processor said what it kept. */

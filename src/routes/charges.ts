@@ -32,11 +32,11 @@ const SETTLEMENT_PROBLEMS = [
 
 export default async function chargeRoutes(
   base: FastifyInstance,
-  options: { sql: Sql; processor: PaymentProcessor; charges: ChargeSettings },
+  options: { sql: Sql; processor: PaymentProcessor; settings: ChargeSettings },
 ) {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
   const { sql, processor } = options
-  const { pricing } = options.charges
+  const { pricing } = options.settings
 
   // Phases (src/plugins/idempotency.ts): claim; call out; record and complete.
   app.post(
@@ -72,7 +72,7 @@ export default async function chargeRoutes(
     async (request, reply) =>
       reply.idempotent(async (operation) => {
         const input = request.body
-        const expiresAt = authorizationExpiry(input, options.charges.authorizationExpiresDays)
+        const expiresAt = authorizationExpiry(input, options.settings.authorizationExpiresDays)
         // Outside any transaction: a slow processor must not hold a database connection or locks. If the answer
         // is lost, the key stays bound to this operation id: a retry, or the recovery worker, settles it.
         const outcome = await operation
