@@ -1,9 +1,10 @@
 // One owner per table: every statement that writes a table is in its module, and other modules call it, so a reader
 // finds every way a key, a charge or a delivery can change in one place. Every table the migrations create is held
 // to it, a fork's too (its module is its directory under src/); the ledger, charges and refunds are held to one file.
-import { readdir, readFile } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
+import { readFile } from 'node:fs/promises'
+import { dirname } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { typescriptFiles } from '../helpers/source-files.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js'
 
 const OWNED_BY_ONE_FILE: Record<string, string> = {
@@ -11,17 +12,6 @@ const OWNED_BY_ONE_FILE: Record<string, string> = {
   refunds: 'src/refunds/repository.ts',
   // And so its entries, which are in its rows (ledger_entries is a view of them).
   ledger_transactions: 'src/ledger/repository.ts',
-}
-
-async function sourceFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true })
-  const nested = await Promise.all(
-    entries.map((entry) => {
-      const path = join(dir, entry.name)
-      return entry.isDirectory() ? sourceFiles(path) : Promise.resolve(path.endsWith('.ts') ? [path] : [])
-    }),
-  )
-  return nested.flat()
 }
 
 /** The files of src that write `table` (insert, update or delete), by their text. */
@@ -43,7 +33,7 @@ beforeAll(async () => {
       'graphile_migrate')
     order by 1`
   tables = rows.map((row) => row.name)
-  for (const file of await sourceFiles('src')) sources.set(file, await readFile(file, 'utf8'))
+  for (const file of await typescriptFiles('src')) sources.set(file, await readFile(file, 'utf8'))
 })
 afterAll(() => database?.drop())
 

@@ -1,26 +1,16 @@
 // No two files of src import each other, directly or through others (type-only imports too): a reader can then read
 // any file with what it needs already read, and a layer never reaches back up into the one that uses it.
-import { readdir, readFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { dirname, join, normalize } from 'node:path'
 import { describe, expect, it } from 'vitest'
-
-async function sourceFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true })
-  const nested = await Promise.all(
-    entries.map((entry) => {
-      const path = join(dir, entry.name)
-      return entry.isDirectory() ? sourceFiles(path) : Promise.resolve(path.endsWith('.ts') ? [path] : [])
-    }),
-  )
-  return nested.flat()
-}
+import { typescriptFiles } from '../helpers/source-files.js'
 
 const IMPORTED = /^\s*(?:import|export)\s[^'"]*?from\s+'(\.[^']+)'/gm
 
 /** Each file of src and the files of src it imports. */
 async function importGraph(): Promise<Map<string, string[]>> {
   const graph = new Map<string, string[]>()
-  for (const file of await sourceFiles('src')) {
+  for (const file of await typescriptFiles('src')) {
     const text = await readFile(file, 'utf8')
     const targets = [...text.matchAll(IMPORTED)].map((match) =>
       normalize(join(dirname(file), match[1]!.replace(/\.js$/, '.ts'))),

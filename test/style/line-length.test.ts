@@ -2,24 +2,12 @@
 // string, a template or SQL, which is where long lines hid (one was 1,004 characters of OpenAPI prose in a route);
 // those are wrapped by hand, and an operation's prose lives in src/routes/*.md. A test's title is its sentence and
 // stays whole.
-import { readdir, readFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { readFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
+import { typescriptFiles } from '../helpers/source-files.js'
 
 const WIDTH = 120
 const TITLE = /^\s*(it|describe|test)(\.\w+)*\(/
-
-async function typescriptFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true })
-  const nested = await Promise.all(
-    entries.map((entry) => {
-      const path = join(dir, entry.name)
-      if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : typescriptFiles(path)
-      return path.endsWith('.ts') ? [path] : []
-    }),
-  )
-  return nested.flat()
-}
 
 describe('line length', () => {
   it('when a line of src, scripts or test is wider than 120 characters (a test title aside), then it is named', async () => {
