@@ -23,15 +23,6 @@ begin
   end loop;
 end $$;
 
--- The one-key form that versions before 0016 call, kept so that their instances still complete keys during a
--- rolling deploy: the same statement, through the function above. Nothing of this version calls it. Last defined
--- by 0016.
-create or replace function complete_idempotency_key(p_id bigint, p_token uuid, p_status smallint, p_headers jsonb, p_body bytea)
-returns void language plpgsql as $$
-begin
-  perform complete_idempotency_keys(array[p_id], array[p_token], array[p_status], array[p_headers], array[p_body]);
-end $$;
-
 -- The webhook fan-out, in the transaction that writes an event: one delivery per enabled endpoint of the account
 -- that takes the event's type, and a graphile-worker job to send each (the transactional outbox; the sender is
 -- src/webhooks/deliver.ts). Most accounts have no endpoint: a plain look first. Last defined by 0007.

@@ -17,7 +17,7 @@ interface Money {
 /**
  * A charge captured, in full or in part: its amount in, less the processor's fee; pending until it is available.
  * The fee and the day are the processor's when it told them with the capture (`funds`); otherwise the pricing's,
- * a few days from when it was captured (`movedAt`: now, but for ledger:backfill).
+ * a few days from when it was captured (`movedAt`, now unless said).
  */
 export function postCapture(
   tx: Transaction,

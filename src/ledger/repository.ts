@@ -27,7 +27,7 @@ export interface Posting {
   availableAfterDays: number
   /** When the net is available, if the processor said so (its balance transaction): instead of the days above. */
   availableOn?: Date | undefined
-  /** When the money moved: now, unless posted afterwards (ledger:backfill). */
+  /** When the money moved: now, unless it is posted afterwards (books brought in from elsewhere). */
   movedAt?: Date | undefined
   /** Each entry's ledger account and amount; they sum to zero, and the balance's to the net (the database checks). */
   entries: [LedgerAccount, number][]

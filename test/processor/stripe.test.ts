@@ -268,48 +268,6 @@ describe('settling a lost answer from reads that cannot lag', () => {
     expect(probes.map((intent) => [intent.status, intent.metadata.lookup_probe])).toEqual([['canceled', 'true']])
   })
 
-  it('when a charge was first sent without the expansion (by a version before it), then a retry is sent as it was first sent: the PaymentIntent it made, nothing moved again', async () => {
-    const { processor } = processorWith()
-    const request = chargeRequest()
-    // What a version before sent under the key: the same PaymentIntent, nothing expanded (its answer then lost).
-    await processor.charge(chargeRequest())
-    const { expand: _expand, ...sentBefore } = server.requests.at(-1)!.form as Record<string, unknown>
-    const metadata = { operation_id: request.idempotencyKey, account_id: 'acct_stripe', charge_id: request.chargeId }
-    const stripe = createStripeClient({ secretKey: server.secretKey, apiUrl: server.url, timeoutMs: 5000 })
-    const first = await stripe.paymentIntents.create(
-      { ...sentBefore, metadata } as unknown as Stripe.PaymentIntentCreateParams,
-      {
-        idempotencyKey: request.idempotencyKey,
-      },
-    )
-
-    expect(await processor.charge(request)).toEqual({ status: 'succeeded', processorReference: first.id })
-    expect(received(request.idempotencyKey).map((each) => [each.form.expand, each.replayed])).toEqual([
-      [undefined, false],
-      [['latest_charge.balance_transaction'], false],
-      [undefined, true],
-    ])
-    expect(moved(request.idempotencyKey)).toHaveLength(1)
-  })
-
-  it('when a capture was first sent without the expansion, then its retry is sent as it was first sent', async () => {
-    const { processor } = processorWith()
-    const authorized = (await processor.authorize(chargeRequest())) as { processorReference: string }
-    const capture = {
-      chargeReference: authorized.processorReference,
-      amountCents: 1000,
-      accountId: 'acct_stripe',
-      idempotencyKey: randomUUID(),
-    }
-    const stripe = createStripeClient({ secretKey: server.secretKey, apiUrl: server.url, timeoutMs: 5000 })
-    const sentBefore = { amount_to_capture: 1000, metadata: { capture_operation_id: capture.idempotencyKey } }
-    await stripe.paymentIntents.capture(capture.chargeReference, sentBefore, { idempotencyKey: capture.idempotencyKey })
-
-    expect(await processor.capture(capture)).toEqual({ processorReference: authorized.processorReference })
-    expect(received(capture.idempotencyKey).map((each) => each.replayed)).toEqual([false, false, true])
-    expect(moved(capture.idempotencyKey)).toHaveLength(1)
-  })
-
   it('when the claim is older than Stripe keeps its keys, then the lookup lists the PaymentIntents since, and sends nothing under the key', async () => {
     const { processor } = processorWith()
     const request = chargeRequest()

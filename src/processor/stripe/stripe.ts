@@ -50,15 +50,11 @@ export function createStripeProcessor(options: {
 
   /**
    * A money-moving call with its charge's balance transaction expanded in the answer (what Stripe kept, and when
-   * the rest is available: capturedFunds). Stripe compares every parameter of a request sent again under its key: one
-   * first sent without the expansion (by a version before it) is refused with it, and is sent again as it was first
-   * sent. Stripe's errors stay raw.
+   * the rest is available: capturedFunds). Every send under a key carries the same expansion, as Stripe compares
+   * every parameter of a request sent again under its key. Stripe's errors stay raw.
    */
   const withFunds = <Params extends object, T>(send: (params: Params) => Promise<T>, params: Params): Promise<T> =>
-    bounded(() => send({ ...params, expand: FUNDS })).catch((error: unknown) => {
-      if (error instanceof Stripe.errors.StripeIdempotencyError) return bounded(() => send(params))
-      throw error
-    })
+    bounded(() => send({ ...params, expand: FUNDS }))
 
   /** A PaymentIntent confirmed at once; a decline is its outcome, not an error. */
   async function createIntent(kind: ChargeKind, request: ChargeRequest): Promise<ChargeOutcome> {
