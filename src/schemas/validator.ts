@@ -1,4 +1,4 @@
-// The validator for every route schema: TypeBox, with two rules JSON Schema cannot say.
+// The validator for every route schema: TypeBox, with the rules JSON Schema cannot say, and words a client can act on.
 // - No string anywhere (body, query, path; values and keys) may hold NUL or an unpaired surrogate: PostgreSQL
 //   refuses the first, and the second would be stored as U+FFFD, a silent rewrite of what the client sent.
 //   Caught here, such input never reaches the processor.
@@ -6,6 +6,7 @@
 //   words ("schema is false", then once more for the object).
 // - Query and path values convert strictly: "0x10" or "1e3" is not an integer (src/schemas/strict-convert.ts).
 // - A `date-time` is RFC 3339's, as OpenAPI says, and nothing more (src/schemas/timestamp.ts).
+// - A value outside an enum is told the allowed ones, or that they are lower case ("USD").
 import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify'
 import type { TSchema } from 'typebox'
 import { Compile } from 'typebox/compile'
