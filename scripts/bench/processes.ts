@@ -4,7 +4,10 @@ import { readdir, readFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
 
 const ROOT = new URL('../../', import.meta.url).pathname
-const START_BOUND_MS = 300_000
+// Only against a hang: CI runs the benchmarks at nice 19 beside the fault run, which can take nearly all the CPU for
+// minutes (a server at nice 19 got neither 30 s nor 300 s of it while the faults settled), and CI's own limit is
+// further still.
+const START_BOUND_MS = 20 * 60_000
 
 export interface ServerUnderTest {
   name: string
@@ -26,8 +29,7 @@ export async function startServer(name: string, script: string, env: Record<stri
     stdio: ['ignore', 'ignore', 'inherit'],
   })
   const url = `http://127.0.0.1:${port}`
-  // Until it answers or exits. The bound only stops a hang: a benchmark at the lowest priority beside CI's fault run
-  // took more than 30 s to start.
+  // Until it answers or exits (START_BOUND_MS only stops a hang).
   const startedAt = performance.now()
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode} before it answered`)
