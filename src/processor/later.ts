@@ -44,7 +44,6 @@ export interface RefundState {
   failureReason?: string
 }
 
-/** A part of a fee the processor kept, in the payment's minor unit. */
 /**
  * What the processor kept of money it captured, and when the rest is available to pay out: its balance transaction
  * (Stripe's, expanded in its answer), when the answer carries one in the payment's currency. Without it the books
@@ -57,6 +56,7 @@ export interface CapturedFunds {
   availableOn: string
 }
 
+/** A part of a fee the processor kept, in the payment's minor unit. */
 export interface FeePart {
   amountCents: number
   description: string
