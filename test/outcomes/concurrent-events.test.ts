@@ -74,6 +74,16 @@ const dispute = (
   ...(moved === 'reinstated' && { reinstatement: { amountCents: 5000, fees: [] } }),
 })
 
+type Told = [Parameters<typeof dispute>[2], Parameters<typeof dispute>[3]?]
+
+/** The same dispute told twice, each time with its status and the money moved so far. */
+const oneDisputeTwice =
+  (first: Told, second: Told) =>
+  (p: Payment): [ProcessorChange[], ProcessorChange[]] => {
+    const dp = `dp_${randomUUID()}`
+    return [[dispute(p, dp, ...first)], [dispute(p, dp, ...second)]]
+  }
+
 const PAIRS: Pair[] = [
   {
     name: 'charge.refunded and refund.created of one dashboard refund',
@@ -105,34 +115,22 @@ const PAIRS: Pair[] = [
   {
     name: 'a dispute opened and its update',
     charge: 'succeeded',
-    events: (p) => {
-      const dp = `dp_${randomUUID()}`
-      return [[dispute(p, dp, 'needs_response')], [dispute(p, dp, 'under_review')]]
-    },
+    events: oneDisputeTwice(['needs_response'], ['under_review']),
   },
   {
     name: 'charge.dispute.created, which moves no money, and charge.dispute.funds_withdrawn',
     charge: 'succeeded',
-    events: (p) => {
-      const dp = `dp_${randomUUID()}`
-      return [[dispute(p, dp, 'needs_response', 'nothing')], [dispute(p, dp, 'needs_response', 'withdrawn')]]
-    },
+    events: oneDisputeTwice(['needs_response', 'nothing'], ['needs_response', 'withdrawn']),
   },
   {
     name: 'a dispute lost, and its funds withdrawn told late',
     charge: 'succeeded',
-    events: (p) => {
-      const dp = `dp_${randomUUID()}`
-      return [[dispute(p, dp, 'lost', 'withdrawn')], [dispute(p, dp, 'needs_response', 'withdrawn')]]
-    },
+    events: oneDisputeTwice(['lost', 'withdrawn'], ['needs_response', 'withdrawn']),
   },
   {
     name: 'charge.dispute.funds_reinstated and charge.dispute.closed of a dispute won',
     charge: 'succeeded',
-    events: (p) => {
-      const dp = `dp_${randomUUID()}`
-      return [[dispute(p, dp, 'won', 'reinstated')], [dispute(p, dp, 'won', 'reinstated')]]
-    },
+    events: oneDisputeTwice(['won', 'reinstated'], ['won', 'reinstated']),
   },
   {
     name: 'a dispute and a dashboard refund',
