@@ -5,8 +5,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // npm run test:failover (test/failover/vitest.config.ts)
-    // npm run check:template runs test/template/payouts, inside a copy where its steps are applied.
-    exclude: ['test/failover/**', 'test/template/payouts/**', 'node_modules/**'],
+    // npm run check:template runs test/template/withdrawals, inside a copy where its steps are applied.
+    exclude: ['test/failover/**', 'test/template/withdrawals/**', 'node_modules/**'],
     globalSetup: ['test/global-setup.ts'],
     reporters: ['default', './test/summary-reporter.ts'],
     // Each file gets its own database, cloned from a migrated template, so files run in parallel safely.

@@ -1,7 +1,7 @@
-// npm run check:template: the proof that the template tells a forker what they forgot. In a copy of the
-// repository it adds payouts (test/template/payouts) by docs/extending.md's checklist (steps.ts): with every step,
-// the type-check and the tests pass; then, for each step, a copy with every step but that one, where the check
-// named for it must fail, saying what was forgotten. A step whose omission no check names fails this run.
+// npm run check:template: the proof that the template tells a forker what they forgot. In a copy of the repository it
+// adds withdrawals (test/template/withdrawals) by docs/extending.md's checklist (steps.ts): with every step, the
+// type-check and the tests pass; then, for each step, a copy with every step but that one, where the check named for
+// it must fail, saying what was forgotten. A step whose omission no check names fails this run.
 import { execFile } from 'node:child_process'
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -13,7 +13,7 @@ import { applyStructuralEdit, MissingStructure } from './structure.js'
 
 const run = promisify(execFile)
 const ROOT = new URL('../../', import.meta.url).pathname
-const EXAMPLE = join(ROOT, 'test/template/payouts')
+const EXAMPLE = join(ROOT, 'test/template/withdrawals')
 const PARALLEL = 2
 /** What a fork whose shared files no longer have what the checklist adds to does: docs/extending.md says the same. */
 const NO_LONGER_A_TEMPLATE =
@@ -40,7 +40,7 @@ async function nextMigration(dir: string): Promise<string> {
   const numbers = (await readdir(join(dir, 'db/migrations')))
     .map((name) => Number(name.slice(0, 4)))
     .filter(Number.isFinite)
-  return `db/migrations/${String(Math.max(...numbers) + 1).padStart(4, '0')}_payouts.sql`
+  return `db/migrations/${String(Math.max(...numbers) + 1).padStart(4, '0')}_withdrawals.sql`
 }
 
 /**
@@ -51,7 +51,7 @@ async function nextMigration(dir: string): Promise<string> {
 async function apply(dir: string, steps: Step[], strict: boolean, forCheck?: Check): Promise<void> {
   for (const step of steps) {
     for (const file of step.adds ?? []) {
-      const target = file.endsWith('PAYOUTS.sql') ? await nextMigration(dir) : file
+      const target = file.endsWith('WITHDRAWALS.sql') ? await nextMigration(dir) : file
       await mkdir(dirname(join(dir, target)), { recursive: true })
       await cp(join(EXAMPLE, file), join(dir, target))
     }
@@ -125,7 +125,7 @@ if (process.argv.includes('--keep')) {
   process.exit(0)
 }
 
-console.log(`check:template: payouts by the checklist, ${STEPS.length} steps`)
+console.log(`check:template: withdrawals by the checklist, ${STEPS.length} steps`)
 const failures: string[] = []
 
 // The copies' test runs share one PostgreSQL server, each run migrating a template of its own on it (a server of
@@ -139,7 +139,7 @@ try {
       {
         kind: 'vitest',
         files: [
-          'test/payouts/payouts.test.ts',
+          'test/withdrawals/withdrawals.test.ts',
           'test/openapi.test.ts',
           'test/client/client.test.ts',
           'test/client/types.test.ts',
@@ -195,5 +195,5 @@ if (failures.length) {
   process.exit(1)
 }
 console.log(
-  'check:template passed: the checklist builds payouts that pass every check, and each forgotten step is named',
+  'check:template passed: the checklist builds withdrawals that pass every check, and each forgotten step is named',
 )

@@ -1,4 +1,4 @@
-// The checklist of docs/extending.md as edits a forker makes to add payouts (a money-moving resource against a
+// The checklist of docs/extending.md as edits a forker makes to add withdrawals (a money-moving resource against a
 // balance), each with the check of the template that catches it when it is forgotten, and the words that check
 // must say. npm run check:template (check.ts) applies them all to a copy of the repository and runs the checks
 // (all pass), then leaves each step out in turn (its check must fail, saying those words). Edits to shared files
@@ -15,7 +15,7 @@ export type Edit = StructuralEdit & {
 
 export interface Step {
   name: string
-  /** New files, copied from test/template/payouts (same paths). */
+  /** New files, copied from test/template/withdrawals (same paths). */
   adds?: string[]
   edits?: Edit[]
   /** A command to run once the edits are made (npm run openapi), and the file it makes (openapi.yaml). */
@@ -25,26 +25,26 @@ export interface Step {
   says: RegExp
 }
 
-const PAYOUTS_TEST: Check = { kind: 'vitest', files: ['test/payouts/payouts.test.ts'] }
+const WITHDRAWALS_TEST: Check = { kind: 'vitest', files: ['test/withdrawals/withdrawals.test.ts'] }
 
 export const STEPS: Step[] = [
   {
     name: 'the schema of the resource and its bodies',
-    adds: ['src/schemas/payout.ts'],
+    adds: ['src/schemas/withdrawal.ts'],
     catchesOmission: { kind: 'tsc' },
-    says: /Cannot find module '\.\.\/schemas\/payout\.js'/,
+    says: /Cannot find module '\.\.\/schemas\/withdrawal\.js'/,
   },
   {
     name: 'its id prefix, declared once',
-    edits: [{ file: 'src/schemas/common.ts', kind: 'property', of: 'ID_PREFIXES', text: "PayoutId: 'po'" }],
+    edits: [{ file: 'src/schemas/common.ts', kind: 'property', of: 'ID_PREFIXES', text: "WithdrawalId: 'wdr'" }],
     catchesOmission: { kind: 'tsc' },
-    says: /"PayoutId"/,
+    says: /"WithdrawalId"/,
   },
   {
     name: 'a migration for its tables',
-    adds: ['db/migrations/PAYOUTS.sql'],
-    catchesOmission: PAYOUTS_TEST,
-    says: /relation "payouts" does not exist/,
+    adds: ['db/migrations/WITHDRAWALS.sql'],
+    catchesOmission: WITHDRAWALS_TEST,
+    says: /relation "withdrawals" does not exist/,
   },
   {
     name: 'its problem type',
@@ -54,12 +54,13 @@ export const STEPS: Step[] = [
         kind: 'property',
         of: 'PROBLEM_TYPES',
         text:
-          "'payout-exceeds-balance': { status: 422, title: 'The payout exceeds the balance', description: 'the " +
-          "balance does not hold the amount. Not recorded, so the key may carry a corrected amount.' }",
+          "'withdrawal-exceeds-balance': { status: 422, title: 'The withdrawal exceeds the balance', " +
+          "description: 'the balance does not hold the amount. Not recorded, so the key may carry a corrected " +
+          "amount.' }",
       },
     ],
     catchesOmission: { kind: 'tsc' },
-    says: /"payout-exceeds-balance"/,
+    says: /"withdrawal-exceeds-balance"/,
   },
   {
     name: 'the processor operation at the boundary',
@@ -69,32 +70,32 @@ export const STEPS: Step[] = [
         kind: 'before',
         of: 'Operations',
         text:
-          'export interface PayoutRequest {\n  amountCents: number\n  currency: string\n  accountId: string\n  ' +
+          'export interface WithdrawalRequest {\n  amountCents: number\n  currency: string\n  accountId: string\n  ' +
           'idempotencyKey: string\n}\n\n' +
-          "export type PayoutOutcome = { status: 'paid'; processorReference: string } | { status: 'failed'; " +
+          "export type WithdrawalOutcome = { status: 'paid'; processorReference: string } | { status: 'failed'; " +
           'failureCode: string; failureMessage: string }\n\n',
       },
       {
         file: 'src/processor/processor.ts',
         kind: 'member',
         of: 'Operations',
-        text: 'payout: { request: PayoutRequest; outcome: PayoutOutcome }',
+        text: 'withdrawal: { request: WithdrawalRequest; outcome: WithdrawalOutcome }',
       },
       {
         file: 'src/processor/processor.ts',
         kind: 'member',
         of: 'PaymentProcessor',
-        text: 'payout(request: PayoutRequest): Promise<PayoutOutcome>',
+        text: 'withdrawal(request: WithdrawalRequest): Promise<WithdrawalOutcome>',
       },
     ],
     catchesOmission: { kind: 'tsc' },
-    says: /PayoutRequest|PayoutOutcome|Property 'payout' does not exist/,
+    says: /WithdrawalRequest|WithdrawalOutcome|Property 'withdrawal' does not exist/,
   },
   {
     name: 'the operation among the methods every wrapper wraps',
-    edits: [{ file: 'src/processor/processor.ts', kind: 'element', of: 'PROCESSOR_METHODS', text: "'payout'" }],
+    edits: [{ file: 'src/processor/processor.ts', kind: 'element', of: 'PROCESSOR_METHODS', text: "'withdrawal'" }],
     catchesOmission: { kind: 'tsc' },
-    says: /add payout to PROCESSOR_METHODS/,
+    says: /add withdrawal to PROCESSOR_METHODS/,
   },
   {
     name: 'the simulated processor pays out',
@@ -105,18 +106,18 @@ export const STEPS: Step[] = [
         of: 'createSimulatedProcessor',
         besides: 'refund',
         text:
-          'payout: async ({ amountCents, currency, idempotencyKey }) =>\n' +
-          "      (await perform<PayoutOutcome>(sql, { idempotencyKey, kind: 'payout', parameters: { amount_cents: " +
-          "amountCents, currency } }, () => ({ status: 'paid', processorReference: reference('sim_po', " +
-          'idempotencyKey) }))).outcome',
+          'withdrawal: async ({ amountCents, currency, idempotencyKey }) =>\n' +
+          "      (await perform<WithdrawalOutcome>(sql, { idempotencyKey, kind: 'withdrawal', parameters: { " +
+          "amount_cents: amountCents, currency } }, () => ({ status: 'paid', processorReference: " +
+          "reference('sim_wdr', idempotencyKey) }))).outcome",
       },
-      { file: 'src/processor/simulated.ts', kind: 'import', from: './processor.js', names: ['type PayoutOutcome'] },
+      { file: 'src/processor/simulated.ts', kind: 'import', from: './processor.js', names: ['type WithdrawalOutcome'] },
     ],
     catchesOmission: { kind: 'tsc' },
-    says: /Property 'payout' is missing[\s\S]*simulated|simulated\.ts[\s\S]*Property 'payout' is missing/,
+    says: /Property 'withdrawal' is missing[\s\S]*simulated|simulated\.ts[\s\S]*Property 'withdrawal' is missing/,
   },
   {
-    name: 'the Stripe processor pays out, and finds a payout it lost the answer to',
+    name: 'the Stripe processor pays out, and finds a withdrawal it lost the answer to',
     edits: [
       {
         file: 'src/processor/stripe/stripe.ts',
@@ -124,10 +125,10 @@ export const STEPS: Step[] = [
         of: 'createStripeProcessor',
         besides: 'refund',
         text:
-          'async payout(request) {\n' +
+          'async withdrawal(request) {\n' +
           '      const params = { amount: request.amountCents, currency: request.currency, metadata: ' +
           'metadataOf(request) }\n' +
-          '      return payoutOutcome(await call(() => stripe.payouts.create(params, { idempotencyKey: ' +
+          '      return withdrawalOutcome(await call(() => stripe.payouts.create(params, { idempotencyKey: ' +
           'request.idempotencyKey })))\n' +
           '    }',
       },
@@ -136,96 +137,111 @@ export const STEPS: Step[] = [
         kind: 'case',
         of: 'lookup',
         text:
-          "        case 'payout': {\n" +
+          "        case 'withdrawal': {\n" +
           '          const created = { gte: Math.floor(lookup.notBefore.getTime() / 1000) - CLOCK_MARGIN_SECONDS }\n' +
           '          const found = await call(async () => {\n' +
           '            for await (const each of stripe.payouts.list({ created, limit: 100 })) if ' +
           '(each.metadata?.operation_id === lookup.request.idempotencyKey) return each\n' +
           '            return undefined\n' +
           '          })\n' +
-          "          return found && { kind: 'payout', outcome: payoutOutcome(found) }\n" +
+          "          return found && { kind: 'withdrawal', outcome: withdrawalOutcome(found) }\n" +
           '        }\n',
       },
       {
         file: 'src/processor/stripe/stripe.ts',
         kind: 'append',
         text:
-          'function payoutOutcome(payout: Stripe.Payout): PayoutOutcome {\n' +
-          "  if (payout.status === 'failed') return { status: 'failed', failureCode: payout.failure_code ?? " +
-          "'failed', failureMessage: payout.failure_message ?? 'The payout failed.' }\n" +
-          "  return { status: 'paid', processorReference: payout.id }\n}\n",
+          'function withdrawalOutcome(withdrawal: Stripe.Payout): WithdrawalOutcome {\n' +
+          "  if (withdrawal.status === 'failed') return { status: 'failed', failureCode: withdrawal.failure_code ?? " +
+          "'failed', failureMessage: withdrawal.failure_message ?? 'The withdrawal failed.' }\n" +
+          "  return { status: 'paid', processorReference: withdrawal.id }\n}\n",
       },
       {
         file: 'src/processor/stripe/stripe.ts',
         kind: 'import',
         from: '../processor.js',
-        names: ['type PayoutOutcome'],
+        names: ['type WithdrawalOutcome'],
       },
     ],
     catchesOmission: { kind: 'tsc' },
-    says: /stripe\.ts[\s\S]*(Property 'payout' is missing|'payout')/,
+    says: /stripe\.ts[\s\S]*(Property 'withdrawal' is missing|'withdrawal')/,
   },
   {
     name: 'a processor contract case for the operation',
-    adds: ['test/processor/contract-cases/payouts.ts'],
-    edits: [{ file: 'test/processor/contract.test.ts', kind: 'property', of: 'KINDS', text: 'payout: true' }],
+    adds: ['test/processor/contract-cases/withdrawals.ts'],
+    edits: [{ file: 'test/processor/contract.test.ts', kind: 'property', of: 'KINDS', text: 'withdrawal: true' }],
     catchesOmission: { kind: 'tsc' },
-    says: /Property 'payout' is missing/,
+    says: /Property 'withdrawal' is missing/,
   },
   {
     name: 'its SQL: the repository',
-    adds: ['src/payouts/repository.ts'],
+    adds: ['src/withdrawals/repository.ts'],
     catchesOmission: { kind: 'tsc' },
-    says: /Cannot find module '\.\/repository\.js'|Cannot find module '\.\.\/payouts\/repository\.js'/,
+    says: /Cannot find module '\.\/repository\.js'|Cannot find module '\.\.\/withdrawals\/repository\.js'/,
   },
   {
     name: 'its phases: reserve, call out, record',
-    adds: ['src/payouts/payouts.ts'],
+    adds: ['src/withdrawals/withdrawals.ts'],
     catchesOmission: { kind: 'tsc' },
-    says: /Cannot find module '(\.\/|\.\.\/payouts\/)payouts\.js'/,
+    says: /Cannot find module '(\.\/|\.\.\/withdrawals\/)withdrawals\.js'/,
   },
   {
     name: 'its events, declared once with what they carry',
     edits: [
-      { file: 'src/schemas/webhook.ts', kind: 'import', from: './payout.js', names: ['Payout'] },
+      { file: 'src/schemas/webhook.ts', kind: 'import', from: './withdrawal.js', names: ['Withdrawal'] },
       {
         file: 'src/schemas/webhook.ts',
         kind: 'before',
         of: 'EVENT_DATA',
         text:
-          "const PayoutData = Type.Object({ object: Payout }, { description: '`object`: the payout as the API " +
-          "returned it at that moment.' })\n",
+          "const WithdrawalData = Type.Object({ object: Withdrawal }, { description: '`object`: the withdrawal as " +
+          "the API returned it at that moment.' })\n",
       },
-      { file: 'src/schemas/webhook.ts', kind: 'property', of: 'EVENT_DATA', text: "'payout.paid': PayoutData" },
-      { file: 'src/schemas/webhook.ts', kind: 'property', of: 'EVENT_DATA', text: "'payout.failed': PayoutData" },
+      { file: 'src/schemas/webhook.ts', kind: 'property', of: 'EVENT_DATA', text: "'withdrawal.paid': WithdrawalData" },
+      {
+        file: 'src/schemas/webhook.ts',
+        kind: 'property',
+        of: 'EVENT_DATA',
+        text: "'withdrawal.failed': WithdrawalData",
+      },
     ],
     catchesOmission: { kind: 'tsc' },
-    says: /"payout\.paid"/,
+    says: /"withdrawal\.paid"/,
   },
   {
     name: 'its Recovery, and its registration',
-    adds: ['src/payouts/recovery.ts'],
+    adds: ['src/withdrawals/recovery.ts'],
     edits: [
-      { file: 'src/recovery/registry.ts', kind: 'import', from: '../payouts/recovery.js', names: ['payoutRecovery'] },
-      { file: 'src/recovery/registry.ts', kind: 'element', of: 'recoveries', text: 'payoutRecovery(processor, sql)' },
+      {
+        file: 'src/recovery/registry.ts',
+        kind: 'import',
+        from: '../withdrawals/recovery.js',
+        names: ['withdrawalRecovery'],
+      },
+      {
+        file: 'src/recovery/registry.ts',
+        kind: 'element',
+        of: 'recoveries',
+        text: 'withdrawalRecovery(processor, sql)',
+      },
     ],
-    catchesOmission: PAYOUTS_TEST,
-    says: /POST \/v1\/payouts answers processor-unavailable but has no Recovery: register one in src\/recovery/,
+    catchesOmission: WITHDRAWALS_TEST,
+    says: /POST \/v1\/withdrawals answers processor-unavailable but has no Recovery: register one in src\/recovery/,
   },
   {
     name: 'its routes, registered under /v1',
-    adds: ['src/routes/payouts.ts'],
+    adds: ['src/routes/withdrawals.ts'],
     edits: [
-      { file: 'src/app.ts', kind: 'import', from: './routes/payouts.js', names: ['default as payoutRoutes'] },
+      { file: 'src/app.ts', kind: 'import', from: './routes/withdrawals.js', names: ['default as withdrawalRoutes'] },
       {
         file: 'src/app.ts',
         kind: 'statement',
         after: { call: 'register', argument: 'refundRoutes' },
-        text: 'await v1.register(payoutRoutes, { sql, processor, clock })',
+        text: 'await v1.register(withdrawalRoutes, { sql, processor, clock })',
       },
     ],
-    catchesOmission: PAYOUTS_TEST,
-    says: /No route for POST \/v1\/payouts/,
+    catchesOmission: WITHDRAWALS_TEST,
+    says: /No route for POST \/v1\/withdrawals/,
   },
   {
     name: 'openapi.yaml built again',
@@ -239,36 +255,42 @@ export const STEPS: Step[] = [
       {
         file: 'src/client/types.ts',
         kind: 'export',
-        from: '../schemas/payout.js',
-        names: ['CreatePayoutBody', 'Payout'],
+        from: '../schemas/withdrawal.js',
+        names: ['CreateWithdrawalBody', 'Withdrawal'],
       },
     ],
     catchesOmission: { kind: 'vitest', files: ['test/client/types.test.ts'] },
-    says: /src\/client\/types\.ts exports no type for (Payout|CreatePayout)/,
+    says: /src\/client\/types\.ts exports no type for (Withdrawal|CreateWithdrawal)/,
   },
   {
     name: 'the client’s methods, and their exercise in the client test',
-    adds: ['test/client/exercises/payouts.ts'],
+    adds: ['test/client/exercises/withdrawals.ts'],
     edits: [
-      { file: 'src/client/client.ts', kind: 'import', from: './types.js', names: ['CreatePayoutBody', 'Payout'] },
+      {
+        file: 'src/client/client.ts',
+        kind: 'import',
+        from: './types.js',
+        names: ['CreateWithdrawalBody', 'Withdrawal'],
+      },
       {
         file: 'src/client/client.ts',
         kind: 'property',
         of: 'createClient',
         besides: 'webhookEndpoints',
         text:
-          'payouts: {\n' +
-          "      create: (body: CreatePayoutBody, options?: IdempotentCallOptions) => post<Payout>('/v1/payouts', " +
-          'body, options),\n' +
+          'withdrawals: {\n' +
+          '      create: (body: CreateWithdrawalBody, options?: IdempotentCallOptions) =>\n' +
+          "        post<Withdrawal>('/v1/withdrawals', body, options),\n" +
+          '      retrieve: (withdrawalId: string, options?: CallOptions) =>\n' +
           // biome-ignore lint/suspicious/noTemplateCurlyInString: the code a forker writes, a template literal in it
-          '      retrieve: (payoutId: string, options?: CallOptions) => get<Payout>(`/v1/payouts/${id(payoutId)}`, ' +
-          'undefined, options),\n' +
-          "      list: (query?: object, options?: CallOptions) => get<List<Payout>>('/v1/payouts', query, options),\n" +
+          '        get<Withdrawal>(`/v1/withdrawals/${id(withdrawalId)}`, undefined, options),\n' +
+          '      list: (query?: object, options?: CallOptions) =>\n' +
+          "        get<List<Withdrawal>>('/v1/withdrawals', query, options),\n" +
           '    }',
       },
     ],
     catchesOmission: { kind: 'vitest', files: ['test/client/client.test.ts'] },
-    says: /\/v1\/payouts/,
+    says: /\/v1\/withdrawals/,
   },
   {
     name: 'the client package’s types',
@@ -276,25 +298,25 @@ export const STEPS: Step[] = [
       {
         file: 'scripts/client-package/build.ts',
         kind: 'import',
-        from: '../../src/schemas/payout.js',
-        names: ['CreatePayoutBody', 'Payout'],
+        from: '../../src/schemas/withdrawal.js',
+        names: ['CreateWithdrawalBody', 'Withdrawal'],
       },
-      { file: 'scripts/client-package/build.ts', kind: 'property', of: 'SCHEMAS', text: 'Payout' },
-      { file: 'scripts/client-package/build.ts', kind: 'property', of: 'SCHEMAS', text: 'CreatePayoutBody' },
+      { file: 'scripts/client-package/build.ts', kind: 'property', of: 'SCHEMAS', text: 'Withdrawal' },
+      { file: 'scripts/client-package/build.ts', kind: 'property', of: 'SCHEMAS', text: 'CreateWithdrawalBody' },
     ],
     catchesOmission: { kind: 'vitest', files: ['test/client/package.test.ts'] },
-    says: /has no exported member '(Payout|CreatePayoutBody)'/,
+    says: /has no exported member '(Withdrawal|CreateWithdrawalBody)'/,
   },
   {
-    name: 'what the contract tests cannot make from a request: a funded balance, a payout id',
-    adds: ['test/contract-fixtures/payouts.ts'],
+    name: 'what the contract tests cannot make from a request: a funded balance, a withdrawal id',
+    adds: ['test/contract-fixtures/withdrawals.ts'],
     catchesOmission: { kind: 'vitest', files: ['test/contract-requests.test.ts'] },
-    says: /prepare\.createPayout|no fixture makes a PayoutId/,
+    says: /prepare\.createWithdrawal|no fixture makes a WithdrawalId/,
   },
   {
     name: 'its own test',
-    adds: ['test/payouts/payouts.test.ts'],
-    catchesOmission: { kind: 'vitest', files: ['test/payouts/payouts.test.ts'] },
+    adds: ['test/withdrawals/withdrawals.test.ts'],
+    catchesOmission: { kind: 'vitest', files: ['test/withdrawals/withdrawals.test.ts'] },
     says: /No test files found|No test suite found/,
   },
 ]

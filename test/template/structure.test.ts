@@ -22,12 +22,12 @@ const edit = (text: string, change: StructuralEdit) => applyStructuralEdit('file
 describe('applyStructuralEdit', () => {
   it('when a property is added to an object, then it follows the last one, with or without a trailing comma, on one line or many', () => {
     const many = "export const ID_PREFIXES = {\n  ChargeId: 'ch',\n  RefundId: 're',\n} as const\n"
-    expect(edit(many, { kind: 'property', of: 'ID_PREFIXES', text: "PayoutId: 'po'" })).toBe(
-      "export const ID_PREFIXES = {\n  ChargeId: 'ch',\n  RefundId: 're',\n  PayoutId: 'po',\n} as const\n",
+    expect(edit(many, { kind: 'property', of: 'ID_PREFIXES', text: "WithdrawalId: 'wdr'" })).toBe(
+      "export const ID_PREFIXES = {\n  ChargeId: 'ch',\n  RefundId: 're',\n  WithdrawalId: 'wdr',\n} as const\n",
     )
     const one = "export const ID_PREFIXES = { ChargeId: 'ch', RefundId: 're' } as const\n"
-    expect(edit(one, { kind: 'property', of: 'ID_PREFIXES', text: "PayoutId: 'po'" })).toBe(
-      "export const ID_PREFIXES = { ChargeId: 'ch', RefundId: 're', PayoutId: 'po' } as const\n",
+    expect(edit(one, { kind: 'property', of: 'ID_PREFIXES', text: "WithdrawalId: 'wdr'" })).toBe(
+      "export const ID_PREFIXES = { ChargeId: 'ch', RefundId: 're', WithdrawalId: 'wdr' } as const\n",
     )
   })
 
@@ -35,8 +35,8 @@ describe('applyStructuralEdit', () => {
     const text =
       'export function make() {\n  const options = { a: 1 }\n  return {\n    charge: () => 1,\n    refund: () => ' +
       '2,\n  }\n}\n'
-    expect(edit(text, { kind: 'property', of: 'make', besides: 'refund', text: 'payout: () => 3' })).toContain(
-      '    refund: () => 2,\n    payout: () => 3,\n  }',
+    expect(edit(text, { kind: 'property', of: 'make', besides: 'refund', text: 'withdrawal: () => 3' })).toContain(
+      '    refund: () => 2,\n    withdrawal: () => 3,\n  }',
     )
   })
 
@@ -65,26 +65,28 @@ describe('applyStructuralEdit', () => {
       '}',
       '',
     ].join('\n')
-    let edited = edit(text, { kind: 'element', of: 'METHODS', text: "'payout'" })
-    edited = edit(edited, { kind: 'member', of: 'Operations', text: 'payout: string' })
-    edited = edit(edited, { kind: 'case', of: 'lookup', text: "    case 'payout':\n      return 2" })
+    let edited = edit(text, { kind: 'element', of: 'METHODS', text: "'withdrawal'" })
+    edited = edit(edited, { kind: 'member', of: 'Operations', text: 'withdrawal: string' })
+    edited = edit(edited, { kind: 'case', of: 'lookup', text: "    case 'withdrawal':\n      return 2" })
     edited = edit(edited, {
       kind: 'statement',
       after: { call: 'register', argument: 'refundRoutes' },
-      text: 'await v1.register(payoutRoutes, {})',
+      text: 'await v1.register(withdrawalRoutes, {})',
     })
-    edited = edit(edited, { kind: 'before', of: 'lookup', text: 'const PAYOUT = 2' })
+    edited = edit(edited, { kind: 'before', of: 'lookup', text: 'const WITHDRAWAL = 2' })
     edited = edit(edited, { kind: 'import', from: './b.js', names: ['type C'] })
-    edited = edit(edited, { kind: 'import', from: './payout.js', names: ['payoutRoutes'] })
-    edited = edit(edited, { kind: 'export', from: './payout.js', names: ['Payout'] })
-    expect(edited).toContain("['charge', 'refund', 'payout'] as const")
-    expect(edited).toContain('  charge: number\n  payout: string\n}')
-    expect(edited).toContain("      return 1\n    case 'payout':\n      return 2\n    // anything else\n    default:")
-    expect(edited).toContain('  await v1.register(refundRoutes, {})\n  await v1.register(payoutRoutes, {})\n}')
-    expect(edited).toContain('const PAYOUT = 2\n/** The kinds. */\nexport function lookup')
+    edited = edit(edited, { kind: 'import', from: './withdrawal.js', names: ['withdrawalRoutes'] })
+    edited = edit(edited, { kind: 'export', from: './withdrawal.js', names: ['Withdrawal'] })
+    expect(edited).toContain("['charge', 'refund', 'withdrawal'] as const")
+    expect(edited).toContain('  charge: number\n  withdrawal: string\n}')
     expect(edited).toContain(
-      "import type { B, C } from './b.js'\nimport { payoutRoutes } from './payout.js'\nexport type { Payout } from " +
-        "'./payout.js'\n",
+      "      return 1\n    case 'withdrawal':\n      return 2\n    // anything else\n    default:",
+    )
+    expect(edited).toContain('  await v1.register(refundRoutes, {})\n  await v1.register(withdrawalRoutes, {})\n}')
+    expect(edited).toContain('const WITHDRAWAL = 2\n/** The kinds. */\nexport function lookup')
+    expect(edited).toContain(
+      "import type { B, C } from './b.js'\nimport { withdrawalRoutes } from './withdrawal.js'\n" +
+        "export type { Withdrawal } from './withdrawal.js'\n",
     )
     expect(syntaxErrors(edited)).toEqual([])
   })
@@ -92,10 +94,10 @@ describe('applyStructuralEdit', () => {
   it('when a fork reformatted the file and added its own members, then the same edit lands, and the file stays valid', () => {
     const fork =
       "export const PROCESSOR_METHODS = [\n  'charge',\n  'transfer', // the fork's own\n  'lookup',\n] as const\n"
-    const edited = edit(fork, { kind: 'element', of: 'PROCESSOR_METHODS', text: "'payout'" })
+    const edited = edit(fork, { kind: 'element', of: 'PROCESSOR_METHODS', text: "'withdrawal'" })
     expect(edited).toBe(
       "export const PROCESSOR_METHODS = [\n  'charge',\n  'transfer', // the fork's own\n  'lookup',\n  " +
-        "'payout',\n] as const\n",
+        "'withdrawal',\n] as const\n",
     )
     expect(syntaxErrors(edited)).toEqual([])
   })

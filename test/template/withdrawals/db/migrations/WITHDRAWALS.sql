@@ -1,9 +1,10 @@
--- Payouts: money an account sends out of its balance. The balance is the ledger's (docs/ledger.md): a payout's
--- amount leaves it as a `payout` posting in the same transaction that writes the payout pending, under the balance's
--- lock, and only if what is available holds it (reserveFromBalance in src/ledger/postings.ts): two payouts at once
--- cannot both spend the same money. No constraint holds the balance at zero or above: the processor may take it
--- below on its own (a dispute lost after the money left), and that must post, never fail.
-create table payouts (
+-- Withdrawals: money an account sends out of its balance to its bank (Stripe: a manual payout). The balance is the
+-- ledger's (docs/ledger.md): a withdrawal's amount leaves it as a `payout` posting in the same transaction that
+-- writes the withdrawal pending, under the balance's lock, and only if what is available holds it (reserveFromBalance
+-- in src/ledger/postings.ts): two withdrawals at once cannot both spend the same money. No constraint holds the
+-- balance at zero or above: the processor may take it below on its own (a dispute lost after the money left), and
+-- that must post, never fail.
+create table withdrawals (
   seq bigint generated always as identity,
   id text not null check (char_length(id) <= 40),
   account_id text not null references accounts (id),
@@ -18,4 +19,4 @@ create table payouts (
   primary key (account_id, id),
   unique (account_id, operation_id)
 );
-create index payouts_account_seq on payouts (account_id, seq);
+create index withdrawals_account_seq on withdrawals (account_id, seq);

@@ -1,20 +1,20 @@
-// The payout resource and the body that creates it: money the account holds with the service, sent out.
+// The withdrawal resource and the body that creates it: money the account holds with the service, sent out.
 import { Type, type Static } from 'typebox'
 import { AmountCents, Currency, ResourceId, Text, Timestamp } from './common.js'
 import { ListOf, PageQuery } from './page.js'
 
-export const PayoutId = ResourceId('PayoutId')
+export const WithdrawalId = ResourceId('WithdrawalId')
 
-export const CreatePayoutBody = Type.Object(
+export const CreateWithdrawalBody = Type.Object(
   { amount_cents: AmountCents, currency: Currency, description: Type.Optional(Text({ maxLength: 1000 })) },
-  { title: 'CreatePayout', additionalProperties: false },
+  { title: 'CreateWithdrawal', additionalProperties: false },
 )
-export type CreatePayoutBody = Static<typeof CreatePayoutBody>
+export type CreateWithdrawalBody = Static<typeof CreateWithdrawalBody>
 
-export const Payout = Type.Object(
+export const Withdrawal = Type.Object(
   {
-    id: PayoutId,
-    object: Type.Literal('payout'),
+    id: WithdrawalId,
+    object: Type.Literal('withdrawal'),
     amount_cents: AmountCents,
     currency: Currency,
     description: Type.Union([Type.String(), Type.Null()]),
@@ -28,10 +28,10 @@ export const Payout = Type.Object(
     processor_reference: Type.Union([Type.String(), Type.Null()]),
     created_at: Timestamp,
   },
-  { title: 'Payout' },
+  { title: 'Withdrawal' },
 )
-export type Payout = Static<typeof Payout>
-export const PayoutList = ListOf(Payout)
+export type Withdrawal = Static<typeof Withdrawal>
+export const WithdrawalList = ListOf(Withdrawal)
 
-export const PayoutParams = Type.Object({ id: PayoutId })
-export const ListPayoutsQuery = Type.Object(PageQuery(PayoutId), { additionalProperties: false })
+export const WithdrawalParams = Type.Object({ id: WithdrawalId })
+export const ListWithdrawalsQuery = Type.Object(PageQuery(WithdrawalId), { additionalProperties: false })

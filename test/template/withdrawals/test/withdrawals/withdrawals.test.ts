@@ -1,7 +1,8 @@
-// Payouts against the ledger's balance, a fork's money-moving resource (docs/extending.md): paid once per key,
-// never more than the available balance holds even when payouts race, a refusal frees the key, a lost answer settles
-// itself, and a balance the processor took below zero on its own (a dispute lost after the money left) is shown and
-// refuses new payouts with a 422, never a 500. Charges fund the balance, at once here (no fee, no delay).
+// Withdrawals against the ledger's balance, a fork's money-moving resource (docs/extending.md): paid once per key,
+// never more than the available balance holds even when withdrawals race, a refusal frees the key, a lost answer
+// settles itself, and a balance the processor took below zero on its own (a dispute lost after the money left) is
+// shown and refuses new withdrawals with a 422, never a 500. Charges fund the balance, at once here (no fee, no
+// delay).
 import { pino } from 'pino'
 import { describe, expect, it } from 'vitest'
 import { recoverAbandonedClaims } from '../../src/recovery/recover-abandoned-claims.js'
@@ -32,55 +33,55 @@ async function fundedAccount(cents: number): Promise<TestAccount & { funding: st
 const balance = async (user: TestAccount) =>
   (await user.get('/v1/balance')).json().available.find((funds: { currency: string }) => funds.currency === 'usd')
     ?.amount_cents
-const payout = (amount_cents: number) => ({ amount_cents, currency: 'usd' })
+const withdrawal = (amount_cents: number) => ({ amount_cents, currency: 'usd' })
 
-describe('POST /v1/payouts', () => {
-  it('when a payout is made, then it is paid once, its retry replays it, and the balance and the event say so', async () => {
+describe('POST /v1/withdrawals', () => {
+  it('when a withdrawal is made, then it is paid once, its retry replays it, and the balance and the event say so', async () => {
     const user = await fundedAccount(10_000)
-    const first = await user.post('/v1/payouts', payout(2500), { key: 'payout-1' })
+    const first = await user.post('/v1/withdrawals', withdrawal(2500), { key: 'withdrawal-1' })
     // Its row read first: a table missing (the migration) is named here, not as a bare 500; a route missing, below.
-    const rows = await suite.context.sql`select status, amount_cents from payouts where account_id = ${user.id}`
+    const rows = await suite.context.sql`select status, amount_cents from withdrawals where account_id = ${user.id}`
     expect(first.statusCode, first.body).toBe(201)
     expect(rows).toEqual([{ status: 'paid', amount_cents: 2500 }])
-    expect(first.json()).toMatchObject({ object: 'payout', status: 'paid', amount_cents: 2500 })
-    const retry = await user.post('/v1/payouts', payout(2500), { key: 'payout-1' })
+    expect(first.json()).toMatchObject({ object: 'withdrawal', status: 'paid', amount_cents: 2500 })
+    const retry = await user.post('/v1/withdrawals', withdrawal(2500), { key: 'withdrawal-1' })
     expect(retry.headers['idempotent-replayed']).toBe('true')
     expect(await balance(user)).toBe(7500)
-    expect((await user.get('/v1/events?type=payout.paid')).json().data).toHaveLength(1)
-    expect((await user.get(`/v1/payouts/${first.json().id}`)).json()).toEqual(first.json())
+    expect((await user.get('/v1/events?type=withdrawal.paid')).json().data).toHaveLength(1)
+    expect((await user.get(`/v1/withdrawals/${first.json().id}`)).json()).toEqual(first.json())
   })
 
-  it('when payouts race for more than the balance holds, then it is never overdrawn', async () => {
+  it('when withdrawals race for more than the balance holds, then it is never overdrawn', async () => {
     const user = await fundedAccount(10_000)
-    const responses = await Promise.all(Array.from({ length: 5 }, () => user.post('/v1/payouts', payout(3000))))
+    const responses = await Promise.all(Array.from({ length: 5 }, () => user.post('/v1/withdrawals', withdrawal(3000))))
     expect(responses.map((response) => response.statusCode).sort()).toEqual([201, 201, 201, 422, 422])
     expect(await balance(user)).toBe(1000)
   })
 
   it('when the balance does not hold it, then 422, and the same key may carry a corrected amount', async () => {
     const user = await fundedAccount(1000)
-    const refused = await user.post('/v1/payouts', payout(5000), { key: 'payout-fix' })
+    const refused = await user.post('/v1/withdrawals', withdrawal(5000), { key: 'withdrawal-fix' })
     expect(refused.statusCode).toBe(422)
-    expect(refused.json().type).toMatch(/\/payout-exceeds-balance$/)
-    expect((await user.post('/v1/payouts', payout(500), { key: 'payout-fix' })).statusCode).toBe(201)
+    expect(refused.json().type).toMatch(/\/withdrawal-exceeds-balance$/)
+    expect((await user.post('/v1/withdrawals', withdrawal(500), { key: 'withdrawal-fix' })).statusCode).toBe(201)
   })
 
   it('when the processor paid and the answer was lost, then the recovery worker records it; when it never saw it, the balance is given back', async () => {
     const user = await fundedAccount(10_000)
     processor.loseNextAnswer()
-    expect((await user.post('/v1/payouts', payout(1000), { key: 'payout-lost' })).statusCode).toBe(503)
+    expect((await user.post('/v1/withdrawals', withdrawal(1000), { key: 'withdrawal-lost' })).statusCode).toBe(503)
     processor.timeOutNext()
-    expect((await user.post('/v1/payouts', payout(2000), { key: 'payout-unseen' })).statusCode).toBe(503)
+    expect((await user.post('/v1/withdrawals', withdrawal(2000), { key: 'withdrawal-unseen' })).statusCode).toBe(503)
     expect(await balance(user)).toBe(7000)
 
     expect(await recover()).toEqual({ settled: 1, released: 1, failed: 0 })
 
     expect(await balance(user)).toBe(9000)
-    const replay = await user.post('/v1/payouts', payout(1000), { key: 'payout-lost' })
+    const replay = await user.post('/v1/withdrawals', withdrawal(1000), { key: 'withdrawal-lost' })
     expect(replay.statusCode).toBe(201)
     expect(replay.headers['idempotent-replayed']).toBe('true')
     // The one the processor never saw is canceled, and the ledger shows its amount taken and given back.
-    const listed = (await user.get('/v1/payouts')).json().data
+    const listed = (await user.get('/v1/withdrawals')).json().data
     expect(listed.map((each: { status: string; amount_cents: number }) => [each.status, each.amount_cents])).toEqual([
       ['canceled', 2000],
       ['paid', 1000],
@@ -93,9 +94,9 @@ describe('POST /v1/payouts', () => {
     ])
   })
 
-  it('when a dispute is lost after the balance was paid out, then the balance shows below zero and a payout is refused with a 422', async () => {
+  it('when a dispute is lost after the balance was paid out, then the balance shows below zero and a withdrawal is refused with a 422', async () => {
     const user = await fundedAccount(4000)
-    expect((await user.post('/v1/payouts', payout(4000))).statusCode).toBe(201)
+    expect((await user.post('/v1/withdrawals', withdrawal(4000))).statusCode).toBe(201)
     const dispute = (path: string, body: object = {}) =>
       suite.context.app.inject({
         method: 'POST',
@@ -106,12 +107,12 @@ describe('POST /v1/payouts', () => {
     expect((await dispute('dispute/close', { outcome: 'lost' })).statusCode).toBe(200)
 
     expect(await balance(user)).toBe(-4000 - 1500)
-    const refused = await user.post('/v1/payouts', payout(100))
+    const refused = await user.post('/v1/withdrawals', withdrawal(100))
     expect(refused.statusCode).toBe(422)
-    expect(refused.json().type).toMatch(/\/payout-exceeds-balance$/)
+    expect(refused.json().type).toMatch(/\/withdrawal-exceeds-balance$/)
     // A new charge pays the debt first.
     await user.post('/v1/charges', { amount_cents: 6000, currency: 'usd', source: 'pm_card_visa' })
     expect(await balance(user)).toBe(500)
-    expect((await user.post('/v1/payouts', payout(500))).statusCode).toBe(201)
+    expect((await user.post('/v1/withdrawals', withdrawal(500))).statusCode).toBe(201)
   })
 })

@@ -1,0 +1,85 @@
+// POST /v1/withdrawals (idempotent), GET /v1/payouts/:id and GET /v1/payouts, each with its entry of openapi.yaml.
+import type { FastifyInstance } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { Sql } from '../db/connect.js'
+import { withdrawalCall, recordWithdrawal, reserveWithdrawal } from '../withdrawals/withdrawals.js'
+import { findWithdrawal, listWithdrawals } from '../withdrawals/repository.js'
+import { type PaymentProcessor, rethrowAsProblem } from '../processor/processor.js'
+import { Problem } from '../problems.js'
+import { pageRequest } from '../schemas/page.js'
+import {
+  CreateWithdrawalBody,
+  ListWithdrawalsQuery,
+  Withdrawal,
+  WithdrawalList,
+  WithdrawalParams,
+} from '../schemas/withdrawal.js'
+import { listBody } from './list-body.js'
+
+/** `clock`: what time it is for the balance (the service's is the system's; tests move it). */
+export default async function withdrawalRoutes(
+  base: FastifyInstance,
+  options: { sql: Sql; processor: PaymentProcessor; clock: () => Date },
+) {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>()
+  const { sql, processor, clock } = options
+
+  // Phases (src/withdrawals/withdrawals.ts): claim; reserve (fenced by the claim); call out; record and complete.
+  const create = {
+    operationId: 'createWithdrawal',
+    tag: 'Withdrawals' as const,
+    summary: 'Pay out of the balance',
+    bodyExample: { amount_cents: 5000, currency: 'usd' },
+    responses: {
+      201: { description: 'The withdrawal, paid or failed.', schema: Withdrawal, headers: ['Location' as const] },
+    },
+    problems: ['withdrawal-exceeds-balance' as const, 'processor-unavailable' as const, 'processor-refused' as const],
+  }
+  app.post(
+    '/withdrawals',
+    { schema: { body: CreateWithdrawalBody }, config: { idempotency: { required: true }, openapi: create } },
+    async (request, reply) =>
+      reply.idempotent(async (operation) => {
+        const withdrawal = await operation.reserve((tx) =>
+          reserveWithdrawal(tx, request.account.id, request.body, operation.id, clock()),
+        )
+        const outcome = await operation
+          .callOut((idempotencyKey) => processor.withdrawal(withdrawalCall(withdrawal, idempotencyKey)))
+          .catch(rethrowAsProblem)
+        return operation.complete((tx) => recordWithdrawal(tx, withdrawal, outcome))
+      }),
+  )
+
+  const retrieve = {
+    operationId: 'getWithdrawal',
+    tag: 'Withdrawals' as const,
+    summary: 'Retrieve a withdrawal',
+    responses: { 200: { description: 'The withdrawal.', schema: Withdrawal } },
+  }
+  app.get(
+    '/withdrawals/:id',
+    { schema: { params: WithdrawalParams }, config: { openapi: retrieve } },
+    async (request) => {
+      const withdrawal = await findWithdrawal(sql, request.account.id, request.params.id)
+      if (!withdrawal) throw new Problem('resource-not-found', `No withdrawal ${request.params.id}.`)
+      return withdrawal
+    },
+  )
+
+  const list = {
+    operationId: 'listWithdrawals',
+    tag: 'Withdrawals' as const,
+    summary: 'List withdrawals, newest first',
+    responses: { 200: { description: 'One page of withdrawals.', schema: WithdrawalList } },
+  }
+  app.get(
+    '/withdrawals',
+    { schema: { querystring: ListWithdrawalsQuery }, config: { openapi: list } },
+    async (request) => {
+      return listBody(
+        await listWithdrawals(sql, request.account.id, pageRequest(request.query)),
+        'withdrawal of this account',
+      )
+    },
+  )
+}

@@ -1,0 +1,78 @@
+// A withdrawal in brandur's atomic phases, as a refund is, because its money can run out:
+//   1. reserve: take the amount from the balance (the ledger's) and write the withdrawal pending (one
+//      transaction, fenced by the key's token: operation.reserve). A retry of the same operation finds its pending
+//      withdrawal instead.
+//   2. call out: the processor, with the claim's operation id as its idempotency key (operation.callOut)
+//   3. record and complete: paid (or failed, the amount given back), its event, in the transaction that stores
+//      the response (operation.complete)
+// A reservation whose operation never went downstream is given back with the key (withdrawalRecovery's release).
+import type { Transaction } from '../db/connect.js'
+import { insertEvent } from '../events/events.js'
+import type { RouteResponse } from '../idempotency/response.js'
+import type { WithdrawalOutcome, WithdrawalRequest } from '../processor/processor.js'
+import { Problem } from '../problems.js'
+import type { CreateWithdrawalBody } from '../schemas/withdrawal.js'
+import {
+  findWithdrawalByOperation,
+  markWithdrawal,
+  type WithdrawalRow,
+  reserveAndInsertPending,
+  toWithdrawal,
+} from './repository.js'
+
+/** Phase 1. Refuses with a problem the client can act on; a 4xx here leaves the key free for a corrected retry. */
+export async function reserveWithdrawal(
+  tx: Transaction,
+  accountId: string,
+  input: CreateWithdrawalBody,
+  operationId: string,
+  /** What time it is for the balance: what is available by then may be paid out. */
+  now: Date,
+): Promise<WithdrawalRow> {
+  const existing = await findWithdrawalByOperation(tx, accountId, operationId)
+  if (existing?.status === 'pending') return existing
+  const reserved = await reserveAndInsertPending(
+    tx,
+    {
+      accountId,
+      amountCents: input.amount_cents,
+      currency: input.currency,
+      description: input.description ?? null,
+      operationId,
+    },
+    now,
+  )
+  if (!reserved)
+    throw new Problem(
+      'withdrawal-exceeds-balance',
+      `The available ${input.currency} balance does not hold ${input.amount_cents}.`,
+    )
+  return reserved
+}
+
+/** What the processor is sent: the route sends it, the recovery worker asks about it. */
+export function withdrawalCall(withdrawal: WithdrawalRow, idempotencyKey: string): WithdrawalRequest {
+  return {
+    amountCents: withdrawal.amount_cents,
+    currency: withdrawal.currency,
+    accountId: withdrawal.account_id,
+    idempotencyKey,
+  }
+}
+
+/** Phase 3: what the processor did becomes the withdrawal, its event, and the response a request for it returns. */
+export async function recordWithdrawal(
+  tx: Transaction,
+  withdrawal: WithdrawalRow,
+  outcome: WithdrawalOutcome,
+): Promise<RouteResponse> {
+  const paid = outcome.status === 'paid'
+  const row = await markWithdrawal(
+    tx,
+    withdrawal,
+    paid ? { paid, processorReference: outcome.processorReference } : { paid, failureCode: outcome.failureCode },
+  )
+  const settled = toWithdrawal(row)
+  await insertEvent(tx, row.account_id, paid ? 'withdrawal.paid' : 'withdrawal.failed', { object: settled })
+  return { status: 201, location: `/v1/withdrawals/${settled.id}`, body: settled }
+}
