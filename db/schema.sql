@@ -5,7 +5,7 @@
 
 create schema simulated_processor;
 
--- accounts: 0001, 0005, 0007, 0014, 0017
+-- accounts: 0001, 0005, 0007, 0014, 0017, 0022
 create table accounts (
   id text not null,
   name text not null,
@@ -336,7 +336,7 @@ create table simulated_processor.disputes (
   constraint disputes_payment_reference_key UNIQUE (payment_reference)
 );
 
--- ledger_transactions: 0014, 0015, 0017
+-- ledger_transactions: 0014, 0015, 0017, 0022
 create table ledger_transactions (
   account_id text not null,
   id text not null,
@@ -401,3 +401,24 @@ create table ledger_settled_balances (
   constraint ledger_settled_balances_currency_check CHECK ((currency ~ '^[a-z]{3}$'::text)),
   constraint ledger_settled_balances_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id)
 );
+
+-- payouts: 0015, 0022
+create table payouts (
+  account_id text not null,
+  id text not null,
+  seq bigint generated always as identity,
+  amount_cents bigint not null,
+  currency text not null,
+  status text not null,
+  arrival_date timestamp with time zone,
+  failure_code text,
+  created_at timestamp with time zone not null default now(),
+  updated_at timestamp with time zone not null default now(),
+  constraint payouts_pkey PRIMARY KEY (account_id, id),
+  constraint payouts_currency_check CHECK ((currency ~ '^[a-z]{3}$'::text)),
+  constraint payouts_failure_code_check CHECK ((char_length(failure_code) <= 255)),
+  constraint payouts_id_check CHECK (((char_length(id) >= 1) AND (char_length(id) <= 255))),
+  constraint payouts_status_check CHECK ((status = ANY (ARRAY['in_transit'::text, 'paid'::text, 'failed'::text]))),
+  constraint payouts_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id)
+);
+CREATE INDEX payouts_account_seq ON payouts USING btree (account_id, seq DESC);

@@ -23,6 +23,7 @@ import { collectDocumentedRoutes } from './openapi/document.js'
 import eventRoutes from './routes/events.js'
 import refundRoutes from './routes/refunds.js'
 import balanceRoutes from './routes/balance.js'
+import payoutRoutes from './routes/payouts.js'
 import webhookEndpointRoutes from './routes/webhook-endpoints.js'
 import processorWebhookRoutes from './routes/processor-webhooks.js'
 import simulatedProcessorRoutes from './routes/simulated-processor.js'
@@ -50,6 +51,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     loggerInstance: options.log ?? pino(loggerOptions(config.LOG_LEVEL)),
     ...requestIdOptions,
     bodyLimit: 64 * 1024,
+    // A path parameter up to one past the longest id the document admits (a processor's payout id, 255), so that
+    // one too long is the schema's 400 naming it; Fastify's own limit (100) would answer 414 before validation.
+    routerOptions: { maxParamLength: 256 },
     clientErrorHandler,
     frameworkErrors,
     trustProxy: trustProxyOption(config.TRUST_PROXY),
@@ -146,6 +150,7 @@ export async function appPlugin(
       await v1.register(chargeRoutes, { sql, processor, settings: chargeSettings })
       await v1.register(refundRoutes, { sql, processor })
       await v1.register(balanceRoutes, { sql, clock })
+      await v1.register(payoutRoutes, { sql })
       await v1.register(eventRoutes, { sql })
       await v1.register(webhookEndpointRoutes, { sql, allowPrivateUrls: config.WEBHOOK_ALLOW_PRIVATE_URLS ?? false })
     },

@@ -11,6 +11,7 @@ import { rollup } from 'rollup'
 import { dts } from 'rollup-plugin-dts'
 import { Balance, BalanceTransaction, FeeDetail, ListBalanceTransactionsQuery } from '../../src/schemas/balance.js'
 import { CaptureChargeBody, Charge, CreateChargeBody, ListChargesQuery } from '../../src/schemas/charge.js'
+import { ListPayoutsQuery, Payout } from '../../src/schemas/payout.js'
 import { CreateRefundBody, ListRefundsQuery, Refund } from '../../src/schemas/refund.js'
 import {
   CreateWebhookEndpointBody,
@@ -49,6 +50,7 @@ const SCHEMAS = {
   Balance,
   BalanceTransaction,
   FeeDetail,
+  Payout,
   Event,
   EventType: { enum: EVENT_TYPES },
   RedeliverBody,
@@ -60,6 +62,7 @@ const SCHEMAS = {
   ListChargesQuery: { ...listCharges, properties: chargeFilters },
   ListRefundsQuery,
   ListBalanceTransactionsQuery,
+  ListPayoutsQuery,
   ListEventsQuery,
   ListWebhookEndpointsQuery,
   ListDeliveriesQuery,

@@ -24,8 +24,10 @@ import type {
   ListChargesQuery,
   ListDeliveriesQuery,
   ListEventsQuery,
+  ListPayoutsQuery,
   ListRefundsQuery,
   ListWebhookEndpointsQuery,
+  Payout,
   RedeliverBody,
   Refund,
   UpdateWebhookEndpointBody,
@@ -97,6 +99,14 @@ export function createClient(options: ClientOptions) {
         get<List<BalanceTransaction>>('/v1/balance_transactions', query, options),
       all: (query?: Omit<ListBalanceTransactionsQuery, 'ending_before'>, options?: CallOptions) =>
         eachItem(call, '/v1/balance_transactions', query, options) as AsyncGenerator<BalanceTransaction>,
+    },
+    /** The processor's payouts to the bank, each as this account's share of it. */
+    payouts: {
+      retrieve: (payoutId: string, options?: CallOptions) =>
+        get<Payout>(`/v1/payouts/${id(payoutId)}`, undefined, options),
+      list: (query?: ListPayoutsQuery, options?: CallOptions) => get<List<Payout>>('/v1/payouts', query, options),
+      all: (query?: Omit<ListPayoutsQuery, 'ending_before'>, options?: CallOptions) =>
+        eachItem(call, '/v1/payouts', query, options) as AsyncGenerator<Payout>,
     },
     events: {
       retrieve: (eventId: string, options?: CallOptions) => get<Event>(`/v1/events/${id(eventId)}`, undefined, options),

@@ -13,6 +13,7 @@ import type {
   CreateChargeBody,
   ListChargesQuery as ListChargesQuerySchema,
 } from '../schemas/charge.js'
+import type { ListPayoutsQuery as ListPayoutsQuerySchema, Payout } from '../schemas/payout.js'
 import type {
   CreateRefundBody as CreateRefundBodySchema,
   ListRefundsQuery as ListRefundsQuerySchema,
@@ -40,6 +41,7 @@ export type {
   Event,
   EventType,
   FeeDetail,
+  Payout,
   Refund,
   UpdateWebhookEndpointBody,
   WebhookDelivery,
@@ -54,6 +56,7 @@ export type ListEventsQuery = Static<typeof ListEventsQuerySchema>
 export type ListWebhookEndpointsQuery = Static<typeof ListWebhookEndpointsQuerySchema>
 export type ListDeliveriesQuery = Static<typeof ListDeliveriesQuerySchema>
 export type ListBalanceTransactionsQuery = Static<typeof ListBalanceTransactionsQuerySchema>
+export type ListPayoutsQuery = Static<typeof ListPayoutsQuerySchema>
 
 /** A page of a list, newest first. */
 export interface List<T> {

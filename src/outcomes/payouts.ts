@@ -2,9 +2,13 @@
 // processor account as a whole; what it carries of each account's money (its charges, refunds, disputes, found in
 // the books by their charge) is that account's share: posted out of its balance into transit, then to the bank when
 // the payout arrives, or back into the balance if it fails. Each leg posts once, whatever order the news comes in;
-// the transactions carried are marked with the payout. What the books cannot match is left for the payout report
-// (src/outcomes/payout-report.ts), which names every difference: never fixed here.
+// the transactions carried are marked with the payout. Each account's share is the API's payout
+// (src/payouts/repository.ts), told in its events: created when the books learn what it carries, then paid or
+// failed. What the books cannot match is left for the payout report (src/outcomes/payout-report.ts), which names
+// every difference: never fixed here.
 import type { Transaction } from '../db/connect.js'
+import { insertEvent } from '../events/events.js'
+import { laterStatus, lockPayoutShare, savePayoutShare, toPayout } from '../payouts/repository.js'
 import { type CarriedInBooks, findCarried, markPaidOut, postedFor } from '../ledger/repository.js'
 import { postPayout, postPayoutArrival, postPayoutFailure } from '../ledger/postings.js'
 import type { PayoutState } from '../processor/later.js'
@@ -41,8 +45,28 @@ export async function applyPayout(tx: Transaction, payout: PayoutState): Promise
         await postPayoutFailure(tx, money, payout.reference, share.netCents, arrived ? 'bank' : 'payouts_in_transit')
     }
     await markPaidOut(tx, accountId, share.ids, payout.reference)
+    await tellShare(tx, payout, accountId, share.netCents)
   }
   return { status: 'applied', afterCommit: [() => payoutsApplied.inc({ status: payout.status })] }
+}
+
+/** The account's payout, written or moved forward, and its events: created once, then paid or failed once each. */
+async function tellShare(tx: Transaction, payout: PayoutState, accountId: string, amountCents: number) {
+  const before = await lockPayoutShare(tx, accountId, payout.reference)
+  const status = before ? laterStatus(before.status, payout.status) : payout.status
+  const row = await savePayoutShare(tx, {
+    accountId,
+    id: payout.reference,
+    amountCents,
+    currency: payout.currency,
+    status,
+    arrivalDate: payout.arrivalDate === undefined ? undefined : new Date(payout.arrivalDate),
+    failureCode: status === 'failed' ? payout.failureCode : undefined,
+  })
+  const object = await toPayout(tx, row)
+  if (!before) await insertEvent(tx, accountId, 'payout.created', { object })
+  if (status !== (before?.status ?? 'in_transit'))
+    await insertEvent(tx, accountId, status === 'paid' ? 'payout.paid' : 'payout.failed', { object })
 }
 
 interface Share {

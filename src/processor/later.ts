@@ -126,6 +126,8 @@ export interface PayoutState {
   currency: string
   /** What it carries; unset while the processor has not told (Stripe: until its reconciliation completes). */
   carried?: CarriedTransaction[]
+  /** When it is expected at the bank, or arrived (an ISO 8601 instant). */
+  arrivalDate?: string
   failureCode?: string
 }
 

@@ -57,6 +57,8 @@ export function simulatedPayouts(sql: Sql): SimulatedPayouts {
           status: 'in_transit',
           amountCents,
           currency,
+          // A day's bank transfer, as Stripe's standard payouts expect.
+          arrivalDate: new Date(Date.now() + 86_400_000).toISOString(),
           carried,
         }
         await tx`insert into simulated_processor.payouts (reference, state) values (${payout.reference},

@@ -1,6 +1,6 @@
 // The account's balance and its balance transactions: the API's view of the ledger (src/ledger/, docs/ledger.md).
 import { Type, type Static } from 'typebox'
-import { Currency, ResourceId, Timestamp } from './common.js'
+import { Currency, PayoutId, ResourceId, Timestamp } from './common.js'
 import { ListOf, PageQuery } from './page.js'
 
 export const BalanceTransactionId = ResourceId('BalanceTransactionId')
@@ -78,8 +78,8 @@ export const BalanceTransaction = Type.Object(
     status: Type.Enum(['pending', 'available'], {
       description: 'Whether `available_on` has come; money out (a negative net) counts as available at once.',
     }),
-    payout: Type.Union([Type.String(), Type.Null()], {
-      description: 'The payout (`po_…`) that carried it to the bank; `null` until one has.',
+    payout: Type.Union([PayoutId, Type.Null()], {
+      description: 'The payout (`po_…`, GET /v1/payouts/{id}) that carried it to the bank; `null` until one has.',
     }),
     created_at: Timestamp,
   },
@@ -121,14 +121,7 @@ export const ListBalanceTransactionsQuery = Type.Object(
         description: 'Only the transactions of this source (a charge `ch_…`, refund `re_…`, dispute).',
       }),
     ),
-    payout: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 255,
-        pattern: '^[A-Za-z0-9_]+$',
-        description: 'Only the transactions that payout carried.',
-      }),
-    ),
+    payout: Type.Optional({ ...PayoutId, description: 'Only the transactions that payout carried.' }),
   },
   { additionalProperties: false },
 )

@@ -54,6 +54,15 @@ export const ResourceId = (name: keyof typeof ID_PREFIXES) =>
 export const ChargeId = ResourceId('ChargeId')
 export const RefundId = ResourceId('RefundId')
 
+/** The processor's own id of a payout (Stripe `po_…`, simulated `sim_po_…`): payouts are the processor's. */
+export const PayoutId = Type.String({
+  title: 'PayoutId',
+  minLength: 1,
+  maxLength: 255,
+  pattern: '^[A-Za-z0-9_]+$',
+  description: 'The processor’s id of the payout (Stripe `po_…`).',
+})
+
 export const Metadata = Type.Unsafe<Record<string, string>>({
   type: 'object',
   title: 'Metadata',

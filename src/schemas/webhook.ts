@@ -2,6 +2,7 @@
 import { Type, type Static, type TSchema } from 'typebox'
 import { Charge } from './charge.js'
 import { ResourceId, Text, Timestamp } from './common.js'
+import { Payout } from './payout.js'
 import { Refund } from './refund.js'
 import { ListOf, PageLimit, PageQuery } from './page.js'
 
@@ -18,10 +19,15 @@ const ChargeData = Type.Object(
   },
 )
 
+const PayoutData = Type.Object(
+  { object: Payout },
+  { description: '`object`: the payout (this account’s share of it) as the API returned it at that moment.' },
+)
+
 /**
  * Every event type, with what its `data` holds: declared once here; the events' check, the document, the client's
- * types and the webhook receiver follow from it. A resource of a fork (a payout) adds its types with its own data
- * (`{ object: Payout }`): `data.object` is whichever resource changed, told apart by its `object`.
+ * types and the webhook receiver follow from it. A resource of a fork (a withdrawal) adds its types with its own
+ * data (`{ object: Withdrawal }`): `data.object` is whichever resource changed, told apart by its `object`.
  */
 export const EVENT_DATA = {
   'charge.requires_action': ChargeData,
@@ -37,6 +43,9 @@ export const EVENT_DATA = {
   'charge.dispute.created': ChargeData,
   'charge.dispute.updated': ChargeData,
   'charge.dispute.closed': ChargeData,
+  'payout.created': PayoutData,
+  'payout.paid': PayoutData,
+  'payout.failed': PayoutData,
 } as const satisfies Record<string, TSchema>
 
 export type EventType = keyof typeof EVENT_DATA

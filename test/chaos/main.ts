@@ -217,6 +217,8 @@ async function main(): Promise<number> {
 
   // The processor pays everything out (docs/ledger.md, "Payouts"); the checker holds each payout to the books.
   for (const service of services) await payOutEverything(service)
+  // Each payout is an event of every account it carried money of: delivered like the others before the check.
+  await Promise.all(services.map((service) => untilSettled(service, Date.now() + 120_000)))
 
   const violations: Violations = new Map()
   for (const service of services) {

@@ -107,6 +107,16 @@ describe('the client', () => {
     expect(nets).toHaveLength(3)
     expect(balance.available).toEqual([{ amount_cents: nets.reduce((sum, net) => sum + net, 0), currency: 'usd' }])
     expect(balance.pending).toEqual([{ amount_cents: 0, currency: 'usd' }])
+    // The processor pays it out (the simulated processor's control stands for its schedule): this account's share.
+    const paidOut = await fetch(`${api}/simulated-processor/payouts`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ available_by: new Date().toISOString() }),
+    })
+    expect(paidOut.status, await paidOut.text()).toBe(200)
+    const [payout] = (await client.payouts.list({ status: 'in_transit' })).data.data
+    expect(payout).toMatchObject({ object: 'payout', amount_cents: balance.available[0]!.amount_cents })
+    expect((await client.payouts.retrieve(payout!.id)).data).toEqual(payout)
     const redelivered = await client.events.redeliver(event.id, { endpoint_id: endpoint.data.id })
     expect(redelivered.status).toBe(202)
     const deliveries = await client.webhookEndpoints.deliveries(endpoint.data.id, { limit: 100 })

@@ -96,6 +96,7 @@ describe('docs/ledger.md', () => {
       '9680',
       'payout -7180,refund -2500,charge 9680',
       'applied',
+      'paid 7180',
       'paid 0',
       'payout,status,currency,amount_cents',
     ])

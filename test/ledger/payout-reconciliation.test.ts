@@ -72,6 +72,25 @@ describe.each(PROCESSORS)('payouts with the $name processor', ({ name }) => {
       expect(line.fee_differences, line.payout).toEqual([])
       expect(line.difference_cents).toBe(0)
     }
+    // Each account sees its share as a payout of the API; the shares add up to what the processor paid out.
+    for (const [n, status] of ['paid', 'failed', 'in_transit'].entries()) {
+      const line = ours[n]!
+      const shares = []
+      for (const account of [shop, cafe]) {
+        const response = await account.get(`/v1/payouts/${line.payout}`)
+        if (response.statusCode === 404) continue
+        expect(response.statusCode, response.body).toBe(200)
+        const payout = response.json()
+        expect(payout).toMatchObject({ id: line.payout, status, currency: 'usd' })
+        expect(new Date(payout.arrival_date).getTime()).toBeGreaterThan(new Date(payout.created_at).getTime() - DAY)
+        expect(payout.failure_code === null).toBe(status !== 'failed')
+        shares.push(payout.amount_cents)
+      }
+      expect(
+        shares.reduce((sum, cents) => sum + cents, 0),
+        line.payout,
+      ).toBe(line.amount_cents)
+    }
     const [first_] = ours
     expect(first_).toMatchObject({ refunds_cents: -3_000, disputes_cents: -4_000 })
     expect(ours[2]?.payout_failures_cents).toBe(ours[1]?.amount_cents)

@@ -1,15 +1,18 @@
 // Payouts in the ledger (docs/ledger.md, "Payouts"): the processor pays its balance out to the bank, and each
 // account's share of what a payout carries leaves its balance, is in transit, then at the bank, or back in the
 // balance if the payout fails. Told by the processor's events, in any order, twice, or at the same instant: each leg
-// posts once. The simulated processor's payout controls stand for its schedule.
+// posts once, and each account's share is its payout in the API (GET /v1/payouts), each change told once as an
+// event. The simulated processor's payout controls stand for its schedule.
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { Sql } from '../../src/db/connect.js'
 import { pino } from 'pino'
+import { migrate } from '../../src/db/migrate.js'
 import { acceptEvent } from '../../src/outcomes/inbox.js'
 import { payoutsApplied } from '../../src/observability/metrics.js'
 import { comparePayouts, payoutReport } from '../../src/outcomes/payout-report.js'
 import type { PayoutState, ProcessorEvent } from '../../src/processor/later.js'
 import type { BalanceTransaction } from '../../src/schemas/balance.js'
+import type { Payout } from '../../src/schemas/payout.js'
 import { chargeBody, type TestAccount, useTestApp } from '../helpers/app.js'
 import { LATER_SETTINGS } from '../helpers/later.js'
 import { runNpmScript } from '../helpers/processes.js'
@@ -56,6 +59,22 @@ async function ledgerOf(accountId: string) {
 async function balanceOf(account: TestAccount) {
   const balance = (await account.get('/v1/balance')).json()
   return { available: balance.available[0]?.amount_cents, pending: balance.pending[0]?.amount_cents }
+}
+
+async function payoutOf(account: TestAccount, reference: string) {
+  const response = await account.get(`/v1/payouts/${reference}`)
+  expect(response.statusCode, response.body).toBe(200)
+  return response.json() as Payout
+}
+
+/** The account's events about payouts, oldest first: their types and the status each told. */
+async function payoutEventsOf(account: TestAccount) {
+  const response = await account.get('/v1/events?limit=100')
+  expect(response.statusCode, response.body).toBe(200)
+  return (response.json().data as { type: string; data: { object: Payout } }[])
+    .filter((event) => event.type.startsWith('payout.'))
+    .reverse()
+    .map((event) => [event.type, event.data.object.status])
 }
 
 /** The processor's event of a payout, as it told it (to deliver again, or out of order). */
@@ -189,6 +208,12 @@ describe('a payout', () => {
       { type: 'payout_arrival', count: 1 },
     ])
     expect(await ledgerOf(user.id)).toMatchObject({ balance: 0, payouts_in_transit: 0, bank: net })
+    // The control told payout.created before these: of eight deliveries, one moved it, and one event says so.
+    expect(await payoutEventsOf(user)).toEqual([
+      ['payout.created', 'in_transit'],
+      ['payout.paid', 'paid'],
+    ])
+    expect(await payoutOf(user, payout.reference)).toMatchObject({ status: 'paid', amount_cents: net })
   })
 
   it('when it carries a charge the books do not hold yet, then it waits; when it is not told what it carries, it posts nothing', async () => {
@@ -273,6 +298,142 @@ describe('a payout', () => {
     const arrived = told(`evt_${payout.reference}_paid`, [{ ...payout, status: 'paid' }])
     expect(await acceptEvent(sql, arrived, 'webhook', LATER_SETTINGS)).toBe('applied')
     expect(await paid()).toBe(before + 1)
+  })
+})
+
+describe('a payout in the API', () => {
+  it('when the processor pays out, then each account sees its own share as a payout, in transit, then paid, each change an event', async () => {
+    const [shop, cafe, stranger] = [
+      await suite.context.newAccount(),
+      await suite.context.newAccount(),
+      await suite.context.newAccount(),
+    ]
+    await shop.post('/v1/charges', chargeBody({ amount_cents: 6_000 }))
+    await shop.post('/v1/charges', chargeBody({ amount_cents: 1_500 }))
+    await cafe.post('/v1/charges', chargeBody({ amount_cents: 2_000 }))
+    const payout = await payOut()
+
+    for (const [account, net] of [
+      [shop, 6_000 - feeOf(6_000) + 1_500 - feeOf(1_500)],
+      [cafe, 2_000 - feeOf(2_000)],
+    ] as const) {
+      const carried = await transactionsOf(account, `&payout=${payout.reference}`)
+      const leg = carried.find((txn) => txn.type === 'payout')!
+      expect(await payoutOf(account, payout.reference)).toEqual({
+        id: payout.reference,
+        object: 'payout',
+        amount_cents: net,
+        currency: 'usd',
+        status: 'in_transit',
+        arrival_date: payout.arrivalDate,
+        failure_code: null,
+        balance_transaction: leg.id,
+        failure_balance_transaction: null,
+        created_at: expect.any(String),
+      })
+      // What it carried of this account adds up to its amount.
+      const others = carried.filter((txn) => txn.type !== 'payout')
+      expect(others.reduce((sum, txn) => sum + txn.net_cents, 0)).toBe(net)
+      expect(leg.net_cents).toBe(-net)
+    }
+    // An account with nothing in it does not see it.
+    const unseen = await stranger.get(`/v1/payouts/${payout.reference}`)
+    expect(unseen.statusCode).toBe(404)
+    expect(unseen.json().type).toMatch(/resource-not-found$/)
+    expect((await stranger.get('/v1/payouts')).json().data).toEqual([])
+
+    await control(`/payouts/${payout.reference}/paid`)
+    expect(await payoutOf(shop, payout.reference)).toMatchObject({ status: 'paid', failure_code: null })
+    expect(await payoutEventsOf(shop)).toEqual([
+      ['payout.created', 'in_transit'],
+      ['payout.paid', 'paid'],
+    ])
+    const listed = (query: string) => shop.get(`/v1/payouts${query}`).then((response) => response.json().data)
+    expect((await listed('?status=paid')).map((each: Payout) => each.id)).toContain(payout.reference)
+    expect(await listed('?status=in_transit')).toEqual([])
+    expect((await shop.get('/v1/payouts?status=arrived')).statusCode).toBe(400)
+  })
+
+  it('when a paid payout fails later, then it says failed with the processor’s code, and a stale paid or created changes nothing', async () => {
+    const user = await suite.context.newAccount()
+    await user.post('/v1/charges', chargeBody({ amount_cents: 5_000 }))
+    const net = 5_000 - feeOf(5_000)
+    const payout = await payOut()
+    await control(`/payouts/${payout.reference}/paid`)
+    const told = (id: string, change: Partial<PayoutState>): ProcessorEvent => ({
+      id: `evt_${payout.reference}_${id}`,
+      type: `payout.${change.status}`,
+      createdAt: new Date(),
+      changes: [{ ...payout, ...change }],
+    })
+    const returned = told('returned', { status: 'failed', failureCode: 'account_closed' })
+    expect(await acceptEvent(sql, returned, 'webhook', LATER_SETTINGS)).toBe('applied')
+    for (const stale of [told('stale_paid', { status: 'paid' }), told('stale_created', { status: 'in_transit' })])
+      expect(await acceptEvent(sql, stale, 'webhook', LATER_SETTINGS)).toBe('applied')
+
+    const failure = (await transactionsOf(user)).find(
+      (txn) => txn.type === 'payout_failure' && txn.source === payout.reference,
+    )!
+    expect(await payoutOf(user, payout.reference)).toMatchObject({
+      amount_cents: net,
+      status: 'failed',
+      failure_code: 'account_closed',
+      failure_balance_transaction: failure.id,
+    })
+    expect(failure.net_cents).toBe(net)
+    expect(await ledgerOf(user.id)).toMatchObject({ balance: net, bank: 0 })
+    expect(await payoutEventsOf(user)).toEqual([
+      ['payout.created', 'in_transit'],
+      ['payout.paid', 'paid'],
+      ['payout.failed', 'failed'],
+    ])
+  })
+
+  it('when the list is paged, then newest first; a cursor of another account’s payout is a 400', async () => {
+    const [user, other] = [await suite.context.newAccount(), await suite.context.newAccount()]
+    const references: string[] = []
+    for (const amount of [1_000, 2_000, 3_000]) {
+      await user.post('/v1/charges', chargeBody({ amount_cents: amount }))
+      references.unshift((await payOut()).reference)
+    }
+    await other.post('/v1/charges', chargeBody({ amount_cents: 1_000 }))
+    const theirs = (await payOut()).reference
+    const page = (query: string) => user.get(`/v1/payouts${query}`)
+    const ids = async (query: string) => (await page(query)).json().data.map((each: Payout) => each.id)
+    expect(await ids('')).toEqual(references)
+    expect((await page('?limit=2')).json().has_more).toBe(true)
+    expect(await ids(`?starting_after=${references[0]}&limit=1`)).toEqual([references[1]])
+    expect(await ids(`?ending_before=${references[2]}`)).toEqual(references.slice(0, 2))
+    const foreign = await page(`?starting_after=${theirs}`)
+    expect(foreign.statusCode).toBe(400)
+    expect(foreign.json().type).toMatch(/cursor-not-found$/)
+  })
+})
+
+describe('a deployment from before GET /v1/payouts', () => {
+  it('when migration 0022 runs on books that hold payouts, then each account’s share of each is a payout, in the order posted', async () => {
+    const user = await suite.context.newAccount()
+    await user.post('/v1/charges', chargeBody({ amount_cents: 2_200 }))
+    const paid = await payOut()
+    await control(`/payouts/${paid.reference}/paid`)
+    await user.post('/v1/charges', chargeBody({ amount_cents: 3_300 }))
+    const failed = await payOut()
+    await control(`/payouts/${failed.reference}/failed`)
+    const listed = async () => (await user.get('/v1/payouts')).json().data as Payout[]
+    const before = await listed()
+    expect(before.map((payout) => [payout.id, payout.status])).toEqual([
+      [failed.reference, 'failed'],
+      [paid.reference, 'paid'],
+    ])
+    // Every account's payouts as they were before the table existed, then made again by the migration.
+    const all = await sql`select account_id, id, amount_cents, currency, status from payouts order by seq`
+    await sql`drop table payouts`
+    await sql`delete from schema_migrations where name = '0022_payouts.sql'`
+    expect(await migrate(suite.context.databaseUrl)).toEqual(['0022_payouts.sql'])
+    expect(await sql`select account_id, id, amount_cents, currency, status from payouts order by seq`).toEqual(all)
+    expect(await listed()).toEqual(
+      before.map((payout) => ({ ...payout, arrival_date: null, failure_code: null, created_at: expect.any(String) })),
+    )
   })
 })
 

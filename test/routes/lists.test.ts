@@ -155,6 +155,7 @@ describe('every list, filtered on created', () => {
     '/v1/balance_transactions',
     '/v1/webhook_endpoints',
     '/v1/charges/{charge}/refunds',
+    '/v1/payouts',
   ]
   // RFC 3339 admits each of these; PostgreSQL alone would refuse the offsets beyond ±15:59 and the year 0000.
   const admitted = [
@@ -173,6 +174,12 @@ describe('every list, filtered on created', () => {
     const [charge] = await charges(user, 1)
     await user.post(`/v1/charges/${charge}/refunds`, { amount_cents: 10 })
     await user.post('/v1/webhook_endpoints', { url: 'http://127.0.0.1:9/hooks', enabled_events: ['charge.refunded'] })
+    const payout = await suite.context.app.inject({
+      method: 'POST',
+      url: '/simulated-processor/payouts',
+      payload: { available_by: new Date(Date.now() + 30 * 86_400_000).toISOString() },
+    })
+    expect(payout.statusCode, payout.body).toBe(200)
     for (const list of lists.map((path) => path.replace('{charge}', charge!))) {
       for (const edge of admitted) {
         for (const bound of ['gt', 'gte', 'lt', 'lte']) {

@@ -36,6 +36,7 @@ export async function payoutState(reading: PayoutReading, payout: Stripe.Payout)
           : 'in_transit',
     amountCents: payout.amount,
     currency: payout.currency,
+    arrivalDate: new Date(payout.arrival_date * 1000).toISOString(),
     ...(payout.failure_code ? { failureCode: payout.failure_code } : {}),
   }
   if (payout.reconciliation_status !== 'completed') return state
