@@ -32,7 +32,7 @@ create table api_keys (
 );
 CREATE INDEX api_keys_account_id ON api_keys USING btree (account_id);
 
--- charges: 0001, 0002, 0006, 0009, 0012, 0016, 0020
+-- charges: 0001, 0002, 0006, 0009, 0012, 0016, 0020, 0023
 create table charges (
   id text not null,
   seq bigint generated always as identity,
@@ -85,7 +85,7 @@ CREATE INDEX charges_account_id_seq ON charges USING btree (account_id, seq DESC
 CREATE INDEX charges_authorizations_expiring ON charges USING btree (authorization_expires_at) WHERE (status = 'requires_capture'::text);
 CREATE INDEX charges_undecided ON charges USING btree (seq) WHERE (status = ANY (ARRAY['requires_action'::text, 'processing'::text]));
 
--- refunds: 0001, 0002, 0006, 0007, 0012
+-- refunds: 0001, 0002, 0006, 0007, 0012, 0023
 create table refunds (
   id text not null,
   seq bigint generated always as identity,
@@ -117,7 +117,7 @@ CREATE INDEX refunds_charge_id ON refunds USING btree (charge_id);
 CREATE INDEX refunds_charge_id_seq ON refunds USING btree (charge_id, seq DESC);
 CREATE UNIQUE INDEX refunds_processor_made ON refunds USING btree (processor_reference) WHERE (operation_id IS NULL);
 
--- idempotency_keys: 0001, 0002, 0003, 0007, 0008, 0016
+-- idempotency_keys: 0001, 0002, 0003, 0007, 0008, 0016, 0023
 create table idempotency_keys (
   id bigint generated always as identity,
   account_id text not null,

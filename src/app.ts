@@ -126,7 +126,6 @@ export async function appPlugin(
     windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS,
   })
   const chargeSettings = chargeSettingsOf(config)
-  const endpointRecoveries = recoveries(processor, sql, chargeSettings)
   await app.register(idempotency, {
     sql,
     timing: {
@@ -134,7 +133,6 @@ export async function appPlugin(
       leaseSeconds: config.IDEMPOTENCY_LEASE_SECONDS,
       recoveryGraceSeconds: config.RECOVERY_GRACE_SECONDS,
     },
-    recoveries: endpointRecoveries,
     replayCacheSize: config.IDEMPOTENCY_REPLAY_CACHE_SIZE,
     statementStallMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
     downstreamKeyRetentionSeconds: processor.keyRetentionSeconds,
@@ -162,7 +160,7 @@ export async function appPlugin(
   // Last: the document is built from every route above.
   await app.register(openapiRoutes, { routes: documented })
   requireRecoveries(
-    documented.map((route) => ({ method: route.method, url: route.url, problems: route.doc.problems })),
-    endpointRecoveries,
+    documented.map((route) => ({ method: route.method, url: route.url, recovery: route.idempotency?.recovery })),
+    recoveries(processor, sql, chargeSettings),
   )
 }

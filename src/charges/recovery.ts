@@ -19,7 +19,7 @@ import { pendingCaptureOf, recordCapture, recordVoid, type Settlement } from './
 export function chargeRecovery(processor: PaymentProcessor, settings: ChargeSettings): Recovery<ChargeOutcome> {
   const bodyOf = (claim: { request: { body: unknown } }) => claim.request.body as CreateChargeBody
   return {
-    endpoint: 'POST /v1/charges',
+    name: 'charge',
     lookup: (claim) =>
       lookupOutcome(processor, {
         kind: bodyOf(claim).capture === false ? 'authorization' : 'charge',
@@ -43,7 +43,7 @@ export function settlementRecovery(
 ): Recovery<SettlementOutcome> {
   const chargeNamedIn = (claim: { request: { params: unknown } }) => (claim.request.params as { id: string }).id
   return {
-    endpoint: `POST /v1/charges/:id/${kind}`,
+    name: kind,
     async lookup(claim) {
       // The reservation is made before the call: without it pending, nothing under this operation went out.
       const [charge] = await sql<ChargeRow[]>`

@@ -1,9 +1,10 @@
 // The extension point for settling unknown outcomes. A route whose work calls something outside the service
-// (a processor, a bank) registers a Recovery for its endpoint (src/recovery/registry.ts lists the service's own).
-// Then, when a request on it is abandoned (its holder crashed, or its lease ended after the call), the recovery
+// (a processor, a bank) names its Recovery where it declares idempotency (config: { idempotency: { recovery } }),
+// and its claims record that Recovery's name; the recovery worker runs the Recoveries of src/recovery/registry.ts,
+// found by that name. When a request is abandoned (its holder crashed, or its lease ended after the call), the
 // worker asks downstream what happened under the claim's operation id and records it exactly as a live request
 // would have. The idempotency plugin uses the same Recovery to give back what a request reserved when it lets go
-// of its key before anything went downstream.
+// of its key before anything went downstream. Neither the route's path nor its documentation decides any of it.
 import type { Transaction } from '../db/connect.js'
 import type { RouteResponse } from './response.js'
 
@@ -14,8 +15,8 @@ export const RECOVER_TASK = 'recover_abandoned_claims'
 export interface ClaimedOperation {
   operationId: string
   accountId: string
-  /** The validated path parameters and body the request was claimed with. */
-  request: { params: unknown; body: unknown }
+  /** The name of the route's Recovery, and the validated path parameters and body the request was claimed with. */
+  request: { recovery: string; params: unknown; body: unknown }
 }
 
 /** An abandoned claim, as the recovery worker holds it: fenced by its own token. */
@@ -29,8 +30,12 @@ export interface AbandonedClaim extends ClaimedOperation {
 }
 
 export interface Recovery<Found = unknown> {
-  /** The endpoint whose abandoned claims this settles, as the idempotency plugin names it: "POST /v1/charges". */
-  endpoint: string
+  /**
+   * What a claim records to find this Recovery again: one name per Recovery of the service. It outlives a deploy
+   * (a claim made before one is settled by the Recovery of its name after it), so a Recovery keeps its name when
+   * its route's path changes.
+   */
+  name: string
   /** Asks downstream what it did under the claim's operation id: its record, or undefined if it never saw it. */
   lookup(claim: AbandonedClaim): Promise<Found | undefined>
   /** Records what downstream did, in the transaction that completes the key; returns the request's response. */

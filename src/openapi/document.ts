@@ -2,7 +2,7 @@
 // very ones requests are checked with), its Idempotency-Key, its `openapi` entry (src/openapi/operation.ts), and
 // the problems its shape implies. Nothing of a resource is written twice: `npm run openapi` writes the file, and
 // test/openapi.test.ts fails when the committed one differs from what the routes say.
-import type { FastifyInstance } from 'fastify'
+import type { FastifyContextConfig, FastifyInstance } from 'fastify'
 import type { TSchema } from 'typebox'
 import { stringify } from 'yaml'
 import { PROBLEM_TYPE_BASE } from '../problems.js'
@@ -19,7 +19,7 @@ export interface DocumentedRoute {
   /** As Fastify has it: /v1/charges/:id. */
   url: string
   schema: { params?: TSchema; querystring?: TSchema; body?: TSchema }
-  idempotency?: { required: boolean } | undefined
+  idempotency?: FastifyContextConfig['idempotency']
   doc: OperationDoc
 }
 

@@ -40,7 +40,7 @@ export async function lockPayoutShare(tx: Transaction, accountId: string, id: st
   return row
 }
 
-/** Writes the share, or moves it forward: the status by laterStatus, a date or failure code once told. */
+/** Writes the share, or moves it forward: to the status the caller ranked (laterStatus); a date or code once told. */
 export async function savePayoutShare(tx: Transaction, share: PayoutShare): Promise<PayoutRow> {
   const [row] = await tx<PayoutRow[]>`
     insert into payouts (account_id, id, amount_cents, currency, status, arrival_date, failure_code)

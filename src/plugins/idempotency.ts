@@ -42,13 +42,6 @@ export type { RouteResponse }
 export interface IdempotencyOptions {
   sql: Sql
   timing: Timing
-  /**
-   * How abandoned claims of an endpoint are settled (src/idempotency/recovery.ts; the service's own are listed in
-   * src/recovery/registry.ts). Claims on these endpoints keep their validated request, a lease ended after the
-   * processor call wakes the recovery worker, which runs the same Recovery, and a request that lets go of its key
-   * before its operation went downstream gives back what it reserved through the Recovery's `release`.
-   */
-  recoveries?: readonly Recovery[]
   /** Completed keys remembered per instance once replayed (IDEMPOTENCY_REPLAY_CACHE_SIZE); 0 turns it off. */
   replayCacheSize?: number
   /**
@@ -106,8 +99,14 @@ export interface Operation {
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The route is idempotent: its handler runs in reply.idempotent; `required`: a request without a key is a 400. */
-    idempotency?: { required: boolean }
+    /**
+     * The route is idempotent: its handler runs in reply.idempotent; `required`: a request without a key is a 400.
+     * `recovery`: how an unknown outcome of its call out is settled (src/idempotency/recovery.ts): its claims keep
+     * the Recovery's name and their validated request, a lease ended after the call wakes the recovery worker,
+     * which runs the Recovery of that name, and a request that lets go of its key before its operation went
+     * downstream gives back what it reserved through the Recovery's `release`. A route that calls out needs one.
+     */
+    idempotency?: { required: boolean; recovery?: Recovery }
   }
   interface FastifyReply {
     /**
@@ -150,7 +149,6 @@ const OUTCOME = {
 export default fp(
   async function idempotency(app: FastifyInstance, options: IdempotencyOptions) {
     const { sql, timing } = options
-    const recoveryOf = new Map((options.recoveries ?? []).map((recovery) => [recovery.endpoint, recovery]))
     const replays = new ReplayCache(options.replayCacheSize ?? 0)
     const shared = (statement: 'claim' | 'commit') => ({
       onBatch: (size: number) => statementBatchSize.observe({ statement }, size),
@@ -183,7 +181,7 @@ export default fp(
         const settings = request.routeOptions.config.idempotency
         if (!settings)
           throw new Error(`${endpoint} calls reply.idempotent without declaring config: { idempotency: { ... } }`)
-        const recovery = recoveryOf.get(endpoint)
+        const { recovery } = settings
         const key = idempotencyKeyFromRawHeaders(request.raw.rawHeaders)
         const held: Held = {
           id: '',
@@ -229,7 +227,7 @@ export default fp(
       const fingerprint = fingerprintOf(request)
       const result =
         remembered(replays, scope, fingerprint) ??
-        (await claims.claim(scope, fingerprint, recovery ? requestOf(request) : null))
+        (await claims.claim(scope, fingerprint, recovery ? requestOf(request, recovery) : null))
       if (result.outcome === 'completed' && result.expiresInMs !== undefined)
         replays.set(scope, { fingerprint, response: result.response }, result.expiresInMs, result.askedAt)
       request.log[result.outcome === 'claimed' ? 'debug' : 'info'](
@@ -274,7 +272,7 @@ export default fp(
           // Without a Recovery an unknown outcome of this call would never be settled by itself: a defect of the route.
           if (!held.recovery)
             throw new Error(
-              `${held.endpoint} calls out without a Recovery: register one for it in src/recovery/registry.ts ` +
+              `${held.endpoint} calls out without a Recovery: name one in its config: { idempotency: { recovery } } ` +
                 `(docs/extending.md)`,
             )
           if (request.deadline?.aborted)
@@ -331,16 +329,16 @@ export default fp(
     // worker. A request without a key has no claim to fence: its operation id is its own.
     async function letGo(request: FastifyRequest, held: Held) {
       const { claim, recovery } = held
-      const operation = (): ClaimedOperation => ({
+      const operation = (of: Recovery): ClaimedOperation => ({
         operationId: held.id,
         accountId: accountOf(request),
-        request: requestOf(request),
+        request: requestOf(request, of),
       })
       if (!claim) {
         const release = recovery?.release
-        if (!release || held.mayBeDownstream) return
+        if (!recovery || !release || held.mayBeDownstream) return
         await sql
-          .begin((tx) => release(tx, operation()))
+          .begin((tx) => release(tx, operation(recovery)))
           .catch((error: unknown) => request.log.error({ err: error }, 'could not give back a reservation'))
         return
       }
@@ -350,7 +348,7 @@ export default fp(
         downstream
           ? endLease(sql, claim, recovery ? timing.recoveryGraceSeconds : undefined)
           : sql.begin(async (tx) => {
-              if (await releaseClaim(tx, claim)) await recovery?.release?.(tx, operation())
+              if ((await releaseClaim(tx, claim)) && recovery?.release) await recovery.release(tx, operation(recovery))
             })
       const failed = (error: unknown) =>
         request.log.error({ err: error }, 'could not release idempotency claim; it frees itself when its lease ends')
@@ -390,9 +388,9 @@ function remembered(replays: ReplayCache, scope: KeyScope, fingerprint: Buffer):
     : { outcome: 'fingerprint-mismatch' }
 }
 
-/** What a Recovery needs of a request: its validated path parameters and body. */
-function requestOf(request: FastifyRequest): ClaimedOperation['request'] {
-  return { params: request.params ?? {}, body: request.body ?? null }
+/** What the recovery worker needs of a request: which Recovery, and the validated path parameters and body. */
+function requestOf(request: FastifyRequest, recovery: Recovery): ClaimedOperation['request'] {
+  return { recovery: recovery.name, params: request.params ?? {}, body: request.body ?? null }
 }
 
 /** Keys are scoped by account: a route without authentication cannot be idempotent. */

@@ -12,10 +12,10 @@
 // src/config.ts enforces) after the last holder's lease ended, and that lease outlasts the holder's deadline.
 import type { Logger } from 'pino'
 import type { Sql } from '../db/connect.js'
-import { dueAt, giveBack, type TakeOverSettings, takeOverAbandoned } from '../idempotency/abandoned-claims.js'
+import { giveBack, type TakeOverSettings, takeOverAbandoned, wakeWhenNextDue } from '../idempotency/abandoned-claims.js'
 import { toStoredResponse } from '../idempotency/response.js'
 import { completeKeys, isTakenOver, releaseClaim } from '../idempotency/store.js'
-import { RECOVER_TASK, type Recovery } from '../idempotency/recovery.js'
+import type { Recovery } from '../idempotency/recovery.js'
 
 export type RecoverySettings = TakeOverSettings
 
@@ -28,19 +28,19 @@ export interface RecoveryRun {
   failed: number
 }
 
-/** Settles up to one batch of abandoned claims on the endpoints that have a Recovery. */
+/** Settles up to one batch of abandoned claims of these Recoveries, each by the Recovery its claim names. */
 export async function recoverAbandonedClaims(
   sql: Sql,
   recoveries: Recovery[],
   settings: RecoverySettings,
   log: Logger,
 ): Promise<RecoveryRun> {
-  const byEndpoint = new Map(recoveries.map((recovery) => [recovery.endpoint, recovery]))
+  const byName = new Map(recoveries.map((recovery) => [recovery.name, recovery]))
   const run: RecoveryRun = { settled: 0, released: 0, failed: 0 }
-  for (const claim of await takeOverAbandoned(sql, [...byEndpoint.keys()], settings)) {
-    const recovery = byEndpoint.get(claim.endpoint)
-    // Taken over by the endpoints given, so never: another endpoint's would be a defect of takeOverAbandoned.
-    if (!recovery) throw new Error(`claimed ${claim.endpoint}, which has no Recovery`)
+  for (const claim of await takeOverAbandoned(sql, [...byName.keys()], settings)) {
+    const recovery = byName.get(claim.request.recovery)
+    // Taken over by the names given, so never: another name's would be a defect of takeOverAbandoned.
+    if (!recovery) throw new Error(`claimed ${claim.endpoint} of Recovery ${claim.request.recovery}, not given`)
     const context = {
       idempotency_key: claim.key,
       operation_id: claim.operationId,
@@ -81,24 +81,6 @@ export async function recoverAbandonedClaims(
       await giveBack(sql, claim).catch(() => {})
     }
   }
-  await wakeWhenNextDue(sql, [...byEndpoint.keys()], settings)
+  await wakeWhenNextDue(sql, [...byName.keys()], settings.graceSeconds)
   return run
-}
-
-/**
- * Schedules the next run for the moment the next unsettled claim becomes due (its lease plus grace, with its
- * backoff), rather than leaving it to the next scheduled run, up to a minute later: a holder that crashed wakes
- * nobody, and a claim not yet past its grace at this run would otherwise wait for the schedule. One job key,
- * replaced by every run, so there is at most one such wake-up.
- */
-async function wakeWhenNextDue(sql: Sql, endpoints: string[], settings: RecoverySettings): Promise<void> {
-  if (endpoints.length === 0) return
-  await sql`
-    select graphile_worker.add_job(${RECOVER_TASK}, '{}'::json, queue_name => ${RECOVER_TASK}, run_at => due, job_key
-      => ${`${RECOVER_TASK}:next`})
-    from (
-      select min(${dueAt(sql, settings.graceSeconds)}) as due
-      from idempotency_keys where completed_at is null and endpoint = any(${endpoints})
-    ) next
-    where due is not null`
 }

@@ -1,5 +1,6 @@
-// Every endpoint whose unknown outcomes the service settles by itself. A fork adds its own Recovery here; the
-// idempotency plugin then keeps the requests of that endpoint, and the recovery worker settles them.
+// Every Recovery of the service, for the recovery worker: it settles an abandoned claim by the Recovery its claim
+// names (src/idempotency/recovery.ts). Each route names its own where it declares idempotency; a fork adds its
+// Recovery to its route and here, and the API refuses to start when a route names one the worker would not have.
 import { chargeRecovery, settlementRecovery } from '../charges/recovery.js'
 import { loadConfig } from '../config.js'
 import type { Sql } from '../db/connect.js'
@@ -22,20 +23,21 @@ export function recoveries(
 }
 
 /**
- * Refuses to start an API with a route that calls out (its openapi entry admits `processor-unavailable`) but has
- * no Recovery: its unknown outcomes would never settle by themselves. Names the route and where to register one.
+ * Refuses to start an API with a route whose Recovery the worker does not have (its unknown outcomes would never
+ * settle), or with two Recoveries of one name (a claim would be settled by the wrong one). Names the route.
  */
 export function requireRecoveries(
-  routes: readonly { method: string; url: string; problems?: readonly string[] | undefined }[],
+  routes: readonly { method: string; url: string; recovery?: Recovery | undefined }[],
   registered: readonly Recovery[],
 ): void {
-  const recoverable = new Set(registered.map((recovery) => recovery.endpoint))
+  const names = registered.map((recovery) => recovery.name)
+  const twice = names.find((name, n) => names.indexOf(name) !== n)
+  if (twice) throw new Error(`two Recoveries are named ${twice} in src/recovery/registry.ts: give each its own name`)
   for (const route of routes) {
-    const endpoint = `${route.method} ${route.url}`
-    if (route.problems?.includes('processor-unavailable') && !recoverable.has(endpoint)) {
+    if (route.recovery && !names.includes(route.recovery.name)) {
       throw new Error(
-        `${endpoint} answers processor-unavailable but has no Recovery: register one in src/recovery/registry.ts ` +
-          `(docs/extending.md)`,
+        `${route.method} ${route.url} names the Recovery ${route.recovery.name}, which the recovery worker does not ` +
+          `have: add it to src/recovery/registry.ts (docs/extending.md)`,
       )
     }
   }

@@ -1,5 +1,5 @@
-// Settles an abandoned POST /v1/charges/:id/refunds: its pending refund becomes succeeded if the processor
-// refunded under the claim's operation id, and is given back if it never saw it.
+// Settles an abandoned refund (POST /v1/charges/:id/refunds names it): its pending refund becomes succeeded if the
+// processor refunded under the claim's operation id, and is given back if it never saw it.
 import type { Sql } from '../db/connect.js'
 import { lookupOutcome, type PaymentProcessor, type RefundOutcome } from '../processor/processor.js'
 import type { Recovery } from '../idempotency/recovery.js'
@@ -8,7 +8,7 @@ import { recordRefund, refundCall } from './refunds.js'
 
 export function refundRecovery(processor: PaymentProcessor, sql: Sql): Recovery<RefundOutcome> {
   return {
-    endpoint: 'POST /v1/charges/:id/refunds',
+    name: 'refund',
     async lookup(claim) {
       // The pending refund is reserved before the call: without it, nothing under this operation went out.
       const [pending] = await sql<{ account_id: string; amount_cents: number; processor_reference: string }[]>`

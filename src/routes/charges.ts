@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { captureCall, chargeCall, chargeIdOf, voidCall } from '../charges/calls.js'
 import { authorizationExpiry, recordCharge } from '../charges/record-charge.js'
 import { findCharge, findChargeByIdempotencyKey, listCharges } from '../charges/repository.js'
+import { chargeRecovery, settlementRecovery } from '../charges/recovery.js'
 import { recordCapture, recordVoid, reserveSettlement } from '../charges/settle.js'
 import type { Sql } from '../db/connect.js'
 import type { ChargeSettings } from '../ledger/pricing.js'
@@ -38,13 +39,14 @@ export default async function chargeRoutes(
   const { sql, processor } = options
   const { pricing } = options.settings
 
-  // Phases (src/plugins/idempotency.ts): claim; call out; record and complete.
+  // Phases (src/plugins/idempotency.ts): claim; call out; record and complete. An unknown outcome of the call is
+  // settled by chargeRecovery (src/charges/recovery.ts), as the recovery worker runs it.
   app.post(
     '/charges',
     {
       schema: { body: CreateChargeBody },
       config: {
-        idempotency: { required: true },
+        idempotency: { required: true, recovery: chargeRecovery(processor, options.settings) },
         openapi: {
           operationId: 'createCharge',
           tag: 'Charges',
@@ -95,7 +97,7 @@ export default async function chargeRoutes(
     {
       schema: { params: ChargeParams, body: CaptureChargeBody },
       config: {
-        idempotency: { required: true },
+        idempotency: { required: true, recovery: settlementRecovery(processor, sql, 'capture', pricing) },
         openapi: {
           operationId: 'captureCharge',
           tag: 'Charges',
@@ -132,7 +134,7 @@ export default async function chargeRoutes(
     {
       schema: { params: ChargeParams, body: VoidChargeBody },
       config: {
-        idempotency: { required: true },
+        idempotency: { required: true, recovery: settlementRecovery(processor, sql, 'void', pricing) },
         openapi: {
           operationId: 'voidCharge',
           tag: 'Charges',

@@ -7,6 +7,7 @@ import { type PaymentProcessor, rethrowAsProblem } from '../processor/processor.
 import { Problem } from '../problems.js'
 import { listBody } from './list-body.js'
 import { recordRefund, refundCall, reserveRefund } from '../refunds/refunds.js'
+import { refundRecovery } from '../refunds/recovery.js'
 import { findRefund, listRefunds } from '../refunds/repository.js'
 import { findCharge } from '../charges/repository.js'
 import { ChargeParams } from '../schemas/charge.js'
@@ -18,13 +19,13 @@ export default async function refundRoutes(base: FastifyInstance, options: { sql
   const { sql, processor } = options
 
   // Phases (src/refunds/refunds.ts): claim; reserve (fenced by the claim); call out; record and complete. If the
-  // request fails before the call, reply.idempotent gives the reservation back with the key.
+  // request fails before the call, reply.idempotent gives the reservation back with the key (refundRecovery's release).
   app.post(
     '/charges/:id/refunds',
     {
       schema: { params: ChargeParams, body: CreateRefundBody },
       config: {
-        idempotency: { required: true },
+        idempotency: { required: true, recovery: refundRecovery(processor, sql) },
         openapi: {
           operationId: 'createRefund',
           tag: 'Refunds',

@@ -1,7 +1,7 @@
 // Watches the worker of this process every few seconds: says its pools are alive, frees the locks of dead ones
 // and the locks its own pools hold on jobs none of its workers runs (liveness.ts), and measures how far behind
-// settlement is (src/recovery/backlog.ts). What it finds goes to the metrics, to the log and to readiness: a
-// process whose settlement is behind is not ready, so that a stall is seen, never silent.
+// settlement is (src/idempotency/abandoned-claims.ts). What it finds goes to the metrics, to the log and to
+// readiness: a process whose settlement is behind is not ready, so that a stall is seen, never silent.
 import type { Logger } from 'pino'
 import type { Sql } from '../db/connect.js'
 import {
@@ -11,7 +11,7 @@ import {
   settlementOldestOverdueSeconds,
   workerJobLongestRunningSeconds,
 } from '../observability/metrics.js'
-import { settlementBacklog, type SettlementBacklog } from '../recovery/backlog.js'
+import { settlementBacklog, type SettlementBacklog } from '../idempotency/abandoned-claims.js'
 import { beat, forgetSilentPools, freeOrphanedLocks, unlockDeadPools } from './liveness.js'
 
 export interface WatchdogSettings {
@@ -19,8 +19,8 @@ export interface WatchdogSettings {
   /** How long past due an abandoned claim may be before settlement counts as behind. */
   behindAfterSeconds: number
   graceSeconds: number
-  /** The endpoints whose abandoned claims the recovery worker settles. */
-  endpoints: string[]
+  /** The names of the Recoveries whose abandoned claims the recovery worker settles. */
+  recoveries: string[]
   /** Names this process in worker_heartbeats, for an operator reading it. */
   processName: string
   /** A job running longer than this is told as stuck (STUCK_AFTER_SECONDS unless given: tests). */
@@ -114,7 +114,7 @@ export async function startWatchdog(
       )
     }
     for (const id of toldStuck) if (!running.some((job) => job.id === id)) toldStuck.delete(id)
-    const backlog = await settlementBacklog(sql, settings.endpoints, settings.graceSeconds)
+    const backlog = await settlementBacklog(sql, settings.recoveries, settings.graceSeconds)
     settlementOverdueClaims.set(backlog.overdue)
     settlementOldestOverdueSeconds.set(backlog.oldestSeconds)
     const wasBehind = behind !== undefined

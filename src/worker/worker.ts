@@ -225,7 +225,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       {
         ...options.liveness,
         graceSeconds: recovery.graceSeconds,
-        endpoints: settle.map((each) => each.endpoint),
+        recoveries: settle.map((each) => each.name),
         processName: `${hostname()}:${process.pid}`,
       },
       log.child({ component: 'watchdog' }),

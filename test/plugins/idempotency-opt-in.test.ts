@@ -51,9 +51,9 @@ async function recordNote(tx: Transaction, text: string, ref: string): Promise<R
   return { status: 201, body: note }
 }
 
-// The extension point: a Recovery for the endpoint, given to the plugin (and to the recovery worker).
+// The extension point: a Recovery, named by the route that calls out (and given to the recovery worker).
 const noteRecovery: Recovery<string> = {
-  endpoint: 'POST /notes/published',
+  name: 'note',
   lookup: (claim) => pub.find(claim.operationId),
   record: (tx, claim, ref) => recordNote(tx, (claim.request.body as { text: string }).text, ref),
 }
@@ -69,7 +69,6 @@ beforeAll(async () => {
   await app.register(idempotency, {
     sql: database.sql,
     timing: { ttlSeconds: 600, leaseSeconds: 30, recoveryGraceSeconds: 60 },
-    recoveries: [noteRecovery],
   })
   await app.register(async (scope) => {
     scope.addHook('onRequest', scope.authenticate)
@@ -83,14 +82,17 @@ beforeAll(async () => {
       ),
     )
     // Calls out first, outside any transaction, then records and completes.
-    scope.post('/notes/published', { config: { idempotency: { required: true } } }, async (request, reply) =>
-      reply.idempotent(async (operation) => {
-        const { text } = request.body as { text: string }
-        const ref = await operation.callOut((idempotencyKey) => pub.publish(text, idempotencyKey))
-        return operation.complete((tx) => recordNote(tx, text, ref))
-      }),
+    scope.post(
+      '/notes/published',
+      { config: { idempotency: { required: true, recovery: noteRecovery } } },
+      async (request, reply) =>
+        reply.idempotent(async (operation) => {
+          const { text } = request.body as { text: string }
+          const ref = await operation.callOut((idempotencyKey) => pub.publish(text, idempotencyKey))
+          return operation.complete((tx) => recordNote(tx, text, ref))
+        }),
     )
-    // The same route without its Recovery registered: a forgotten step.
+    // The same route without its Recovery: a forgotten step.
     scope.post('/notes/unrecoverable', { config: { idempotency: { required: true } } }, async (request, reply) =>
       reply.idempotent((operation) => {
         const published = operation.callOut((idempotencyKey) =>
@@ -154,7 +156,8 @@ describe('a route of its own with a Recovery', () => {
     const lost = await post('/notes/published', 'hello', 'publish-1')
     expect(lost.statusCode).toBe(503)
     const [claim] = await database.sql`select request, completed_at from idempotency_keys where key = 'publish-1'`
-    expect(claim).toMatchObject({ request: { params: {}, body: { text: 'hello' } }, completed_at: null })
+    // The claim keeps the name of the route's Recovery, not its path, with the validated request.
+    expect(claim).toEqual({ request: { recovery: 'note', params: {}, body: { text: 'hello' } }, completed_at: null })
 
     const run = await recoverAbandonedClaims(
       database.sql,
@@ -176,7 +179,7 @@ describe('a route of its own with a Recovery', () => {
     const response = await post('/notes/unrecoverable', 'lost for ever', 'unrecoverable-1')
     expect(response.statusCode).toBe(500)
     expect(response.json().error).toBe(
-      'POST /notes/unrecoverable calls out without a Recovery: register one for it in src/recovery/registry.ts ' +
+      'POST /notes/unrecoverable calls out without a Recovery: name one in its config: { idempotency: { recovery } } ' +
         '(docs/extending.md)',
     )
     expect(await database.sql`select 1 from published where text = 'lost for ever'`).toHaveLength(0)

@@ -209,8 +209,13 @@ export const STEPS: Step[] = [
     says: /"withdrawal\.paid"/,
   },
   {
-    name: 'its Recovery, and its registration',
+    name: 'its Recovery, named by its route',
     adds: ['src/withdrawals/recovery.ts'],
+    catchesOmission: { kind: 'tsc' },
+    says: /Cannot find module '\.\.\/withdrawals\/recovery\.js'/,
+  },
+  {
+    name: 'its Recovery among the recovery worker’s',
     edits: [
       {
         file: 'src/recovery/registry.ts',
@@ -226,7 +231,7 @@ export const STEPS: Step[] = [
       },
     ],
     catchesOmission: WITHDRAWALS_TEST,
-    says: /POST \/v1\/withdrawals answers processor-unavailable but has no Recovery: register one in src\/recovery/,
+    says: /POST \/v1\/withdrawals names the Recovery withdrawal, which the recovery worker does not have/,
   },
   {
     name: 'its routes, registered under /v1',

@@ -1,8 +1,10 @@
-// POST /v1/withdrawals (idempotent), GET /v1/payouts/:id and GET /v1/payouts, each with its entry of openapi.yaml.
+// POST /v1/withdrawals (idempotent), GET /v1/withdrawals/:id and GET /v1/withdrawals, each with its entry of
+// openapi.yaml.
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Sql } from '../db/connect.js'
 import { withdrawalCall, recordWithdrawal, reserveWithdrawal } from '../withdrawals/withdrawals.js'
+import { withdrawalRecovery } from '../withdrawals/recovery.js'
 import { findWithdrawal, listWithdrawals } from '../withdrawals/repository.js'
 import { type PaymentProcessor, rethrowAsProblem } from '../processor/processor.js'
 import { Problem } from '../problems.js'
@@ -25,6 +27,8 @@ export default async function withdrawalRoutes(
   const { sql, processor, clock } = options
 
   // Phases (src/withdrawals/withdrawals.ts): claim; reserve (fenced by the claim); call out; record and complete.
+  // An unknown outcome of the call is settled by withdrawalRecovery (src/withdrawals/recovery.ts).
+  const idempotency = { required: true, recovery: withdrawalRecovery(processor, sql) }
   const create = {
     operationId: 'createWithdrawal',
     tag: 'Withdrawals' as const,
@@ -37,7 +41,7 @@ export default async function withdrawalRoutes(
   }
   app.post(
     '/withdrawals',
-    { schema: { body: CreateWithdrawalBody }, config: { idempotency: { required: true }, openapi: create } },
+    { schema: { body: CreateWithdrawalBody }, config: { idempotency, openapi: create } },
     async (request, reply) =>
       reply.idempotent(async (operation) => {
         const withdrawal = await operation.reserve((tx) =>

@@ -1,5 +1,6 @@
-// Settles an abandoned POST /v1/withdrawals: its pending withdrawal is recorded if the processor paid (or failed)
-// it under the claim's operation id, and canceled, its amount given back, if the processor never saw it.
+// Settles an abandoned withdrawal (POST /v1/withdrawals names it): its pending withdrawal is recorded if the
+// processor paid (or failed) it under the claim's operation id, and canceled, its amount given back, if the
+// processor never saw it.
 import type { Sql } from '../db/connect.js'
 import type { Recovery } from '../idempotency/recovery.js'
 import { lookupOutcome, type PaymentProcessor, type WithdrawalOutcome } from '../processor/processor.js'
@@ -8,7 +9,7 @@ import { cancelPendingWithdrawal, findWithdrawalByOperation } from './repository
 
 export function withdrawalRecovery(processor: PaymentProcessor, sql: Sql): Recovery<WithdrawalOutcome> {
   return {
-    endpoint: 'POST /v1/withdrawals',
+    name: 'withdrawal',
     async lookup(claim) {
       // The reservation comes before the call: without it, nothing under this operation went out.
       const pending = await findWithdrawalByOperation(sql, claim.accountId, claim.operationId)
