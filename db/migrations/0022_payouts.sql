@@ -18,9 +18,10 @@ create table payouts (
 );
 create index payouts_account_seq on payouts (account_id, seq desc);
 
--- The payouts applied before this migration, from their legs in the ledger, in the order they were posted. A
--- processor's payout marks its own leg with itself (payout = source); a fork's money out (docs/extending.md) does
--- not. What the ledger did not keep (the arrival date, the failure code) stays null.
+-- The payouts applied before this migration, from their legs in the ledger, in the order they were posted: a
+-- processor's payout marks its own leg with itself (payout = source). (The template's withdrawals do too, once
+-- paid; a fork adds them after this migration.) What the ledger did not keep (the arrival date, the failure code)
+-- stays null.
 insert into payouts (account_id, id, amount_cents, currency, status, created_at, updated_at)
 select t.account_id, t.source, -t.amount_cents, t.currency,
   case

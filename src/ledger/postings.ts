@@ -1,13 +1,14 @@
-// Every movement of money, as the ledger records it: one function per cause, each posting balanced entries in the
-// caller's transaction, where the business write that moves the money happens (docs/ledger.md has the table). The
-// account's `balance` moves by the net; the `processor` account is the other side of what customers paid or got
-// back; `processor_fees` holds what the processor kept. Each cause posts once, however often it is told.
+// Every movement of money, as the ledger records it: one function per kind (movements.ts: its legs, fee and day),
+// each posting balanced entries in the caller's transaction, where the business write that moves the money happens
+// (docs/ledger.md has the table). Each is called by the domain's record functions, never inside a repository's
+// statement. Each cause posts once, however often it is told.
 import type { Transaction } from '../db/connect.js'
 import type { DisputeFunds, FeePart } from '../processor/later.js'
 import type { CapturedFunds } from '../processor/processor.js'
 import type { BalanceTransaction, FeeDetail } from '../schemas/balance.js'
 import { disputeFee, feeTotal, paymentFee, type Pricing } from './pricing.js'
-import { availableOf, type LedgerAccount, lockBalance, post } from './repository.js'
+import { type LedgerAccount, MOVEMENTS } from './movements.js'
+import { availableOf, lockBalance, post } from './repository.js'
 
 interface Money {
   account_id: string
@@ -115,12 +116,7 @@ function postMovement(
   },
 ) {
   const { fees = [], availableAfterDays = 0, availableOn, movedAt } = movement
-  const fee = feeTotal(fees)
-  const entries: [LedgerAccount, number][] = [
-    ['balance', movement.cents - fee],
-    ['processor_fees', fee],
-    ['processor', -movement.cents],
-  ]
+  const entries = MOVEMENTS[movement.type].legs({ cents: movement.cents, fee: feeTotal(fees) })
   return post(tx, {
     accountId: money.account_id,
     type: movement.type,
@@ -158,18 +154,13 @@ export async function reserveFromBalance(
 
 /** An account's share of a payout: out of its balance, into money in transit to the bank. */
 export function postPayout(tx: Transaction, money: Money, payout: string, shareCents: number) {
-  return postPayoutLeg(tx, money, payout, 'payout', -shareCents, [
-    ['balance', -shareCents],
-    ['payouts_in_transit', shareCents],
-  ])
+  return postPayoutLeg(tx, money, payout, 'payout', -shareCents, MOVEMENTS.payout.legs({ cents: shareCents, fee: 0 }))
 }
 
 /** The payout arrived: the share moves from transit to the bank; the balance does not move. */
 export function postPayoutArrival(tx: Transaction, money: Money, payout: string, shareCents: number) {
-  return postPayoutLeg(tx, money, payout, 'payout_arrival', 0, [
-    ['payouts_in_transit', -shareCents],
-    ['bank', shareCents],
-  ])
+  const entries = MOVEMENTS.payout_arrival.legs({ cents: shareCents, fee: 0 })
+  return postPayoutLeg(tx, money, payout, 'payout_arrival', 0, entries)
 }
 
 /** The payout failed: the share goes back into the balance, from where it was (in transit, or at the bank). */
@@ -180,10 +171,8 @@ export function postPayoutFailure(
   shareCents: number,
   from: LedgerAccount,
 ) {
-  return postPayoutLeg(tx, money, payout, 'payout_failure', shareCents, [
-    ['balance', shareCents],
-    [from, -shareCents],
-  ])
+  const entries = MOVEMENTS.payout_failure.legs({ cents: shareCents, fee: 0, from })
+  return postPayoutLeg(tx, money, payout, 'payout_failure', shareCents, entries)
 }
 
 /** A leg of a payout: `balanceCents` is what it moves the balance by (its amount and net: a payout has no fee). */

@@ -10,9 +10,9 @@ import type { CarriedTransaction } from '../processor/later.js'
 import type { PageRequest } from '../schemas/page.js'
 import { feeTotal } from './pricing.js'
 
-export type LedgerAccount = 'balance' | 'processor' | 'processor_fees' | 'payouts_in_transit' | 'bank'
-/** A payout's arrival at the bank moves no balance: a ledger transaction the API's balance transactions leave out. */
-export type LedgerTransactionType = BalanceTransaction['type'] | 'payout_arrival'
+import type { LedgerAccount, LedgerTransactionType } from './movements.js'
+
+export type { LedgerAccount, LedgerTransactionType }
 
 export interface Posting {
   accountId: string

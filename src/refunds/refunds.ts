@@ -11,6 +11,7 @@ import type { RouteResponse } from '../idempotency/response.js'
 import type { RefundRequest } from '../processor/processor.js'
 import { Problem } from '../problems.js'
 import { lockCharge } from '../charges/repository.js'
+import { postRefund } from '../ledger/postings.js'
 import { findRefundByOperation, insertPendingRefund, markRefundSucceeded, type RefundRow } from './repository.js'
 
 export interface RefundReservation {
@@ -64,13 +65,17 @@ export function refundCall(
   return { chargeReference, amountCents: refund.amount_cents, accountId: refund.account_id, idempotencyKey }
 }
 
-/** Phase 3: what the processor did becomes the refund, and the response a request for it returns. */
+/**
+ * Phase 3: what the processor did becomes the refund, its money leaves the balance (the ledger's `refund`), and
+ * the response a request for it returns.
+ */
 export async function recordRefund(
   tx: Transaction,
   refund: RefundRow,
   processorReference: string,
 ): Promise<RouteResponse> {
   const settled = await markRefundSucceeded(tx, refund, processorReference)
+  await postRefund(tx, refund)
   await insertEvent(tx, refund.account_id, 'charge.refunded', { object: settled.charge, refund: settled.refund })
   return { status: 201, location: `/v1/refunds/${settled.refund.id}`, body: settled.refund }
 }

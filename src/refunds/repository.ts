@@ -8,7 +8,6 @@ import { addRefundPending, settleRefundPending, toCharge } from '../charges/repo
 import type { Charge } from '../schemas/charge.js'
 import type { Refund } from '../schemas/refund.js'
 import { theRow } from '../db/rows.js'
-import { postRefund } from '../ledger/postings.js'
 
 export interface RefundRow {
   id: string
@@ -80,7 +79,6 @@ export async function markRefundSucceeded(
     where id = ${refund.id} and status = 'pending'
     returning *`
   if (!row) throw new Error(`refund ${refund.id} is no longer pending`)
-  await postRefund(tx, row)
   return { refund: toRefund(row), charge: toCharge(charge) }
 }
 

@@ -4,8 +4,8 @@
 import type { Sql } from '../db/connect.js'
 import type { Recovery } from '../idempotency/recovery.js'
 import { lookupOutcome, type PaymentProcessor, type WithdrawalOutcome } from '../processor/processor.js'
-import { withdrawalCall, recordWithdrawal } from './withdrawals.js'
-import { cancelPendingWithdrawal, findWithdrawalByOperation } from './repository.js'
+import { cancelWithdrawal, withdrawalCall, recordWithdrawal } from './withdrawals.js'
+import { findWithdrawalByOperation } from './repository.js'
 
 export function withdrawalRecovery(processor: PaymentProcessor, sql: Sql): Recovery<WithdrawalOutcome> {
   return {
@@ -26,6 +26,6 @@ export function withdrawalRecovery(processor: PaymentProcessor, sql: Sql): Recov
         throw new Error(`the processor paid out operation ${claim.operationId}, but no pending withdrawal records it`)
       return recordWithdrawal(tx, withdrawal, outcome)
     },
-    release: (tx, claim) => cancelPendingWithdrawal(tx, claim.accountId, claim.operationId),
+    release: (tx, claim) => cancelWithdrawal(tx, claim.accountId, claim.operationId),
   }
 }

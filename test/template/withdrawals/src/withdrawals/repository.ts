@@ -1,10 +1,7 @@
-// Withdrawals in SQL, and the withdrawal as the API returns it. Their money is the ledger's: each withdrawal's
-// reservation, arrival or return is posted (src/ledger/postings.ts) in the transaction that writes the withdrawal.
+// Withdrawals in SQL, and the withdrawal as the API returns it. Their money is the ledger's, posted by the phases
+// (withdrawals.ts) in the transaction that makes each write here: a repository writes rows, never money.
 import type { Sql, Transaction } from '../db/connect.js'
-import { newId } from '../db/ids.js'
 import { pageOf, type Page } from '../db/pagination.js'
-import { postPayoutArrival, postPayoutFailure, reserveFromBalance } from '../ledger/postings.js'
-import { markPaidOut } from '../ledger/repository.js'
 import type { PageRequest } from '../schemas/page.js'
 import type { Withdrawal } from '../schemas/withdrawal.js'
 
@@ -21,13 +18,10 @@ export interface WithdrawalRow {
   created_at: Date
 }
 
-/**
- * Writes the withdrawal pending and takes its amount from the account's balance (a `payout` posting of the ledger), in
- * the caller's transaction, if what is available at `now` holds it; undefined if not. The balance's lock, taken
- * first, makes two withdrawals at once wait for each other, so they cannot both spend the same money.
- */
-export async function reserveAndInsertPending(
+/** Writes the withdrawal pending, in the caller's transaction (whose reservation took its amount). */
+export async function insertPendingWithdrawal(
   tx: Transaction,
+  id: string,
   withdrawal: {
     accountId: string
     amountCents: number
@@ -35,17 +29,13 @@ export async function reserveAndInsertPending(
     description: string | null
     operationId: string
   },
-  now: Date,
-): Promise<WithdrawalRow | undefined> {
-  const id = newId('wdr')
-  const money = { account_id: withdrawal.accountId, currency: withdrawal.currency }
-  if (!(await reserveFromBalance(tx, money, id, withdrawal.amountCents, now))) return undefined
+): Promise<WithdrawalRow> {
   const [row] = await tx<WithdrawalRow[]>`
     insert into withdrawals (id, account_id, amount_cents, currency, description, status, operation_id)
     values (${id}, ${withdrawal.accountId}, ${withdrawal.amountCents}, ${withdrawal.currency},
       ${withdrawal.description}, 'pending', ${withdrawal.operationId})
     returning *`
-  return row
+  return row as WithdrawalRow
 }
 
 export async function findWithdrawalByOperation(
@@ -58,7 +48,7 @@ export async function findWithdrawalByOperation(
   return row
 }
 
-/** The processor's answer: paid (the money left for the bank), or failed (and its amount is back in the balance). */
+/** The processor's answer: paid, or failed. */
 export async function markWithdrawal(
   tx: Transaction,
   withdrawal: WithdrawalRow,
@@ -70,27 +60,20 @@ export async function markWithdrawal(
     where account_id = ${withdrawal.account_id} and id = ${withdrawal.id} and status = 'pending'
     returning *`
   if (!row) throw new Error(`withdrawal ${withdrawal.id} is no longer pending`)
-  const money = { account_id: withdrawal.account_id, currency: withdrawal.currency }
-  if (outcome.paid) {
-    await postPayoutArrival(tx, money, withdrawal.id, withdrawal.amount_cents)
-    await markPaidOut(tx, withdrawal.account_id, [], withdrawal.id)
-  } else await postPayoutFailure(tx, money, withdrawal.id, withdrawal.amount_cents, 'payouts_in_transit')
   return row
 }
 
-/**
- * The processor never saw it: the pending withdrawal is canceled and its amount given back. Canceled, not deleted: the
- * ledger, append-only, keeps its reservation and the return, and they name it.
- */
-export async function cancelPendingWithdrawal(tx: Transaction, accountId: string, operationId: string): Promise<void> {
+/** The processor never saw it: the pending withdrawal is canceled (not deleted: the ledger's postings name it). */
+export async function cancelPendingWithdrawal(
+  tx: Transaction,
+  accountId: string,
+  operationId: string,
+): Promise<WithdrawalRow | undefined> {
   const [canceled] = await tx<WithdrawalRow[]>`
     update withdrawals set status = 'canceled'
     where account_id = ${accountId} and operation_id = ${operationId} and status = 'pending'
     returning *`
-  if (canceled) {
-    const money = { account_id: accountId, currency: canceled.currency }
-    await postPayoutFailure(tx, money, canceled.id, canceled.amount_cents, 'payouts_in_transit')
-  }
+  return canceled
 }
 
 export async function findWithdrawal(sql: Sql, accountId: string, id: string): Promise<Withdrawal | undefined> {

@@ -7,20 +7,29 @@
 //      the response (operation.complete)
 // A reservation whose operation never went downstream is given back with the key (withdrawalRecovery's release).
 import type { Transaction } from '../db/connect.js'
+import { newId } from '../db/ids.js'
 import { insertEvent } from '../events/events.js'
 import type { RouteResponse } from '../idempotency/response.js'
+import { postPayoutArrival, postPayoutFailure, reserveFromBalance } from '../ledger/postings.js'
+import { markPaidOut } from '../ledger/repository.js'
 import type { WithdrawalOutcome, WithdrawalRequest } from '../processor/processor.js'
 import { Problem } from '../problems.js'
 import type { CreateWithdrawalBody } from '../schemas/withdrawal.js'
 import {
+  cancelPendingWithdrawal,
   findWithdrawalByOperation,
+  insertPendingWithdrawal,
   markWithdrawal,
   type WithdrawalRow,
-  reserveAndInsertPending,
   toWithdrawal,
 } from './repository.js'
 
-/** Phase 1. Refuses with a problem the client can act on; a 4xx here leaves the key free for a corrected retry. */
+/**
+ * Phase 1: the amount leaves the balance (a `payout` posting of the ledger) if what is available at `now` holds
+ * it, and the withdrawal is written pending, in the caller's transaction. The balance's lock, taken first, makes two
+ * withdrawals at once wait for each other, so they cannot both spend the same money. Refuses with a problem the
+ * client can act on; a 4xx here leaves the key free for a corrected retry.
+ */
 export async function reserveWithdrawal(
   tx: Transaction,
   accountId: string,
@@ -31,23 +40,20 @@ export async function reserveWithdrawal(
 ): Promise<WithdrawalRow> {
   const existing = await findWithdrawalByOperation(tx, accountId, operationId)
   if (existing?.status === 'pending') return existing
-  const reserved = await reserveAndInsertPending(
-    tx,
-    {
-      accountId,
-      amountCents: input.amount_cents,
-      currency: input.currency,
-      description: input.description ?? null,
-      operationId,
-    },
-    now,
-  )
-  if (!reserved)
+  const id = newId('wdr')
+  const money = { account_id: accountId, currency: input.currency }
+  if (!(await reserveFromBalance(tx, money, id, input.amount_cents, now)))
     throw new Problem(
       'withdrawal-exceeds-balance',
       `The available ${input.currency} balance does not hold ${input.amount_cents}.`,
     )
-  return reserved
+  return insertPendingWithdrawal(tx, id, {
+    accountId,
+    amountCents: input.amount_cents,
+    currency: input.currency,
+    description: input.description ?? null,
+    operationId,
+  })
 }
 
 /** What the processor is sent: the route sends it, the recovery worker asks about it. */
@@ -60,7 +66,10 @@ export function withdrawalCall(withdrawal: WithdrawalRow, idempotencyKey: string
   }
 }
 
-/** Phase 3: what the processor did becomes the withdrawal, its event, and the response a request for it returns. */
+/**
+ * Phase 3: what the processor did becomes the withdrawal, its money moves on (paid: in transit to the bank, and
+ * marked paid out; failed: back into the balance), its event, and the response a request for it returns.
+ */
 export async function recordWithdrawal(
   tx: Transaction,
   withdrawal: WithdrawalRow,
@@ -72,7 +81,21 @@ export async function recordWithdrawal(
     withdrawal,
     paid ? { paid, processorReference: outcome.processorReference } : { paid, failureCode: outcome.failureCode },
   )
+  const money = { account_id: row.account_id, currency: row.currency }
+  if (paid) {
+    await postPayoutArrival(tx, money, row.id, row.amount_cents)
+    await markPaidOut(tx, row.account_id, [], row.id)
+  } else await postPayoutFailure(tx, money, row.id, row.amount_cents, 'payouts_in_transit')
   const settled = toWithdrawal(row)
   await insertEvent(tx, row.account_id, paid ? 'withdrawal.paid' : 'withdrawal.failed', { object: settled })
   return { status: 201, location: `/v1/withdrawals/${settled.id}`, body: settled }
+}
+
+/** The processor never saw it: the pending withdrawal is canceled and its amount given back into the balance. */
+export async function cancelWithdrawal(tx: Transaction, accountId: string, operationId: string): Promise<void> {
+  const canceled = await cancelPendingWithdrawal(tx, accountId, operationId)
+  if (canceled) {
+    const money = { account_id: accountId, currency: canceled.currency }
+    await postPayoutFailure(tx, money, canceled.id, canceled.amount_cents, 'payouts_in_transit')
+  }
 }
