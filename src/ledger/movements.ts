@@ -2,8 +2,8 @@
 // keeps of it, when its net is available, and the one posting function that posts it (postings.ts, which takes
 // its legs from here) with the modules that call that function. The API's types of balance transaction
 // (BALANCE_TRANSACTION_TYPES) must each have a row (tsc says which is missing); the database's CHECK on
-// ledger_transactions.type, docs/ledger.md's tables and who calls each posting are held to this table by
-// test/ledger/movements.test.ts. A new kind is a row here, its type in the API, a migration for the CHECK, a
+// ledger_transactions.type and its list of ledger accounts (ledger_balances, db/functions.sql), docs/ledger.md's
+// tables and who calls each posting are held to this table by test/ledger/movements.test.ts. A new kind is a row here, its type in the API, a migration for the CHECK, a
 // line of docs/ledger.md and its posting function.
 import type { BalanceTransaction } from '../schemas/balance.js'
 

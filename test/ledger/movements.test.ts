@@ -1,6 +1,6 @@
-// The kinds of money movement are one table (src/ledger/movements.ts): the database's CHECK on a transaction's type,
-// the API's types, docs/ledger.md's tables and the callers of each posting are held to it here, and each kind's
-// legs balance.
+// The kinds of money movement are one table (src/ledger/movements.ts): the database's CHECK on a transaction's type
+// and its list of ledger accounts, the API's types, docs/ledger.md's tables and the callers of each posting are held
+// to it here, and each kind's legs balance.
 import { readFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
 import * as postings from '../../src/ledger/postings.js'
@@ -33,7 +33,7 @@ async function tableOf(page: string, header: string): Promise<string[][]> {
 const unquoted = (cell: string) => cell.replace(/^`|`$/g, '')
 
 describe('the kinds of money movement', () => {
-  it('when the database checks a transaction’s type, then it admits exactly the kinds of the table', async () => {
+  it('when the database checks a transaction’s type and its entries’ accounts, then it admits exactly the table’s', async () => {
     const database = await createTestDatabase()
     try {
       const [check] = await database.sql<{ definition: string }[]>`
@@ -41,6 +41,13 @@ describe('the kinds of money movement', () => {
         where conrelid = 'ledger_transactions'::regclass and conname = 'ledger_transactions_type_check'`
       const admitted = [...check!.definition.matchAll(/'(\w+)'::text/g)].map((match) => match[1])
       expect(admitted.sort()).toEqual([...KINDS].sort())
+      // ledger_balances (db/functions.sql), which every transaction's CHECK calls, refuses an unknown account.
+      const [balances] = await database.sql<{ definition: string }[]>`
+        select pg_get_functiondef('ledger_balances'::regproc) as definition`
+      const accounts = balances!.definition.match(/not in \(([^)]*)\)/)![1]!
+      expect([...accounts.matchAll(/'(\w+)'/g)].map((match) => match[1]).sort()).toEqual(
+        Object.keys(LEDGER_ACCOUNTS).sort(),
+      )
     } finally {
       await database.drop()
     }
