@@ -162,7 +162,7 @@ create table simulated_processor.operations (
 CREATE UNIQUE INDEX operations_one_settlement ON simulated_processor.operations USING btree (((parameters ->> 'charge_reference'::text))) WHERE (kind = ANY (ARRAY['capture'::text, 'void'::text]));
 CREATE INDEX simulated_processor_refunds ON simulated_processor.operations USING btree (((parameters ->> 'charge_reference'::text))) WHERE (kind = 'refund'::text);
 
--- events: 0005, 0007, 0009, 0012, 0015
+-- events: 0005, 0007, 0009, 0012, 0015, 0022
 create table events (
   id text not null,
   seq bigint generated always as identity,

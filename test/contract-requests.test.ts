@@ -196,7 +196,7 @@ interface Operation {
 
 /**
  * Every operation of the document that takes a body with a schema: each gets the tests below, with nothing listed by
- * hand. (The processor's webhook takes bytes it verifies by their signature: test/outcomes covers it.)
+ * hand. (The processor's webhook takes bytes it verifies by their signature: test/processor-events/ covers it.)
  */
 const bodyOperations: Operation[] = Object.entries(
   // biome-ignore lint/suspicious/noExplicitAny: the parsed YAML's operations, read by what each holds

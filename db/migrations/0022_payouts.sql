@@ -1,8 +1,8 @@
 -- The processor's payouts, as each account sees them (GET /v1/payouts): one row per account and payout, its share of
 -- what the payout carried (the net of the account's transactions in it), written where the payout is applied to the
--- books (src/outcomes/payouts.ts, through src/payouts/repository.ts) in the same transaction as its postings. The id
--- is the processor's (Stripe: po_…), the one balance transactions name in `payout`. The status only moves forward:
--- in transit, then paid, or failed (which a paid payout may still become, when the bank returns it).
+-- books (src/processor-events/payouts.ts, through src/payouts/repository.ts) in the same transaction as its postings.
+-- The id is the processor's (Stripe: po_…), the one balance transactions name in `payout`. The status only moves
+-- forward: in transit, then paid, or failed (which a paid payout may still become, when the bank returns it).
 create table payouts (
   account_id text not null references accounts (id),
   id text not null check (char_length(id) between 1 and 255),

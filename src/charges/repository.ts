@@ -249,7 +249,9 @@ export async function addRefunded(tx: Transaction, charge: ChargeKey, amountCent
   return theRow(rows, `charge ${charge.id}`)
 }
 
-/** A move the processor told of (src/outcomes/charge-moves.ts decides it): the charge's new status and details. */
+/**
+ * A move the processor told of (src/processor-events/charge-moves.ts decides it): the charge's new status and details.
+ */
 export async function moveCharge(
   tx: Transaction,
   charge: ChargeKey,

@@ -1,18 +1,18 @@
-// npm run reconcile:report: what the reconciliation found, for an operator. With no option, the disagreements
-// still open and the processor's events that wait for their object; `--run` first reads the processor's events
-// and compares the books with it, as the scheduled tasks do; `--all` adds the resolved ones; `--resolve <id>`
-// marks one looked at (the books are never changed here: a disagreement about money is a person's decision).
-// `--payouts` prints the payout report instead (src/outcomes/payout-report.ts): each payout the processor told of in
-// the last `--days` days (30), held against the books to the cent, as JSON, or with `--csv` as CSV.
+// npm run reconcile:report: what the reconciliation found, for an operator. With no option, the disagreements still
+// open and the processor's events that wait for their object; `--run` first reads the processor's events and compares
+// the books with it, as the scheduled tasks do; `--all` adds the resolved ones; `--resolve <id>` marks one looked at
+// (the books are never changed here: a disagreement about money is a person's decision). `--payouts` prints the payout
+// report instead (src/processor-events/payout-report.ts): each payout the processor told of in the last `--days` days
+// (30), held against the books to the cent, as JSON, or with `--csv` as CSV.
 import { parseArgs } from 'node:util'
 import { pino } from 'pino'
 import { loadConfig } from '../config.js'
 import { chargeSettingsOf } from '../ledger/pricing.js'
 import { openDatabase } from '../db/database.js'
-import { compareWithProcessor } from '../outcomes/compare.js'
-import { listDiscrepancies, resolveDiscrepancy } from '../outcomes/discrepancies.js'
-import { comparePayouts, payoutReport, payoutReportCsv } from '../outcomes/payout-report.js'
-import { pullEvents } from '../outcomes/reconcile.js'
+import { compareWithProcessor } from '../processor-events/compare.js'
+import { listDiscrepancies, resolveDiscrepancy } from '../processor-events/discrepancies.js'
+import { comparePayouts, payoutReport, payoutReportCsv } from '../processor-events/payout-report.js'
+import { pullEvents } from '../processor-events/reconcile.js'
 import { createProcessor } from '../processor/create.js'
 import { main } from './main.js'
 

@@ -1,10 +1,10 @@
 // The kinds of money movement, one row each: its legs (the entries it posts, by ledger account), what the processor
-// keeps of it, when its net is available, and the one posting function that posts it (postings.ts, which takes
-// its legs from here) with the modules that call that function. The API's types of balance transaction
+// keeps of it, when its net is available, and the one posting function that posts it (postings.ts, which takes its legs
+// from here) with the modules that call that function. The API's types of balance transaction
 // (BALANCE_TRANSACTION_TYPES) must each have a row (tsc says which is missing); the database's CHECK on
-// ledger_transactions.type and its list of ledger accounts (ledger_balances, db/functions.sql), docs/ledger.md's
-// tables and who calls each posting are held to this table by test/ledger/movements.test.ts. A new kind is a row here, its type in the API, a migration for the CHECK, a
-// line of docs/ledger.md and its posting function.
+// ledger_transactions.type and its list of ledger accounts (ledger_balances, db/functions.sql), docs/ledger.md's tables
+// and who calls each posting are held to this table by test/ledger/movements.test.ts. A new kind is a row here, its
+// type in the API, a migration for the CHECK, a line of docs/ledger.md and its posting function.
 import type { BalanceTransaction } from '../schemas/balance.js'
 
 /** The ledger's accounts: where an entry's money is, for one of the service's accounts. */
@@ -40,7 +40,9 @@ export interface MovementKind {
   postedBy: { posting: string; callers: readonly string[] }
 }
 
-/** Between the processor and the balance: the gross from the processor, the fee to its account, the net to the balance. */
+/**
+ * Between the processor and the balance: the gross from the processor, the fee to its account, the net to the balance.
+ */
 const throughProcessor = ({ cents, fee }: LegAmounts): [LedgerAccount, number][] => [
   ['balance', cents - fee],
   ['processor_fees', fee],
@@ -57,32 +59,32 @@ export const MOVEMENTS = {
     available: 'the processor’s day, else FUNDS_AVAILABLE_AFTER_DAYS (2) later',
     postedBy: {
       posting: 'postCapture',
-      callers: ['src/charges/record-charge.ts', 'src/charges/settle.ts', 'src/outcomes/apply.ts'],
+      callers: ['src/charges/record-charge.ts', 'src/charges/settle.ts', 'src/processor-events/apply.ts'],
     },
   },
   refund: {
     legs: throughProcessor,
     fee: '0 (the payment’s fee is not given back)',
     available: 'at once',
-    postedBy: { posting: 'postRefund', callers: ['src/refunds/refunds.ts', 'src/outcomes/apply.ts'] },
+    postedBy: { posting: 'postRefund', callers: ['src/refunds/refunds.ts', 'src/processor-events/apply.ts'] },
   },
   refund_failure: {
     legs: throughProcessor,
     fee: '0',
     available: 'at once',
-    postedBy: { posting: 'postRefundFailure', callers: ['src/outcomes/apply.ts'] },
+    postedBy: { posting: 'postRefundFailure', callers: ['src/processor-events/apply.ts'] },
   },
   dispute: {
     legs: throughProcessor,
     fee: 'the processor’s (Stripe’s), else the pricing’s (15.00)',
     available: 'at once',
-    postedBy: { posting: 'postDisputeWithdrawal', callers: ['src/outcomes/apply.ts'] },
+    postedBy: { posting: 'postDisputeWithdrawal', callers: ['src/processor-events/apply.ts'] },
   },
   dispute_reversal: {
     legs: throughProcessor,
     fee: 'what the processor gave back of its fee (Stripe: 0), else 0',
     available: 'at once',
-    postedBy: { posting: 'postDisputeReversal', callers: ['src/outcomes/apply.ts'] },
+    postedBy: { posting: 'postDisputeReversal', callers: ['src/processor-events/apply.ts'] },
   },
   payout: {
     legs: ({ cents }) => [
@@ -91,7 +93,7 @@ export const MOVEMENTS = {
     ],
     fee: '0',
     available: 'at once',
-    postedBy: { posting: 'postPayout', callers: ['src/outcomes/payouts.ts'] },
+    postedBy: { posting: 'postPayout', callers: ['src/processor-events/payouts.ts'] },
   },
   payout_arrival: {
     legs: ({ cents }) => [
@@ -100,7 +102,7 @@ export const MOVEMENTS = {
     ],
     fee: '0',
     available: 'moves no balance',
-    postedBy: { posting: 'postPayoutArrival', callers: ['src/outcomes/payouts.ts'] },
+    postedBy: { posting: 'postPayoutArrival', callers: ['src/processor-events/payouts.ts'] },
   },
   payout_failure: {
     legs: ({ cents, from = 'payouts_in_transit' }) => [
@@ -109,6 +111,6 @@ export const MOVEMENTS = {
     ],
     fee: '0',
     available: 'at once',
-    postedBy: { posting: 'postPayoutFailure', callers: ['src/outcomes/payouts.ts'] },
+    postedBy: { posting: 'postPayoutFailure', callers: ['src/processor-events/payouts.ts'] },
   },
 } as const satisfies Record<LedgerTransactionType, MovementKind>

@@ -3,7 +3,7 @@
 // (docs/ledger.md has the table). Each is called by the domain's record functions, never inside a repository's
 // statement. Each cause posts once, however often it is told.
 import type { Transaction } from '../db/connect.js'
-import type { DisputeFunds, FeePart } from '../processor/later.js'
+import type { DisputeFunds, FeePart } from '../processor/later-outcomes.js'
 import type { CapturedFunds } from '../processor/processor.js'
 import type { BalanceTransaction, FeeDetail } from '../schemas/balance.js'
 import { disputeFee, feeTotal, paymentFee, type Pricing } from './pricing.js'

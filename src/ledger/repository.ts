@@ -6,7 +6,7 @@ import { gatheredInsert } from '../db/gathered-inserts.js'
 import { newId } from '../db/ids.js'
 import { pageOf, type Page } from '../db/pagination.js'
 import type { Balance, BalanceTransaction, FeeDetail } from '../schemas/balance.js'
-import type { CarriedTransaction } from '../processor/later.js'
+import type { CarriedTransaction } from '../processor/later-outcomes.js'
 import type { PageRequest } from '../schemas/page.js'
 import { feeTotal } from './pricing.js'
 
@@ -111,7 +111,7 @@ export interface PostedInBooks {
   netCents: number
 }
 
-/** A transaction the processor carried in a payout, as the books hold it (src/outcomes/payouts.ts). */
+/** A transaction the processor carried in a payout, as the books hold it (src/processor-events/payouts.ts). */
 export interface CarriedInBooks {
   /** What the books posted for it: one ledger transaction, or for a failed payout's return each account's leg. */
   posted: PostedInBooks[]

@@ -1,6 +1,6 @@
 // Payouts in SQL: each account's share of one of the processor's payouts, and the payout as the API returns it. Its
-// money is the ledger's (the payout's legs, posted by src/outcomes/payouts.ts in the same transaction); this row
-// keeps what the API shows of the payout itself: its share, where it is, when it arrives, why it failed.
+// money is the ledger's (the payout's legs, posted by src/processor-events/payouts.ts in the same transaction); this
+// row keeps what the API shows of the payout itself: its share, where it is, when it arrives, why it failed.
 import type { Sql, Transaction } from '../db/connect.js'
 import { pageOf, type Page } from '../db/pagination.js'
 import type { PageRequest } from '../schemas/page.js'

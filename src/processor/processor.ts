@@ -2,7 +2,7 @@
 // (docs/processors.md: how to write the next one); the rest of the service sees only these types and errors.
 import { Problem } from '../problems.js'
 import type { REFUSED_FIELDS } from '../schemas/problem-types.js'
-import type { CapturedFunds, LaterOutcomes } from './later.js'
+import type { CapturedFunds, LaterOutcomes } from './later-outcomes.js'
 
 export type { CapturedFunds }
 

@@ -8,7 +8,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { Sql, Transaction } from '../db/connect.js'
 import { disputeFee, feeTotal, paymentFee, type Pricing } from '../ledger/pricing.js'
-import type { CarriedTransaction, DisputeState, PayoutState, ProcessorEvent } from './later.js'
+import type { CarriedTransaction, DisputeState, PayoutState, ProcessorEvent } from './later-outcomes.js'
 import {
   type PaymentRow,
   paymentState,
@@ -16,7 +16,7 @@ import {
   refundState,
   SimulatedControlError,
   tell,
-} from './simulated-later.js'
+} from './simulated-later-outcomes.js'
 
 export interface SimulatedPayouts {
   /** Pays out the balance of `currency` available by `availableBy`: a payout in transit, told with what it carries. */

@@ -21,15 +21,15 @@ import {
   recordSettlement,
   type SimulatedControls as LaterControls,
   simulatedLater,
-} from './simulated-later.js'
+} from './simulated-later-outcomes.js'
 import { type SimulatedPayouts, simulatedPayouts } from './simulated-payouts.js'
 
 /** What a developer makes happen at the simulated processor: later outcomes, and payouts. */
 export type SimulatedControls = LaterControls & SimulatedPayouts
 
 /**
- * The simulated processor, with the controls of its later outcomes (src/processor/simulated-later.ts) and of its
- * payouts (src/processor/simulated-payouts.ts).
+ * The simulated processor, with the controls of its later outcomes (src/processor/simulated-later-outcomes.ts) and
+ * of its payouts (src/processor/simulated-payouts.ts).
  */
 export interface SimulatedProcessor extends PaymentProcessor {
   controls: SimulatedControls

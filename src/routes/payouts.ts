@@ -1,6 +1,6 @@
 // GET /v1/payouts and GET /v1/payouts/:id: the processor's payouts, each as this account's share of it
-// (src/payouts/repository.ts; written where a payout is applied to the books, src/outcomes/payouts.ts); each with its
-// entry of openapi.yaml.
+// (src/payouts/repository.ts; written where a payout is applied to the books, src/processor-events/payouts.ts); each
+// with its entry of openapi.yaml.
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Sql } from '../db/connect.js'

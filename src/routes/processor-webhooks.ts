@@ -1,13 +1,13 @@
 // POST /processor/webhooks: the payment processor's own webhooks (Stripe's, for PROCESSOR=stripe), the way outcomes
-// that come after an answer arrive. Not authenticated by an API key: by the processor's signature over the raw
-// bytes (src/processor/stripe/later.ts), so this route reads the body as bytes, unparsed. It answers 200 only once
-// the event is recorded (src/outcomes/inbox.ts): anything else, and the processor delivers it again.
+// that come after an answer arrive. Not authenticated by an API key: by the processor's signature over the raw bytes
+// (src/processor/stripe/later-outcomes.ts), so this route reads the body as bytes, unparsed. It answers 200 only once
+// the event is recorded (src/processor-events/inbox.ts): anything else, and the processor delivers it again.
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
-import { acceptEvent, withCapturedFunds } from '../outcomes/inbox.js'
-import type { LaterSettings } from '../outcomes/apply.js'
+import { acceptEvent, withCapturedFunds } from '../processor-events/inbox.js'
+import type { LaterSettings } from '../processor-events/apply.js'
 import type { Sql } from '../db/connect.js'
-import { type LaterOutcomes, WebhookRefusedError } from '../processor/later.js'
+import { type LaterOutcomes, WebhookRefusedError } from '../processor/later-outcomes.js'
 import { ProcessorUnavailableError } from '../processor/processor.js'
 import { Problem } from '../problems.js'
 
@@ -78,7 +78,7 @@ export default async function processorWebhookRoutes(
           `The ${later.name} processor sends no webhooks: its events are read from its list.`,
         )
       const received = later.receive(request.body as Buffer, request.headers)
-      // A payment captured at the processor: what it kept is read from it (src/outcomes/inbox.ts).
+      // A payment captured at the processor: what it kept is read from it (src/processor-events/inbox.ts).
       const event = await received
         .then((told) => withCapturedFunds(sql, later, told))
         .catch((error: unknown) => {

@@ -7,10 +7,10 @@
 // account.
 import type { FastifyInstance } from 'fastify'
 import type { Sql } from '../db/connect.js'
-import type { LaterSettings } from '../outcomes/apply.js'
-import { acceptEvent } from '../outcomes/inbox.js'
-import type { ProcessorEvent } from '../processor/later.js'
-import { SimulatedControlError } from '../processor/simulated-later.js'
+import type { LaterSettings } from '../processor-events/apply.js'
+import { acceptEvent } from '../processor-events/inbox.js'
+import type { ProcessorEvent } from '../processor/later-outcomes.js'
+import { SimulatedControlError } from '../processor/simulated-later-outcomes.js'
 import type { SimulatedControls } from '../processor/simulated.js'
 
 export const SIMULATED_PREFIX = '/simulated-processor'

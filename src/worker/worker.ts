@@ -20,7 +20,7 @@ import { recoverAbandonedClaims, type RecoverySettings } from '../recovery/recov
 import { RECOVER_TASK } from '../idempotency/recovery.js'
 import { recoveries } from '../recovery/registry.js'
 import { REAP_TASK, reapExpiredKeys } from '../idempotency/reap-expired-keys.js'
-import { COMPARE_TASK, compareTask, RECONCILE_TASK, reconcileTask } from '../outcomes/tasks.js'
+import { COMPARE_TASK, compareTask, RECONCILE_TASK, reconcileTask } from '../processor-events/tasks.js'
 import { type RunningJob, startWatchdog } from './watchdog.js'
 import { type ChargeSettings, chargeSettingsOf } from '../ledger/pricing.js'
 import { ROLL_TASK, rollBalances } from '../ledger/kept-balances.js'

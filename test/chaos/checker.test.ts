@@ -3,9 +3,9 @@
 // history is built from its real answers, then altered one way at a time.
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { acceptEvent } from '../../src/outcomes/inbox.js'
+import { acceptEvent } from '../../src/processor-events/inbox.js'
 import { setupTestApp, type TestAccount, type TestContext } from '../helpers/app.js'
-import { LATER_SETTINGS } from '../helpers/later.js'
+import { LATER_SETTINGS } from '../helpers/at-processor.js'
 import { check, type Violations } from './checker.js'
 import type { Attempt, Operation, OperationKind } from './clients.js'
 

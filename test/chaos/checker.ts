@@ -1,7 +1,7 @@
 // The checker: after the faults stopped and everything settled, the recorded history and the books are judged
 // against the service's promises. Each property names the operations (their keys) that break it.
 import type { Sql } from '../../src/db/connect.js'
-import { payoutReport } from '../../src/outcomes/payout-report.js'
+import { payoutReport } from '../../src/processor-events/payout-report.js'
 import type { StripeTestServer } from '../helpers/stripe/server.js'
 import type { Operation } from './clients.js'
 

@@ -1,9 +1,9 @@
-// The events docs/later-outcomes.md tells a reader to send to the service's endpoint at Stripe are the ones the
-// service reads (src/processor/stripe/later.ts FOLLOWED_EVENTS): one left out of the page is one a deployment never
+// The events docs/later-outcomes.md tells a reader to send to the service's endpoint at Stripe are the ones the service
+// reads (src/processor/stripe/later-outcomes.ts FOLLOWED_EVENTS): one left out of the page is one a deployment never
 // receives (charge.dispute.funds_withdrawn was, and every dispute's money with it), one extra is noise.
 import { readFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
-import { FOLLOWED_EVENTS } from '../../src/processor/stripe/later.js'
+import { FOLLOWED_EVENTS } from '../../src/processor/stripe/later-outcomes.js'
 
 const page = await readFile(new URL('../../docs/later-outcomes.md', import.meta.url), 'utf8')
 

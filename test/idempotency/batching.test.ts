@@ -18,7 +18,7 @@ import { KeyClaims } from '../../src/idempotency/claims.js'
 import { Completions } from '../../src/idempotency/completions.js'
 import type { Claim } from '../../src/idempotency/store.js'
 import { startCuttingProxy, type CuttingProxy } from '../helpers/cutting-proxy.js'
-import { LATER_SETTINGS } from '../helpers/later.js'
+import { LATER_SETTINGS } from '../helpers/at-processor.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js'
 
 const timing = { ttlSeconds: 3600, leaseSeconds: 30, recoveryGraceSeconds: 5 }

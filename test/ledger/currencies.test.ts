@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
 import type { BalanceTransaction } from '../../src/schemas/balance.js'
 import { chargeBody, type TestAccount, useTestApp } from '../helpers/app.js'
-import { laterAt, type LaterAtProcessor } from '../helpers/later.js'
+import { laterAt, type LaterAtProcessor } from '../helpers/at-processor.js'
 import { useProcessor } from '../helpers/processors.js'
 
 const processor = useProcessor('simulated')

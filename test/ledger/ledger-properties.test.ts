@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto'
 import fc from 'fast-check'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { LATER_SETTINGS, laterAt, type LaterAtProcessor } from '../helpers/later.js'
+import { LATER_SETTINGS, laterAt, type LaterAtProcessor } from '../helpers/at-processor.js'
 import { chargeBody, type TestAccount, useTestApp } from '../helpers/app.js'
 import { useProcessor } from '../helpers/processors.js'
 import { feeTotal, paymentFee } from '../../src/ledger/pricing.js'

@@ -7,7 +7,7 @@ import { postRefund } from '../../src/ledger/postings.js'
 import { registry } from '../../src/observability/metrics.js'
 import type { BalanceTransaction } from '../../src/schemas/balance.js'
 import { chargeBody, type TestAccount, useTestApp } from '../helpers/app.js'
-import { laterAt, type LaterAtProcessor } from '../helpers/later.js'
+import { laterAt, type LaterAtProcessor } from '../helpers/at-processor.js'
 import { useProcessor } from '../helpers/processors.js'
 
 const DAY = 86_400_000

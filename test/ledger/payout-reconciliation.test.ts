@@ -4,9 +4,9 @@
 // payout's money is paid out again by the next one. With Stripe, over signed webhooks from the Stripe test server,
 // which lists a payout's balance transactions (GET /v1/balance_transactions?payout=) as Stripe does.
 import { describe, expect, it } from 'vitest'
-import { payoutReport } from '../../src/outcomes/payout-report.js'
+import { payoutReport } from '../../src/processor-events/payout-report.js'
 import { chargeBody, type TestAccount, useTestApp } from '../helpers/app.js'
-import { laterAt } from '../helpers/later.js'
+import { laterAt } from '../helpers/at-processor.js'
 import { PROCESSORS, useProcessor } from '../helpers/processors.js'
 
 const DAY = 86_400_000

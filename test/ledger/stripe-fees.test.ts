@@ -2,13 +2,13 @@
 // day it makes the rest available, from the charge's balance transaction expanded in Stripe's answer, and a dispute
 // the fee its event tells (the dispute's balance transactions), whatever the pricing (FEE_*) says. A payment decided
 // later (3-D Secure, a bank debit) is told by an event that carries no balance transaction: the service reads it
-// from Stripe before accepting the event (src/outcomes/inbox.ts, withCapturedFunds).
+// from Stripe before accepting the event (src/processor-events/inbox.ts, withCapturedFunds).
 import { beforeAll, describe, expect, it } from 'vitest'
 import { recordCharge } from '../../src/charges/record-charge.js'
 import { newId } from '../../src/db/ids.js'
-import { payoutReport } from '../../src/outcomes/payout-report.js'
+import { payoutReport } from '../../src/processor-events/payout-report.js'
 import { chargeBody, type TestAccount, useTestApp } from '../helpers/app.js'
-import { LATER_SETTINGS, type LaterAtProcessor, laterAt } from '../helpers/later.js'
+import { LATER_SETTINGS, type LaterAtProcessor, laterAt } from '../helpers/at-processor.js'
 import { useProcessor } from '../helpers/processors.js'
 import { dashboardOf } from '../helpers/stripe/dashboard.js'
 

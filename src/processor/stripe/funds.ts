@@ -1,7 +1,7 @@
 // What Stripe kept of money, from its balance transactions: a charge's fee and the day the rest is available (its
 // charge's balance transaction, expanded in an answer or read afterwards), a dispute's fee (the withdrawal's).
 import type Stripe from 'stripe'
-import type { FeePart } from '../later.js'
+import type { FeePart } from '../later-outcomes.js'
 import type { CapturedFunds } from '../processor.js'
 
 /** What a charge or a capture asks Stripe to expand in its answer: what it kept of the money (capturedFunds). */

@@ -4,7 +4,7 @@
 // payout.reconciliation_completed. Before that the payout is told without what it carries. A manual payout carries
 // nothing Stripe can name (its maker's books account for it), and changes nothing here.
 import type Stripe from 'stripe'
-import type { CarriedTransaction, PayoutState } from '../later.js'
+import type { CarriedTransaction, PayoutState } from '../later-outcomes.js'
 
 export const PAYOUT_EVENTS = new Set([
   'payout.created',

@@ -19,7 +19,7 @@ import type {
 import { ProcessorRequestError, ProcessorUnavailableError } from '../processor.js'
 import { withDeadline } from './client.js'
 import { toBoundaryError } from './errors.js'
-import { stripeLater } from './later.js'
+import { stripeLater } from './later-outcomes.js'
 import { FUNDS, capturedFunds } from './funds.js'
 
 type ChargeKind = 'charge' | 'authorization'
@@ -242,7 +242,7 @@ function intentParams(kind: ChargeKind, request: ChargeRequest): Stripe.PaymentI
           },
         }
       : {}),
-    // charge_id: what Stripe's events about this payment are recorded against (src/processor/stripe/later.ts).
+    // charge_id: what Stripe's events about this payment are recorded against (src/processor/stripe/later-outcomes.ts).
     metadata: { ...metadataOf(request), charge_id: request.chargeId },
   }
 }

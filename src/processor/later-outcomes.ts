@@ -2,7 +2,7 @@
 // authentication or settles later, a refund that fails days after it succeeded, a refund or a capture made at the
 // processor (its dashboard), a dispute: each reaches the service only as one of the processor's events, delivered
 // at least once, in any order, or not at all (and then only its list of events still has it). A processor's
-// events are translated here into changes the books understand; src/outcomes applies them.
+// events are translated here into changes the books understand; src/processor-events/ applies them.
 
 /** Where a payment is at the processor. */
 export type PaymentStatus = 'requires_action' | 'processing' | 'requires_capture' | 'succeeded' | 'failed' | 'canceled'
@@ -143,7 +143,7 @@ export interface ProcessorEvent {
   changes: ProcessorChange[]
 }
 
-/** What a processor holds now, for the comparison with the books (src/outcomes/compare.ts). */
+/** What a processor holds now, for the comparison with the books (src/processor-events/compare.ts). */
 export interface ProcessorStates {
   payments: PaymentState[]
   refunds: RefundState[]

@@ -1,17 +1,17 @@
-// A payout told by the processor, applied to the ledger (docs/ledger.md, "Payouts"). A payout belongs to the
-// processor account as a whole; what it carries of each account's money (its charges, refunds, disputes, found in
-// the books by their charge) is that account's share: posted out of its balance into transit, then to the bank when
-// the payout arrives, or back into the balance if it fails. Each leg posts once, whatever order the news comes in;
-// the transactions carried are marked with the payout. Each account's share is the API's payout
-// (src/payouts/repository.ts), told in its events: created when the books learn what it carries, then paid or
-// failed. What the books cannot match is left for the payout report (src/outcomes/payout-report.ts), which names
-// every difference: never fixed here.
+// A payout told by the processor, applied to the ledger (docs/ledger.md, "Payouts"). A payout belongs to the processor
+// account as a whole; what it carries of each account's money (its charges, refunds, disputes, found in the books by
+// their charge) is that account's share: posted out of its balance into transit, then to the bank when the payout
+// arrives, or back into the balance if it fails. Each leg posts once, whatever order the news comes in; the
+// transactions carried are marked with the payout. Each account's share is the API's payout
+// (src/payouts/repository.ts), told in its events: created when the books learn what it carries, then paid or failed.
+// What the books cannot match is left for the payout report (src/processor-events/payout-report.ts), which names every
+// difference: never fixed here.
 import type { Transaction } from '../db/connect.js'
 import { insertEvent } from '../events/events.js'
 import { laterStatus, lockPayoutShare, savePayoutShare, toPayout } from '../payouts/repository.js'
 import { type CarriedInBooks, findCarried, markPaidOut, postedFor } from '../ledger/repository.js'
 import { postPayout, postPayoutArrival, postPayoutFailure } from '../ledger/postings.js'
-import type { PayoutState } from '../processor/later.js'
+import type { PayoutState } from '../processor/later-outcomes.js'
 import { payoutsApplied } from '../observability/metrics.js'
 import type { Applied } from './applied.js'
 

@@ -7,12 +7,12 @@
 import { randomUUID } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { useTestApp } from '../helpers/app.js'
-import { LATER_SETTINGS } from '../helpers/later.js'
+import { LATER_SETTINGS } from '../helpers/at-processor.js'
 import { newId } from '../../src/db/ids.js'
 import { recordCharge } from '../../src/charges/record-charge.js'
-import { acceptEvent, retryWaitingEvents } from '../../src/outcomes/inbox.js'
+import { acceptEvent, retryWaitingEvents } from '../../src/processor-events/inbox.js'
 import type { ChargeOutcome } from '../../src/processor/processor.js'
-import type { ProcessorChange, ProcessorEvent } from '../../src/processor/later.js'
+import type { ProcessorChange, ProcessorEvent } from '../../src/processor/later-outcomes.js'
 
 const suite = useTestApp()
 const ROUNDS = 8

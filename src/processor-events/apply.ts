@@ -2,13 +2,13 @@
 // (never back), with the event the service sends for it, in the caller's transaction. Every rule looks at where
 // the object is now, so a change told twice, or after a later one, changes nothing the second time. A change for
 // an object the books do not hold yet (a webhook that overtook the answer it follows) waits; one for an object
-// this service did not make is ignored; neither is dropped silently (src/outcomes/inbox.ts keeps both).
+// this service did not make is ignored; neither is dropped silently (src/processor-events/inbox.ts keeps both).
 import type { Transaction } from '../db/connect.js'
 import { insertEvent } from '../events/events.js'
 import { addRefunded, type ChargeRow, lockChargeById, moveCharge, setDispute, toCharge } from '../charges/repository.js'
 import { availableOf, postedFor } from '../ledger/repository.js'
 import { balancesOverdrawn } from '../observability/metrics.js'
-import type { DisputeState, PaymentState, ProcessorChange, RefundState } from '../processor/later.js'
+import type { DisputeState, PaymentState, ProcessorChange, RefundState } from '../processor/later-outcomes.js'
 import { chargeMove, type LaterSettings } from './charge-moves.js'
 import { APPLIED, type Applied, ignored, waiting } from './applied.js'
 import { applyPayout } from './payouts.js'
@@ -96,7 +96,7 @@ async function recordRefundMadeAtProcessor(tx: Transaction, refund: RefundState)
     processorReference: refund.reference,
   })
   // Its twin (the same refund told by another event) was recorded first: under the payment's lock
-  // (src/outcomes/inbox.ts) the lookup above finds it, so only a writer that does not take that lock gets here.
+  // (src/processor-events/inbox.ts) the lookup above finds it, so only a writer that does not take that lock gets here.
   if (!row) return ignored(`refund ${refund.reference} is recorded already`)
   if (!failed) await postRefund(tx, row)
   const updated = failed ? charge : await addRefunded(tx, charge, refund.amountCents)

@@ -5,7 +5,7 @@
 import type { Logger } from 'pino'
 import type { Sql } from '../db/connect.js'
 import { processorEventsWaiting } from '../observability/metrics.js'
-import type { LaterOutcomes } from '../processor/later.js'
+import type { LaterOutcomes } from '../processor/later-outcomes.js'
 import type { LaterSettings } from './apply.js'
 import { acceptEvent, retryWaitingEvents, withCapturedFunds } from './inbox.js'
 import { theRow } from '../db/rows.js'

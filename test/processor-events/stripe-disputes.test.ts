@@ -4,9 +4,9 @@
 // inquiry moves nothing. Whatever order the events arrive in, twice, or one of them only through the list of events,
 // the books post Stripe's withdrawal once, with Stripe's fee, and the payout that carries it reconciles.
 import { beforeAll, describe, expect, it } from 'vitest'
-import { payoutReport } from '../../src/outcomes/payout-report.js'
+import { payoutReport } from '../../src/processor-events/payout-report.js'
 import { chargeBody, type TestAccount, useTestApp } from '../helpers/app.js'
-import { type LaterAtProcessor, laterAt } from '../helpers/later.js'
+import { type LaterAtProcessor, laterAt } from '../helpers/at-processor.js'
 import { useProcessor } from '../helpers/processors.js'
 
 const DAY = 86_400_000

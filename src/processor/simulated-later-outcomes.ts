@@ -12,7 +12,7 @@ import type {
   ProcessorChange,
   ProcessorEvent,
   RefundState,
-} from './later.js'
+} from './later-outcomes.js'
 import type { ChargeOutcome } from './processor.js'
 import { AUTHENTICATION_FAILED, behaviourOf } from './simulated-cards.js'
 import { theRow } from '../db/rows.js'

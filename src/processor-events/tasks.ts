@@ -3,7 +3,7 @@
 // no event explains is reported).
 import type { Logger } from 'pino'
 import type { Sql } from '../db/connect.js'
-import type { LaterOutcomes } from '../processor/later.js'
+import type { LaterOutcomes } from '../processor/later-outcomes.js'
 import type { LaterSettings } from './apply.js'
 import { compareWithProcessor } from './compare.js'
 import { comparePayouts } from './payout-report.js'

@@ -13,8 +13,8 @@ import type {
   ProcessorChange,
   ProcessorEvent,
   RefundState,
-} from '../later.js'
-import { WebhookRefusedError } from '../later.js'
+} from '../later-outcomes.js'
+import { WebhookRefusedError } from '../later-outcomes.js'
 import { withDeadline } from './client.js'
 import { toBoundaryError } from './errors.js'
 import { capturedFunds, FUNDS, feePartsOf } from './funds.js'

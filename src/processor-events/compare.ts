@@ -1,12 +1,12 @@
 // The books held against the processor, both ways: every payment and refund the books recorded since the last
 // comparison is at the processor and agrees in status and amount, and every one the processor made for this
 // service since then is in the books; undecided charges are looked at whatever their age. What disagrees is
-// recorded (src/outcomes/discrepancies.ts), never changed: the events (applied before each comparison) are what
+// recorded (src/processor-events/discrepancies.ts), never changed: the events (applied before each comparison) are what
 // moves the books. Objects younger than SETTLE_MARGIN_MS are left to the next run: they may still be in flight.
 import type { Logger } from 'pino'
 import type { Sql } from '../db/connect.js'
 import type { ChargeRow } from '../charges/repository.js'
-import type { LaterOutcomes, PaymentState, RefundState } from '../processor/later.js'
+import type { LaterOutcomes, PaymentState, RefundState } from '../processor/later-outcomes.js'
 import type { RefundRow } from '../refunds/repository.js'
 import { agreesWith } from './charge-moves.js'
 import { countOpenDiscrepancies, type Discrepancy, recordDiscrepancies, resolveDiscrepancies } from './discrepancies.js'

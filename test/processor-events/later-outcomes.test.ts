@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { chargeBody, useTestApp } from '../helpers/app.js'
-import { laterAt, type LaterAtProcessor } from '../helpers/later.js'
+import { laterAt, type LaterAtProcessor } from '../helpers/at-processor.js'
 import { PROCESSORS, useProcessor } from '../helpers/processors.js'
 
 const MANDATE = { ip_address: '203.0.113.7', user_agent: 'Mozilla/5.0 (test)' }

@@ -1,10 +1,11 @@
 // Where a payment's state at the processor takes its charge, as one table that two readers share: the inbox moves
-// charges by it (src/outcomes/apply.ts), and the comparison (src/outcomes/compare.ts) holds the books to it, so a
-// charge the events moved is a charge the comparison finds in agreement, whichever way it reached its state.
+// charges by it (src/processor-events/apply.ts), and the comparison (src/processor-events/compare.ts) holds the books
+// to it, so a charge the events moved is a charge the comparison finds in agreement, whichever way it reached its
+// state.
 import type { ChargeRow } from '../charges/repository.js'
 import type { ChargeSettings } from '../ledger/pricing.js'
 import { CHARGE_EVENT } from '../charges/record-charge.js'
-import type { PaymentState, PaymentStatus } from '../processor/later.js'
+import type { PaymentState, PaymentStatus } from '../processor/later-outcomes.js'
 import type { Charge } from '../schemas/charge.js'
 import type { EventType } from '../schemas/webhook.js'
 

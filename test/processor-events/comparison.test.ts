@@ -1,4 +1,4 @@
-// The comparison and the events read by one table (src/outcomes/charge-moves.ts): every way into every final
+// The comparison and the events read by one table (src/processor-events/charge-moves.ts): every way into every final
 // state ends in agreement. Where the processor moves a payment and its news is lost (authentication failed,
 // canceled in its dashboard, lapsed there), the comparison run before the news is read opens a discrepancy, and
 // the one after the reconciliation applied the news resolves it. Where the service itself ends a charge
@@ -6,7 +6,7 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { pino } from 'pino'
 import { chargeBody, useTestApp } from '../helpers/app.js'
-import { laterAt, type LaterAtProcessor } from '../helpers/later.js'
+import { laterAt, type LaterAtProcessor } from '../helpers/at-processor.js'
 import { PROCESSORS, useProcessor } from '../helpers/processors.js'
 import { expireAuthorizations } from '../../src/charges/expire-authorizations.js'
 

@@ -6,7 +6,7 @@
 // discrepancy (payout_differs, fee_differs), and npm run reconcile:report -- --payouts prints the report.
 import type { Sql } from '../db/connect.js'
 import { carriedByPayout, findCarried, type PostedInBooks } from '../ledger/repository.js'
-import type { PayoutState, PayoutStatus } from '../processor/later.js'
+import type { PayoutState, PayoutStatus } from '../processor/later-outcomes.js'
 import type { Logger } from 'pino'
 import { type Discrepancy, recordDiscrepancies, resolveDiscrepancies } from './discrepancies.js'
 

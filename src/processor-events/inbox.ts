@@ -6,7 +6,7 @@ import type { Logger } from 'pino'
 import type { Sql, Transaction } from '../db/connect.js'
 import { processorEvents } from '../observability/metrics.js'
 import { isHeldUncaptured } from '../charges/repository.js'
-import type { LaterOutcomes, ProcessorChange, ProcessorEvent } from '../processor/later.js'
+import type { LaterOutcomes, ProcessorChange, ProcessorEvent } from '../processor/later-outcomes.js'
 import { ProcessorUnavailableError } from '../processor/processor.js'
 import { type Applied, applyChange, type LaterSettings } from './apply.js'
 
