@@ -1,7 +1,8 @@
 // The graphile-worker runners: one for webhook deliveries (woken by the events_fan_out trigger), one for the work
-// that settles money and keeps house, on crontab schedules under stable identifiers: the recovery of abandoned
-// claims, the expiry of authorizations, the reconciliation with the processor, the expired-key reaper, the sweep
-// of overdue deliveries, the reaping of old events and the roll of kept balances.
+// that settles money and keeps house, on crontab schedules under stable identifiers: the tasks of
+// src/worker/tasks.ts (the recovery of abandoned claims, the expiry of authorizations, the reconciliation with the
+// processor, the expired-key reaper, the sweep of overdue deliveries, the reaping of old events, the roll of kept
+// balances).
 import { EventEmitter } from 'node:events'
 import { hostname } from 'node:os'
 import { Logger, parseCronItems, run, type Runner, type RunnerOptions, type WorkerEvents } from 'graphile-worker'
@@ -9,21 +10,17 @@ import type { Logger as Pino } from 'pino'
 import { retryScheduleMs, type Config } from '../config.js'
 import type { Sql } from '../db/connect.js'
 import { graphilePool, isWritable } from '../db/graphile-pool.js'
-import { EXPIRE_TASK, expireAuthorizations } from '../charges/expire-authorizations.js'
-import { REAP_EVENTS_TASK, reapOldEvents } from '../events/reap-events.js'
-import { reaperDeletedKeys, recoveryClaims, workerJobFailures } from '../observability/metrics.js'
+import { workerJobFailures } from '../observability/metrics.js'
 import { deliverWebhook, type DeliverySettings } from '../webhooks/deliver.js'
 import { DELIVER_TASK } from '../webhooks/deliveries.js'
-import { SWEEP_TASK, sweepDeliveries } from '../webhooks/sweep.js'
+import { SWEEP_TASK } from '../webhooks/sweep.js'
 import type { PaymentProcessor } from '../processor/processor.js'
-import { recoverAbandonedClaims, type RecoverySettings } from '../recovery/recover-abandoned-claims.js'
+import type { RecoverySettings } from '../recovery/recover-abandoned-claims.js'
 import { RECOVER_TASK } from '../idempotency/recovery.js'
 import { recoveries } from '../recovery/registry.js'
-import { REAP_TASK, reapExpiredKeys } from '../idempotency/reap-expired-keys.js'
-import { COMPARE_TASK, compareTask, RECONCILE_TASK, reconcileTask } from '../processor-events/tasks.js'
+import { scheduledTasks } from './tasks.js'
 import { type RunningJob, startWatchdog } from './watchdog.js'
 import { type ChargeSettings, chargeSettingsOf } from '../ledger/pricing.js'
-import { ROLL_TASK, rollBalances } from '../ledger/kept-balances.js'
 
 export interface WorkerOptions {
   connectionString: string
@@ -100,98 +97,21 @@ const SETTLEMENT_CONCURRENCY = 3
 const HAND_OVER_MS = 5000
 
 export async function startWorker(options: WorkerOptions): Promise<Worker> {
-  const { sql, log, reaper, recovery } = options
+  const { sql, log, recovery } = options
   const settle = recoveries(options.processor, sql, options.charges)
+  const tasks = scheduledTasks({ ...options, recoveries: settle })
   const settlement = await startRunner(options, 'payments-api worker', SETTLEMENT_CONCURRENCY, {
-    taskList: {
-      [REAP_TASK]: async (_payload, helpers) => {
-        // Paced at a tenth of the time: measured (npm run bench -- --reaper) to keep pace with the peak write rate
-        // many times over while leaving the requests that share the database their latency.
-        const deleted = await reapExpiredKeys(sql, {
-          batchSize: reaper.batchSize,
-          maxSeconds: 50,
-          dutyCycle: 0.1,
-          signal: helpers.abortSignal,
-        })
-        reaperDeletedKeys.inc(deleted)
-        log[deleted ? 'info' : 'debug']({ task: REAP_TASK, deleted }, 'reaped expired idempotency keys')
-      },
-      [RECOVER_TASK]: async () => {
-        const run = await recoverAbandonedClaims(sql, settle, recovery, log.child({ task: RECOVER_TASK }))
-        for (const result of ['settled', 'released', 'failed'] as const) recoveryClaims.inc({ result }, run[result])
-        if (run.settled || run.released || run.failed)
-          log.info({ task: RECOVER_TASK, ...run }, 'recovered abandoned claims')
-        // A failure is retried on the claim's own backoff, not by failing the job.
-      },
-      [SWEEP_TASK]: async () => {
-        const woken = await sweepDeliveries(sql, { overdueSeconds: 10 })
-        if (woken) log.info({ task: SWEEP_TASK, woken }, 'woke overdue webhook deliveries')
-      },
-      [EXPIRE_TASK]: async () => {
-        const expired = await expireAuthorizations(
-          sql,
-          options.processor,
-          { batchSize: 100, leaseSeconds: 60 },
-          log.child({ task: EXPIRE_TASK }),
-        )
-        if (expired) log.info({ task: EXPIRE_TASK, expired }, 'expired uncaptured authorizations')
-      },
-      [RECONCILE_TASK]: () =>
-        reconcileTask(sql, options.processor.later, options.charges, log.child({ task: RECONCILE_TASK })),
-      [COMPARE_TASK]: () =>
-        compareTask(sql, options.processor.later, options.charges, log.child({ task: COMPARE_TASK })),
-      [REAP_EVENTS_TASK]: async (_payload, helpers) => {
-        const deleted = await reapOldEvents(sql, {
-          retentionDays: options.events.retentionDays,
-          batchSize: 1000,
-          signal: helpers.abortSignal,
-        })
-        if (deleted) log.info({ task: REAP_EVENTS_TASK, deleted }, 'reaped old events')
-      },
-      [ROLL_TASK]: async (_payload, helpers) => {
-        const run = await rollBalances(
-          sql,
-          {
-            marginSeconds: 10,
-            waitMs: 30_000,
-            batchSize: 500,
-            maxMs: 60_000,
-            // Past the time between two runs: a transaction that has held back more than one.
-            warnBehindSeconds: 600,
-            signal: helpers.abortSignal,
-          },
-          log.child({ task: ROLL_TASK }),
-        )
-        if (run.rolled) log.info({ task: ROLL_TASK, rolled: run.rolled }, 'rolled kept balances forward')
-      },
-    },
-    parsedCronItems: parseCronItems([
-      // Each in a queue of its own, so that however many workers run, one reaper and one recovery run at a time.
-      { task: REAP_TASK, match: reaper.schedule, identifier: REAP_TASK, options: { queueName: REAP_TASK } },
-      { task: RECOVER_TASK, match: recovery.schedule, identifier: RECOVER_TASK, options: { queueName: RECOVER_TASK } },
-      { task: SWEEP_TASK, match: '* * * * *', identifier: SWEEP_TASK, options: { queueName: SWEEP_TASK } },
-      { task: EXPIRE_TASK, match: '* * * * *', identifier: EXPIRE_TASK, options: { queueName: EXPIRE_TASK } },
-      {
-        task: REAP_EVENTS_TASK,
-        match: '17 * * * *',
-        identifier: REAP_EVENTS_TASK,
-        options: { queueName: REAP_EVENTS_TASK },
-      },
-      { task: ROLL_TASK, match: '*/10 * * * *', identifier: ROLL_TASK, options: { queueName: ROLL_TASK } },
-      // One queue for both: a comparison never runs beside a read of the events it depends on.
-      {
-        task: RECONCILE_TASK,
-        match: options.reconciliation.schedule,
-        identifier: RECONCILE_TASK,
-        options: { queueName: RECONCILE_TASK },
-      },
-      {
-        task: COMPARE_TASK,
-        match: options.reconciliation.compareSchedule,
-        identifier: COMPARE_TASK,
-        options: { queueName: RECONCILE_TASK },
-      },
-    ]),
+    taskList: Object.fromEntries(tasks.map((task) => [task.name, (_payload, helpers) => task.run(helpers)])),
+    // Each in a queue of its own unless it says otherwise, so that however many workers run, one reaper and one
+    // recovery run at a time.
+    parsedCronItems: parseCronItems(
+      tasks.map((task) => ({
+        task: task.name,
+        match: task.schedule,
+        identifier: task.name,
+        options: { queueName: task.queue ?? task.name },
+      })),
+    ),
   })
   const deliveries = await startRunner(options, 'payments-api webhooks', options.concurrency ?? 10, {
     // Deliveries of one endpoint share a queue (one at a time), so a hanging endpoint holds one slot at most.

@@ -1,10 +1,13 @@
-// The embedded graphile-worker: the reaper is scheduled under a stable identifier and runs as a real job.
+// The embedded graphile-worker: every task of src/worker/tasks.ts is scheduled under its name, and the reaper runs
+// as a real job.
+import { parseCronItems } from 'graphile-worker'
 import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createAccount } from '../../src/accounts/api-keys.js'
 import { createSimulatedProcessor } from '../../src/processor/simulated.js'
 import { RECOVER_TASK } from '../../src/idempotency/recovery.js'
 import { REAP_TASK } from '../../src/idempotency/reap-expired-keys.js'
+import { scheduledTasks } from '../../src/worker/tasks.js'
 import { startWorker, workerOptions, type Worker } from '../../src/worker/worker.js'
 import { loadConfig } from '../../src/config.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js'
@@ -13,13 +16,19 @@ import { until } from '../helpers/system.js'
 
 let database: TestDatabase
 let worker: Worker
+let tasks: ReturnType<typeof scheduledTasks>
 
 beforeAll(async () => {
   database = await createTestDatabase()
   const config = { ...loadConfig({}), REAPER_BATCH_SIZE: 2 }
-  worker = await startWorker(
-    workerOptions(config, database, createSimulatedProcessor({ sql: database.sql }), pino({ level: 'silent' })),
+  const options = workerOptions(
+    config,
+    database,
+    createSimulatedProcessor({ sql: database.sql }),
+    pino({ level: 'silent' }),
   )
+  tasks = scheduledTasks({ ...options, recoveries: [] })
+  worker = await startWorker(options)
 })
 afterAll(async () => {
   await worker.stop()
@@ -27,15 +36,24 @@ afterAll(async () => {
 })
 
 describe('the worker', () => {
-  it('when it starts, then the reaper and the recovery are on the crontab under their identifiers', async () => {
+  it('when its tasks are listed, then each has a name of its own and a schedule graphile-worker reads', () => {
+    const names = tasks.map((task) => task.name)
+    expect(new Set(names).size).toBe(names.length)
+    expect(names).toEqual(expect.arrayContaining([REAP_TASK, RECOVER_TASK]))
+    for (const task of tasks) expect(() => parseCronItems([{ task: task.name, match: task.schedule }])).not.toThrow()
+    // One at a time per queue: each task alone, but the comparison waits for a read of the events it depends on.
+    const queues = tasks.map((task) => task.queue ?? task.name)
+    expect(queues.length - new Set(queues).size).toBe(1)
+  })
+
+  it('when it starts, then every task of the list is on the crontab under its name, and nothing else', async () => {
     // Cron registers what it knows a moment after start.
-    for (const identifier of [REAP_TASK, RECOVER_TASK]) {
-      await until(
-        async () =>
-          (await database.sql`select 1 from graphile_worker._private_known_crontabs where identifier = ${identifier}`)
-            .length === 1,
-      )
-    }
+    const known = async () =>
+      (await database.sql<{ identifier: string }[]>`select identifier from graphile_worker._private_known_crontabs`)
+        .map((row) => row.identifier)
+        .sort()
+    await until(async () => (await known()).length === tasks.length)
+    expect(await known()).toEqual(tasks.map((task) => task.name).sort())
   })
 
   it('when a reaper job runs, then expired completed keys are deleted, and live and unsettled ones kept', async () => {
