@@ -28,7 +28,7 @@ import webhookEndpointRoutes from './routes/webhook-endpoints.js'
 import processorWebhookRoutes from './routes/processor-webhooks.js'
 import simulatedProcessorRoutes from './routes/simulated-processor.js'
 import { simulatedControlsOf } from './processor/simulated.js'
-import { chargeSettingsOf } from './ledger/pricing.js'
+import { chargeSettingsOf } from './processor/pricing.js'
 import { validatorCompiler } from './schemas/validator.js'
 
 export interface AppOptions {

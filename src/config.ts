@@ -124,7 +124,7 @@ const ConfigSchema = Type.Object({
   AUTHORIZATION_EXPIRES_DAYS: Type.Integer({ minimum: 1, maximum: 30, default: 7 }),
   /**
    * The processor's price for a payment, in hundredths of a percent (290: 2.9%), and a fixed part in the currency's
-   * minor unit: what the books post as its fee when the processor did not say its own (src/ledger/pricing.ts). The
+   * minor unit: what the books post as its fee when the processor did not say its own (src/processor/pricing.ts). The
    * simulated processor charges exactly this.
    */
   FEE_PERCENT_BASIS_POINTS: Type.Integer({ minimum: 0, maximum: 10_000, default: 290 }),
@@ -134,7 +134,7 @@ const ConfigSchema = Type.Object({
   /**
    * The two fixed amounts above are in cents, for a currency with cents; a currency without (jpy) has them in whole
    * units, rounded (30 cents: ¥0; 1500: ¥15). Where an account's pricing differs per currency, these say so, each in
-   * the currency's own minor unit: "jpy=0,eur=25" (src/ledger/pricing.ts).
+   * the currency's own minor unit: "jpy=0,eur=25" (src/processor/pricing.ts).
    */
   FEE_FIXED_BY_CURRENCY: Type.String({ pattern: CURRENCY_AMOUNTS, default: '' }),
   DISPUTE_FEE_BY_CURRENCY: Type.String({ pattern: CURRENCY_AMOUNTS, default: '' }),

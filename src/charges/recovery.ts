@@ -9,7 +9,7 @@ import {
   type SettlementOutcome,
 } from '../processor/processor.js'
 import type { Recovery } from '../idempotency/recovery.js'
-import type { ChargeSettings, Pricing } from '../ledger/pricing.js'
+import type { ChargeSettings, Pricing } from '../processor/pricing.js'
 import type { CreateChargeBody } from '../schemas/charge.js'
 import { captureCall, chargeCall, chargeIdOf, voidCall } from './calls.js'
 import { authorizationExpiry, recordCharge } from './record-charge.js'

@@ -12,7 +12,7 @@ import { insertEvent } from '../events/events.js'
 import type { RouteResponse } from '../idempotency/response.js'
 import type { EventType } from '../schemas/webhook.js'
 import { postCapture } from '../ledger/postings.js'
-import type { Pricing } from '../ledger/pricing.js'
+import type { Pricing } from '../processor/pricing.js'
 import type { SettlementOutcome } from '../processor/processor.js'
 import { Problem } from '../problems.js'
 import {

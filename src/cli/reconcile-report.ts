@@ -7,7 +7,7 @@
 import { parseArgs } from 'node:util'
 import { pino } from 'pino'
 import { loadConfig } from '../config.js'
-import { chargeSettingsOf } from '../ledger/pricing.js'
+import { chargeSettingsOf } from '../processor/pricing.js'
 import { openDatabase } from '../db/database.js'
 import { compareWithProcessor } from '../processor-events/compare.js'
 import { listDiscrepancies, resolveDiscrepancy } from '../processor-events/discrepancies.js'

@@ -1,6 +1,7 @@
 // What makes two requests "the same request": method, route, path parameters and body, compared as
 // canonical JSON so that spacing and key order never turn an honest retry into a 422.
 import { hash } from 'node:crypto'
+import { canonicalJson } from '../schemas/canonical-json.js'
 
 export function requestFingerprint(request: { method: string; route: string; params: unknown; body: unknown }): Buffer {
   return hash(
@@ -10,17 +11,4 @@ export function requestFingerprint(request: { method: string; route: string; par
     ),
     'buffer',
   )
-}
-
-/** JSON with object keys sorted at every depth (the subset of RFC 8785 that parsed JSON bodies need). */
-export function canonicalJson(value: unknown): string {
-  if (typeof value !== 'object' || value === null) return JSON.stringify(value) ?? 'null'
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
-  // A loop rather than entries/filter/map/join: this runs on every idempotent request.
-  let text = ''
-  for (const name of Object.keys(value).sort()) {
-    const member = (value as Record<string, unknown>)[name]
-    if (member !== undefined) text += `${text ? ',' : ''}${JSON.stringify(name)}:${canonicalJson(member)}`
-  }
-  return `{${text}}`
 }

@@ -6,7 +6,7 @@ import type { Transaction } from '../db/connect.js'
 import type { DisputeFunds, FeePart } from '../processor/later-outcomes.js'
 import type { CapturedFunds } from '../processor/processor.js'
 import type { BalanceTransaction, FeeDetail } from '../schemas/balance.js'
-import { disputeFee, feeTotal, paymentFee, type Pricing } from './pricing.js'
+import { disputeFee, feeTotal, paymentFee, type Pricing } from '../processor/pricing.js'
 import { type LedgerAccount, MOVEMENTS } from './movements.js'
 import { availableOf, lockBalance, post } from './repository.js'
 

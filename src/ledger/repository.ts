@@ -8,7 +8,7 @@ import { pageOf, type Page } from '../db/pagination.js'
 import type { Balance, BalanceTransaction, FeeDetail } from '../schemas/balance.js'
 import type { CarriedTransaction } from '../processor/later-outcomes.js'
 import type { PageRequest } from '../schemas/page.js'
-import { feeTotal } from './pricing.js'
+import { feeTotal } from '../processor/pricing.js'
 
 import type { LedgerAccount, LedgerTransactionType } from './movements.js'
 

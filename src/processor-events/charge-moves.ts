@@ -3,7 +3,7 @@
 // to it, so a charge the events moved is a charge the comparison finds in agreement, whichever way it reached its
 // state.
 import type { ChargeRow } from '../charges/repository.js'
-import type { ChargeSettings } from '../ledger/pricing.js'
+import type { ChargeSettings } from '../processor/pricing.js'
 import { CHARGE_EVENT } from '../charges/record-charge.js'
 import type { PaymentState, PaymentStatus } from '../processor/later-outcomes.js'
 import type { Charge } from '../schemas/charge.js'

@@ -47,7 +47,7 @@ export interface RefundState {
 /**
  * What the processor kept of money it captured, and when the rest is available to pay out: its balance transaction
  * (Stripe's, expanded in its answer), when the answer carries one in the payment's currency. Without it the books
- * post what the pricing says (src/ledger/pricing.ts), and the payout report names any difference (fee_differs).
+ * post what the pricing says (src/processor/pricing.ts), and the payout report names any difference (fee_differs).
  */
 export interface CapturedFunds {
   /** Its fee, in parts, in the payment's minor unit. */

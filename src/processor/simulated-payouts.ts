@@ -7,7 +7,7 @@
 // payout's reconciliation completes); then it arrives or fails by its controls.
 import { createHash, randomBytes } from 'node:crypto'
 import type { Sql, Transaction } from '../db/connect.js'
-import { disputeFee, feeTotal, paymentFee, type Pricing } from '../ledger/pricing.js'
+import { disputeFee, feeTotal, paymentFee, type Pricing } from './pricing.js'
 import type { CarriedTransaction, DisputeState, PayoutState, ProcessorEvent } from './later-outcomes.js'
 import {
   type PaymentRow,

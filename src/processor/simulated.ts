@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Sql, Transaction } from '../db/connect.js'
-import { canonicalJson } from '../idempotency/fingerprint.js'
+import { canonicalJson } from '../schemas/canonical-json.js'
 import {
   type ChargeOutcome,
   type ChargeRequest,

@@ -4,7 +4,7 @@
 import { chargeRecovery, settlementRecovery } from '../charges/recovery.js'
 import { loadConfig } from '../config.js'
 import type { Sql } from '../db/connect.js'
-import { type ChargeSettings, chargeSettingsOf } from '../ledger/pricing.js'
+import { type ChargeSettings, chargeSettingsOf } from '../processor/pricing.js'
 import type { PaymentProcessor } from '../processor/processor.js'
 import { refundRecovery } from '../refunds/recovery.js'
 import type { Recovery } from '../idempotency/recovery.js'

@@ -8,7 +8,7 @@ import { findCharge, findChargeByIdempotencyKey, listCharges } from '../charges/
 import { chargeRecovery, settlementRecovery } from '../charges/recovery.js'
 import { recordCapture, recordVoid, reserveSettlement } from '../charges/settle.js'
 import type { Sql } from '../db/connect.js'
-import type { ChargeSettings } from '../ledger/pricing.js'
+import type { ChargeSettings } from '../processor/pricing.js'
 import { type PaymentProcessor, rethrowAsProblem } from '../processor/processor.js'
 import { Problem } from '../problems.js'
 import { listBody } from './list-body.js'

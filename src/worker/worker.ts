@@ -20,7 +20,7 @@ import { RECOVER_TASK } from '../idempotency/recovery.js'
 import { recoveries } from '../recovery/registry.js'
 import { scheduledTasks } from './tasks.js'
 import { type RunningJob, startWatchdog } from './watchdog.js'
-import { type ChargeSettings, chargeSettingsOf } from '../ledger/pricing.js'
+import { type ChargeSettings, chargeSettingsOf } from '../processor/pricing.js'
 
 export interface WorkerOptions {
   connectionString: string

@@ -9,7 +9,7 @@ import { type PaymentProcessor, PROCESSOR_METHODS, ProcessorUnavailableError } f
 import { type ProcessorFactory, simulatedProcessor } from './processors.js'
 import type { Sql } from '../../src/db/connect.js'
 import { type Config, loadConfig } from '../../src/config.js'
-import { type ChargeSettings, chargeSettingsOf } from '../../src/ledger/pricing.js'
+import { type ChargeSettings, chargeSettingsOf } from '../../src/processor/pricing.js'
 import { watchContract } from './contract.js'
 import { createTestDatabase } from './database.js'
 

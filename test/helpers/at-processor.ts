@@ -3,7 +3,7 @@
 // events then reach the service as signed webhooks over a real socket). delivered() waits until what the processor
 // told has arrived; reconcile() and compare() run what the worker's scheduled tasks run.
 import { loadConfig } from '../../src/config.js'
-import { chargeSettingsOf } from '../../src/ledger/pricing.js'
+import { chargeSettingsOf } from '../../src/processor/pricing.js'
 import { expect } from 'vitest'
 import { pino } from 'pino'
 import type { TestContext } from './app.js'

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { canonicalJson, requestFingerprint } from '../../src/idempotency/fingerprint.js'
+import { requestFingerprint } from '../../src/idempotency/fingerprint.js'
+import { canonicalJson } from '../../src/schemas/canonical-json.js'
 
 const request = (body: unknown, overrides: Partial<{ method: string; route: string; params: unknown }> = {}) =>
   requestFingerprint({ method: 'POST', route: '/v1/charges', params: {}, body, ...overrides })

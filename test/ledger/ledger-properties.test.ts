@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { LATER_SETTINGS, laterAt, type LaterAtProcessor } from '../helpers/at-processor.js'
 import { chargeBody, type TestAccount, useTestApp } from '../helpers/app.js'
 import { useProcessor } from '../helpers/processors.js'
-import { feeTotal, paymentFee } from '../../src/ledger/pricing.js'
+import { feeTotal, paymentFee } from '../../src/processor/pricing.js'
 
 const processor = useProcessor('simulated')
 const suite = useTestApp({ processor: processor.factory })

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createAccount } from '../../src/accounts/api-keys.js'
 import { postCapture, postDisputeWithdrawal, reserveFromBalance } from '../../src/ledger/postings.js'
-import type { Pricing } from '../../src/ledger/pricing.js'
+import type { Pricing } from '../../src/processor/pricing.js'
 import { availableOf } from '../../src/ledger/repository.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js'
 
