@@ -8,7 +8,7 @@ import type { Logger } from 'pino'
 import type { Sql } from '../db/connect.js'
 import type { PaymentProcessor } from '../processor/processor.js'
 import { voidCall } from './calls.js'
-import { claimExpiredAuthorizations } from './repository.js'
+import { claimExpiredAuthorizations, type ExpiryScope } from './repository.js'
 import { recordVoid } from './settle.js'
 
 export const EXPIRE_TASK = 'expire_authorizations'
@@ -16,7 +16,7 @@ export const EXPIRE_TASK = 'expire_authorizations'
 export async function expireAuthorizations(
   sql: Sql,
   processor: PaymentProcessor,
-  options: { batchSize: number; leaseSeconds: number },
+  options: { batchSize: number; leaseSeconds: number } & ExpiryScope,
   log: Logger,
 ): Promise<number> {
   const claimed = await claimExpiredAuthorizations(sql, options)

@@ -200,20 +200,28 @@ export async function clearPendingOperation(
 const noPendingOperation = (db: Sql | Transaction): Fragment =>
   db`pending_operation = null, pending_operation_id = null, pending_amount_cents = null, pending_until = null`
 
+/** Which authorizations a run expires: every account's, by now (the schedule's run), or one account's, by `at`. */
+export interface ExpiryScope {
+  accountId?: string | undefined
+  at?: Date | undefined
+}
+
 /**
  * Up to `batchSize` authorizations past their expiry, across accounts, each taking its void (with the durable key
  * void:<charge>) as its pending operation for `leaseSeconds`; one a crashed run left pending is taken again.
  */
 export async function claimExpiredAuthorizations(
   sql: Sql,
-  options: { batchSize: number; leaseSeconds: number },
+  options: { batchSize: number; leaseSeconds: number } & ExpiryScope,
 ): Promise<ChargeRow[]> {
+  const { accountId = null, at = null } = options
   return sql<ChargeRow[]>`
     update charges set pending_operation = 'void', pending_operation_id = 'void:' || id,
                        pending_until = now() + ${options.leaseSeconds} * interval '1 second'
     where (account_id, id) in (
       select account_id, id from charges
-      where status = 'requires_capture' and authorization_expires_at <= now()
+      where status = 'requires_capture' and authorization_expires_at <= coalesce(${at}::timestamptz, now())
+        and (${accountId}::text is null or account_id = ${accountId}::text)
         and (pending_operation is null or (pending_operation_id = 'void:' || id and pending_until <= now()))
       order by authorization_expires_at limit ${options.batchSize}
       for update skip locked)

@@ -25,6 +25,17 @@ export interface ScheduledTask {
   /** Tasks of one queue run one at a time, however many workers run: by default, each task is its own queue. */
   queue?: string
   run(helpers: JobHelpers): Promise<void>
+  /**
+   * The same work for one account, as if it were `at` (a test, an operator's replay): a task that moves an
+   * account's money has it, so that a test runs it without moving dates in SQL or touching other accounts' rows.
+   */
+  runFor?(scope: TaskScope): Promise<void>
+}
+
+/** One account, at a chosen time. */
+export interface TaskScope {
+  accountId: string
+  at: Date
 }
 
 /** What the tasks need: the worker's settings (src/worker/worker.ts, WorkerOptions), and the Recoveries it runs. */
@@ -85,6 +96,10 @@ export function scheduledTasks(context: TaskContext): ScheduledTask[] {
         const settings = { batchSize: 100, leaseSeconds: 60 }
         const expired = await expireAuthorizations(sql, processor, settings, log.child({ task: EXPIRE_TASK }))
         if (expired) log.info({ task: EXPIRE_TASK, expired }, 'expired uncaptured authorizations')
+      },
+      async runFor({ accountId, at }) {
+        const settings = { batchSize: 100, leaseSeconds: 60, accountId, at }
+        await expireAuthorizations(sql, processor, settings, log.child({ task: EXPIRE_TASK, account_id: accountId }))
       },
     },
     {

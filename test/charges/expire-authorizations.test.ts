@@ -6,11 +6,13 @@ import { EXPIRE_TASK, expireAuthorizations } from '../../src/charges/expire-auth
 import { loadConfig } from '../../src/config.js'
 import { startWorker, workerOptions } from '../../src/worker/worker.js'
 import { chargeBody, controllableProcessor, useTestApp } from '../helpers/app.js'
+import { runTaskFor } from '../helpers/tasks.js'
 import { until } from '../helpers/system.js'
 
 const processor = controllableProcessor()
 const suite = useTestApp({ processor: processor.factory })
 const log = pino({ level: 'silent' })
+const DAY = 86_400_000
 
 async function expiredAuthorization(amountCents = 1000): Promise<string> {
   const id = (await suite.account.post('/v1/charges', chargeBody({ amount_cents: amountCents, capture: false }))).json()
@@ -39,6 +41,23 @@ async function expiredEvents(chargeId: string): Promise<number> {
 }
 
 describe('expireAuthorizations', () => {
+  it('when it is run for one account at a chosen time, then only that account’s authorizations past it expire', async () => {
+    const [shop, cafe] = [await suite.context.newAccount(), await suite.context.newAccount()]
+    const held = async (account: typeof shop) =>
+      (await account.post('/v1/charges', chargeBody({ capture: false }))).json().id as string
+    const [ours, theirs] = [await held(shop), await held(cafe)]
+    const days = suite.context.chargeSettings.authorizationExpiresDays
+    const status = async (account: typeof shop, id: string) => (await account.get(`/v1/charges/${id}`)).json().status
+
+    await runTaskFor(suite.context, EXPIRE_TASK, { accountId: shop.id, at: new Date(Date.now() + (days - 1) * DAY) })
+    expect(await status(shop, ours)).toBe('requires_capture')
+    await runTaskFor(suite.context, EXPIRE_TASK, { accountId: shop.id, at: new Date(Date.now() + (days + 1) * DAY) })
+    expect(await status(shop, ours)).toBe('expired')
+    expect(await voidsOf(ours)).toEqual([`void:${ours}`])
+    // The other account's authorization, past the same time, is not this run's.
+    expect(await status(cafe, theirs)).toBe('requires_capture')
+  })
+
   it('when an authorization reaches its expiry uncaptured, then it is voided with key void:<charge> and the charge is expired, once', async () => {
     const chargeId = await expiredAuthorization()
     const live = (await suite.account.post('/v1/charges', chargeBody({ capture: false }))).json().id
