@@ -95,7 +95,7 @@ create trigger ledger_transactions_append_only before update or delete on ledger
 
 -- When a ledger transaction is settled (its effect on the balance no longer changes with time): money in when it is
 -- available (and not before it was posted), anything else when it was posted. Indexed per account: the balances
--- kept (src/ledger/kept-balances.ts) are rolled and read by ranges of it. Last defined by 0017.
+-- kept (src/ledger/settled-balances.ts) are rolled and read by ranges of it. Last defined by 0017.
 create or replace function ledger_settles_at(net_cents bigint, created_at timestamptz, available_on timestamptz)
 returns timestamptz language sql immutable parallel safe as $$
   select case when net_cents > 0 then greatest(created_at, available_on) else created_at end

@@ -1,12 +1,12 @@
 // npm run bench:balance [-- --postings=1000000] [-- --rounds=5]: what reading an account's balance costs with sums
-// kept (src/ledger/kept-balances.ts), side by side with the ledger summed in full as it was before
+// kept (src/ledger/settled-balances.ts), side by side with the ledger summed in full as it was before
 // db/migrations/0017, on an account with `postings` ledger transactions (a year of charges, a refund in twenty,
 // money available two days after it moved) beside one with 100. Also what a roll of both accounts costs, the first
 // and the next. Figures: milliseconds per read (median of `rounds`, read in turn), and their ratio.
 import { parseArgs } from 'node:util'
 import pino from 'pino'
 import type { Sql } from '../../src/db/connect.js'
-import { rollBalances } from '../../src/ledger/kept-balances.js'
+import { rollBalances } from '../../src/ledger/settled-balances.js'
 import { balanceOf } from '../../src/ledger/repository.js'
 import { createAccount } from '../../src/accounts/api-keys.js'
 import { startBenchCluster } from './cluster.js'

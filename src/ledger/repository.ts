@@ -245,7 +245,7 @@ export async function availableOf(tx: Transaction, accountId: string, currency: 
 
 /**
  * The account's balance at `now` in parts (currency, available, pending), of one currency or all: the sums kept of
- * what settled before their `through` (kept-balances.ts), all available by then, and the ledger transactions
+ * what settled before their `through` (settled-balances.ts), all available by then, and the ledger transactions
  * settled since, each available or pending at `now`. Two statements, so that the second ranges over what settled
  * since `through` with its value in hand: a plan made not knowing it scans the account's every posting. They need
  * not share a snapshot: what is kept stays right however much is posted after it, as the ledger is append-only. A

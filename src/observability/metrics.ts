@@ -141,8 +141,8 @@ export const balancesOverdrawn = new Counter({
 export const balanceRolls = new Counter({
   name: 'ledger_balance_rolls_total',
   help:
-    'Runs of the roll of kept balances (src/ledger/kept-balances.ts), by result: rolled, or held_back by a ' +
-    'transaction whose start this role may not read that did not end in time (docs/ledger.md, Balances kept)',
+    'Runs of the roll of settled balances (src/ledger/settled-balances.ts), by result: rolled, or held_back by a ' +
+    'transaction whose start this role may not read that did not end in time (docs/ledger.md, Settled balances)',
   labelNames: ['result'] as const,
   registers,
 })

@@ -10,7 +10,7 @@ import { REAP_EVENTS_TASK, reapOldEvents } from '../events/reap-events.js'
 import { REAP_TASK, reapExpiredKeys } from '../idempotency/reap-expired-keys.js'
 import { RECOVER_TASK, type Recovery } from '../idempotency/recovery.js'
 import type { ChargeSettings } from '../processor/pricing.js'
-import { ROLL_TASK, rollBalances } from '../ledger/kept-balances.js'
+import { ROLL_TASK, rollBalances } from '../ledger/settled-balances.js'
 import { reaperDeletedKeys, recoveryClaims } from '../observability/metrics.js'
 import { COMPARE_TASK, compareTask, RECONCILE_TASK, reconcileTask } from '../processor-events/tasks.js'
 import type { PaymentProcessor } from '../processor/processor.js'
@@ -128,7 +128,7 @@ export function scheduledTasks(context: TaskContext): ScheduledTask[] {
           signal: helpers.abortSignal,
         }
         const run = await rollBalances(sql, settings, log.child({ task: ROLL_TASK }))
-        if (run.rolled) log.info({ task: ROLL_TASK, rolled: run.rolled }, 'rolled kept balances forward')
+        if (run.rolled) log.info({ task: ROLL_TASK, rolled: run.rolled }, 'rolled settled balances forward')
       },
     },
     // One queue for both: a comparison never runs beside a read of the events it depends on.

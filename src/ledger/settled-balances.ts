@@ -1,13 +1,14 @@
-// Balances kept (db/migrations/0017_kept_balances.sql; docs/ledger.md, "Balances kept"): what each account's ledger
-// transactions settled before a moment add up to, per currency, so that a balance read sums only what settled since
-// (the recent and the pending) rather than every posting since the first. The one writer of ledger_settled_balances;
-// the worker rolls every account forward on a schedule (ROLL_TASK), and repository.ts reads the sums.
+// Settled balances (db/migrations/0017_kept_balances.sql; docs/ledger.md, "Settled balances"): what each account's
+// ledger transactions settled before a cutoff add up to, per currency, so that a balance read sums only what settled
+// since (the recent and the pending) rather than every posting since the first. The one writer of
+// ledger_settled_balances; the worker rolls every account forward on a schedule (ROLL_TASK), and repository.ts reads
+// the sums.
 //
-// The hard part is the moment. A posting's created_at is its transaction's start, so a transaction open now may yet
-// commit postings from before now: a roll to a moment before which such a posting could still appear would leave it
-// out of the sum for good. So the moment is a little before now and no later than the start of any transaction open
-// now, and a transaction whose start cannot be read is waited for (settledMoment): after that, whatever settled
-// before the moment is there to be summed.
+// The hard part is the cutoff. A posting's created_at is its transaction's start, so a transaction open now may yet
+// commit postings from before now: a roll to a cutoff before which such a posting could still appear would leave it
+// out of the sum for good. So the cutoff is a little before now and no later than the start of any transaction open
+// now, and a transaction whose start cannot be read is waited for (settledCutoff): after that, whatever settled
+// before the cutoff is there to be summed.
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from 'pino'
 import type { Sql } from '../db/connect.js'
@@ -16,7 +17,7 @@ import { balanceRolls } from '../observability/metrics.js'
 export const ROLL_TASK = 'ledger_roll_balances'
 
 export interface RollSettings {
-  /** How far before now the moment is: room for a transaction that has taken its start time but not yet its lock. */
+  /** How far before now the cutoff is: room for a transaction that has taken its start time but not yet its lock. */
   marginSeconds: number
   /** How long to wait for open transactions whose start cannot be read; after that, the roll waits for its next run. */
   waitMs: number
@@ -26,7 +27,7 @@ export interface RollSettings {
   maxMs: number
   signal?: AbortSignal | undefined
   /**
-   * A moment held back further than this by an open transaction (its start read: the moment is no later) is logged at
+   * A cutoff held back further than this by an open transaction (its start read: the cutoff is no later) is logged at
    * warn with the transaction's backend: reads sum all that settled since, and grow slower while it stays open.
    */
   warnBehindSeconds: number
@@ -34,29 +35,29 @@ export interface RollSettings {
   onWait?: ((pids: number[]) => void) | undefined
 }
 
-export type Moment = { through: Date; oldest?: { pid: number; behindSeconds: number } } | { heldBy: number[] }
+export type Cutoff = { through: Date; oldest?: { pid: number; behindSeconds: number } } | { heldBy: number[] }
 
 /**
- * A moment before which every ledger transaction that will ever be committed is committed. It is `marginSeconds`
+ * A cutoff before which every ledger transaction that will ever be committed is committed. It is `marginSeconds`
  * before now, or the start of the oldest transaction of this database open now if earlier (its postings are from
  * its start on). A transaction whose start this role may not read (another role's, unless this one is granted
  * pg_read_all_stats: autovacuum's, an administrator's) is waited for instead, up to `waitMs`: open transactions are
  * found in pg_locks (each holds a lock on its own virtual transaction id), which every role may read. The backends
  * still open then, if any.
  */
-export async function settledMoment(sql: Sql, settings: RollSettings): Promise<Moment> {
+export async function settledCutoff(sql: Sql, settings: RollSettings): Promise<Cutoff> {
   const [taken] = await sql<{ through: Date; behind: number; oldest: number | null; open: string[]; pids: number[] }[]>`
     with open as (
       select l.virtualxid, l.pid, a.xact_start from pg_locks l join pg_stat_activity a on a.pid = l.pid
       where l.locktype = 'virtualxid' and l.granted and a.datname = current_database() and l.pid <> pg_backend_pid()),
     latest as (select now() - make_interval(secs => ${settings.marginSeconds}) as at),
-    moment as (select at, least(at, (select min(xact_start) from open)) as through from latest)
+    cutoff as (select at, least(at, (select min(xact_start) from open)) as through from latest)
     select through, extract(epoch from at - through)::float8 as behind,
            (select pid from open where xact_start = through limit 1) as oldest,
            (select coalesce(array_agg(virtualxid), '{}') from open where xact_start is null) as open,
            (select coalesce(array_agg(pid), '{}') from open where xact_start is null) as pids
-    from moment`
-  if (!taken) throw new Error('settledMoment: no row')
+    from cutoff`
+  if (!taken) throw new Error('settledCutoff: no row')
   let open = taken.open
   let pids = taken.pids
   if (open.length > 0) settings.onWait?.(pids)
@@ -86,7 +87,7 @@ export async function rollAccount(sql: Sql, accountId: string, through: Date): P
       select max(through) as through from ledger_settled_balances where account_id = ${accountId}`
     const from = kept?.through ?? null
     if (from && from >= through) return false
-    // This statement's snapshot is taken after settledMoment's wait: every posting settled before `through` is in it.
+    // This statement's snapshot is taken after settledCutoff's wait: every posting settled before `through` is in it.
     const moved = await tx<{ currency: string; net_cents: string }[]>`
       select currency, sum(net_cents) as net_cents from ledger_transactions
       where account_id = ${accountId}
@@ -109,7 +110,7 @@ export async function rollAccount(sql: Sql, accountId: string, through: Date): P
 }
 
 /**
- * Rolls every account forward to one moment (settledMoment), a page of accounts at a time. Held back (a transaction
+ * Rolls every account forward to one cutoff (settledCutoff), a page of accounts at a time. Held back (a transaction
  * whose start this role may not read did not end in time): nothing is rolled, and the backends holding it back are
  * returned.
  */
@@ -118,18 +119,18 @@ export async function rollBalances(
   settings: RollSettings,
   log: Logger,
 ): Promise<{ rolled: number; heldBy?: number[] }> {
-  const moment = await settledMoment(sql, settings)
-  if ('heldBy' in moment) {
+  const cutoff = await settledCutoff(sql, settings)
+  if ('heldBy' in cutoff) {
     balanceRolls.inc({ result: 'held_back' })
     log.warn(
-      { heldBy: moment.heldBy, waitMs: settings.waitMs },
+      { heldBy: cutoff.heldBy, waitMs: settings.waitMs },
       'balances not rolled: transactions whose start this role may not read did not end (their backends: heldBy)',
     )
-    return { rolled: 0, heldBy: moment.heldBy }
+    return { rolled: 0, heldBy: cutoff.heldBy }
   }
-  if (moment.oldest && moment.oldest.behindSeconds > settings.warnBehindSeconds)
+  if (cutoff.oldest && cutoff.oldest.behindSeconds > settings.warnBehindSeconds)
     log.warn(
-      { pid: moment.oldest.pid, behindSeconds: Math.round(moment.oldest.behindSeconds), through: moment.through },
+      { pid: cutoff.oldest.pid, behindSeconds: Math.round(cutoff.oldest.behindSeconds), through: cutoff.through },
       'balances rolled only up to the start of a transaction open since (backend pid): reads grow slower meanwhile',
     )
   let rolled = 0
@@ -145,7 +146,7 @@ export async function rollBalances(
     }
     const accounts = await sql<{ id: string }[]>`
       select id from accounts where id > ${after} order by id limit ${settings.batchSize}`
-    for (const { id } of accounts) if (await rollAccount(sql, id, moment.through)) rolled++
+    for (const { id } of accounts) if (await rollAccount(sql, id, cutoff.through)) rolled++
     const last = accounts.at(-1)
     if (!last || accounts.length < settings.batchSize) break
     after = last.id

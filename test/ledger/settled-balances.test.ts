@@ -1,13 +1,13 @@
-// Balances kept (src/ledger/kept-balances.ts): whatever the postings and however the sums are rolled, a balance read
-// from the sums kept and what settled since equals the ledger summed in full; and a roll never leaves out a posting
-// of a transaction still open at its moment, whether this role may read that transaction's start or not.
+// Settled balances (src/ledger/settled-balances.ts): whatever the postings and however the sums are rolled, a balance
+// read from the sums kept and what settled since equals the ledger summed in full; and a roll never leaves out a
+// posting of a transaction still open at its cutoff, whether this role may read that transaction's start or not.
 import { randomBytes, randomUUID } from 'node:crypto'
 import fc from 'fast-check'
 import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createAccount } from '../../src/accounts/api-keys.js'
 import { connect, type Sql } from '../../src/db/connect.js'
-import { type RollSettings, rollAccount, rollBalances } from '../../src/ledger/kept-balances.js'
+import { type RollSettings, rollAccount, rollBalances } from '../../src/ledger/settled-balances.js'
 import { postCapture } from '../../src/ledger/postings.js'
 import type { Pricing } from '../../src/processor/pricing.js'
 import { availableOf, balanceOf } from '../../src/ledger/repository.js'
@@ -101,8 +101,8 @@ const posting = fc.record({
   availableAfter: fc.constantFrom(0, 0, 1, 48, 170),
 })
 
-describe('balances kept', () => {
-  it('when postings are rolled into sums at any moments, then every balance read equals the ledger summed in full', async () => {
+describe('settled balances', () => {
+  it('when postings are rolled into sums at any cutoffs, then every balance read equals the ledger summed in full', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(fc.tuple(posting, fc.boolean()), { minLength: 1, maxLength: 25 }),
@@ -111,17 +111,17 @@ describe('balances kept', () => {
         async (steps, rolls, reads) => {
           const { account_id } = await createAccount(database.sql, 'Kept')
           const posted: Posting[] = []
-          // Postings interleaved with rolls to later and later moments; a posting made after a roll is created at
-          // its moment or later (what settledMoment guarantees of the real moment).
-          const moments = rolls.sort((a, b) => a - b)
+          // Postings interleaved with rolls to later and later cutoffs; a posting made after a roll is created at
+          // its cutoff or later (what settledCutoff guarantees of the real cutoff).
+          const cutoffs = rolls.sort((a, b) => a - b)
           let rolledTo = 0
           for (const [generated, rollAfter] of steps) {
             const each = { ...generated, createdAt: Math.max(generated.createdAt, rolledTo) }
             await insertPosting(database.sql, account_id, each)
             posted.push(each)
-            const moment = moments.shift()
-            if (rollAfter && moment !== undefined) {
-              rolledTo = Math.max(rolledTo, moment)
+            const cutoff = cutoffs.shift()
+            if (rollAfter && cutoff !== undefined) {
+              rolledTo = Math.max(rolledTo, cutoff)
               await rollAccount(database.sql, account_id, new Date(START + rolledTo * HOUR))
             }
           }
@@ -140,7 +140,7 @@ describe('balances kept', () => {
     )
   })
 
-  it('when a roll adds nothing new, then nothing is written, and rolling back to an earlier moment does nothing', async () => {
+  it('when a roll adds nothing new, then nothing is written, and rolling back to an earlier cutoff does nothing', async () => {
     const { account_id } = await createAccount(database.sql, 'Kept twice')
     await insertPosting(database.sql, account_id, { currency: 'usd', net: 500, createdAt: 0, availableAfter: 0 })
     expect(await rollAccount(database.sql, account_id, new Date(START + 10 * HOUR))).toBe(true)
@@ -186,7 +186,7 @@ async function openPosting(sql: Sql, cents: number) {
   }
 }
 
-describe('the moment a roll runs to', () => {
+describe('the cutoff a roll runs to', () => {
   it('when a transaction that posted is still open, then the roll stops at its start, says so, and its posting counts once it commits', async () => {
     const open = await openPosting(database.sql, 700)
     const { log: warnLog, lines: warned } = warnLines()
