@@ -109,20 +109,17 @@ export interface SettlementBacklog {
  * How far behind settlement is: abandoned claims that are due (their lease ended, then their grace period, longer
  * after each failed attempt, as the recovery worker waits) and that no recovery run has taken yet. A run takes a
  * claim by moving its lease, so a claim stays overdue only while no run reaches it: the recovery queue stalled,
- * every worker down, or more claims than a run settles in its time.
+ * every worker down, or more claims than a run settles in its time. Every claim kept for a Recovery counts, whatever
+ * Recovery it names: one that names a Recovery no worker has (or none: opened by a version before claims named
+ * theirs, docs/operations.md) is overdue for good, and must show.
  */
-export async function settlementBacklog(
-  sql: Sql,
-  recoveries: string[],
-  graceSeconds: number,
-): Promise<SettlementBacklog> {
-  if (recoveries.length === 0) return { overdue: 0, oldestSeconds: 0 }
+export async function settlementBacklog(sql: Sql, graceSeconds: number): Promise<SettlementBacklog> {
   const rows = await sql<{ overdue: number; oldest_seconds: number | null }[]>`
     select count(*)::int as overdue, extract(epoch from now() - min(due))::float8 as oldest_seconds
     from (
       select ${dueAt(sql, graceSeconds)} as due
       from idempotency_keys
-      where completed_at is null and locked_until < now() and request->>'recovery' = any(${recoveries})
+      where completed_at is null and locked_until < now() and request is not null
     ) as claims
     where due < now()`
   const row = theRow(rows, 'a count')

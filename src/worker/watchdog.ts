@@ -19,8 +19,6 @@ export interface WatchdogSettings {
   /** How long past due an abandoned claim may be before settlement counts as behind. */
   behindAfterSeconds: number
   graceSeconds: number
-  /** The names of the Recoveries whose abandoned claims the recovery worker settles. */
-  recoveries: string[]
   /** Names this process in worker_heartbeats, for an operator reading it. */
   processName: string
   /** A job running longer than this is told as stuck (STUCK_AFTER_SECONDS unless given: tests). */
@@ -114,7 +112,7 @@ export async function startWatchdog(
       )
     }
     for (const id of toldStuck) if (!running.some((job) => job.id === id)) toldStuck.delete(id)
-    const backlog = await settlementBacklog(sql, settings.recoveries, settings.graceSeconds)
+    const backlog = await settlementBacklog(sql, settings.graceSeconds)
     settlementOverdueClaims.set(backlog.overdue)
     settlementOldestOverdueSeconds.set(backlog.oldestSeconds)
     const wasBehind = behind !== undefined

@@ -145,7 +145,6 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       {
         ...options.liveness,
         graceSeconds: recovery.graceSeconds,
-        recoveries: settle.map((each) => each.name),
         processName: `${hostname()}:${process.pid}`,
       },
       log.child({ component: 'watchdog' }),

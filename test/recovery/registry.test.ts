@@ -4,6 +4,7 @@
 import { pino } from 'pino'
 import { describe, expect, it } from 'vitest'
 import { migrate } from '../../src/db/migrate.js'
+import { settlementBacklog } from '../../src/idempotency/abandoned-claims.js'
 import type { Recovery } from '../../src/idempotency/recovery.js'
 import { recoverAbandonedClaims } from '../../src/recovery/recover-abandoned-claims.js'
 import { recoveries, requireRecoveries } from '../../src/recovery/registry.js'
@@ -56,5 +57,32 @@ describe('the Recoveries', () => {
     const retry = await user.post('/v1/charges', chargeBody(), { key: 'before-0023' })
     expect(retry.statusCode).toBe(201)
     expect(retry.headers['idempotent-replayed']).toBe('true')
+  })
+
+  it('when an open claim names a Recovery the worker lacks, or none, then the worker leaves it and the backlog shows it', async () => {
+    const user = await suite.context.newAccount()
+    const { sql } = suite.context
+    for (const key of ['names-a-gone-recovery', 'names-none']) {
+      processor.loseNextAnswer()
+      expect((await user.post('/v1/charges', chargeBody(), { key })).statusCode).toBe(503)
+    }
+    await sql`update idempotency_keys set request = request || '{"recovery": "gone"}'
+      where account_id = ${user.id} and key = 'names-a-gone-recovery'`
+    await sql`update idempotency_keys set request = request - 'recovery'
+      where account_id = ${user.id} and key = 'names-none'`
+    const before = await settlementBacklog(sql, 0)
+    const settings = { graceSeconds: 0, leaseSeconds: 30, batchSize: 100 }
+    const run = await recoverAbandonedClaims(
+      sql,
+      recoveries(suite.context.processor, sql),
+      settings,
+      pino({ level: 'silent' }),
+    )
+    expect(run).toEqual({ settled: 0, released: 0, failed: 0 })
+    expect(await countCharges(sql, user.id)).toBe(0)
+    // Nothing fails silently: both are overdue, and stay so (the watchdog turns the process not ready).
+    expect(before.overdue).toBeGreaterThanOrEqual(2)
+    expect((await settlementBacklog(sql, 0)).overdue).toBe(before.overdue)
+    await sql`delete from idempotency_keys where account_id = ${user.id}`
   })
 })

@@ -128,7 +128,6 @@ describe('a watchdog just started', () => {
       ...DEAD_AFTER,
       behindAfterSeconds: 180,
       graceSeconds: 60,
-      recoveries: [],
       processName: 'test',
     }
     const watchdog = await startWatchdog(database.sql, pools, settings, pino({ level: 'silent' }))

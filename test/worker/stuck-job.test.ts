@@ -23,7 +23,6 @@ it('when a job has run longer than the bound, then the watchdog logs it once at 
       deadAfterSeconds: 3,
       behindAfterSeconds: 180,
       graceSeconds: 3,
-      recoveries: [],
       processName: 'test',
       stuckAfterSeconds: 2,
     },
