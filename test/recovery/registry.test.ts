@@ -12,6 +12,14 @@ import { chargeBody, controllableProcessor, countCharges, useTestApp } from '../
 
 const processor = controllableProcessor()
 const suite = useTestApp({ processor: processor.factory })
+/** One run of the recovery worker with the service's Recoveries, every claim due at once. */
+const recover = () =>
+  recoverAbandonedClaims(
+    suite.context.sql,
+    recoveries(suite.context.processor, suite.context.sql),
+    { graceSeconds: 0, leaseSeconds: 30, batchSize: 100 },
+    pino({ level: 'silent' }),
+  )
 const named = (name: string): Recovery => ({
   name,
   lookup: async () => undefined,
@@ -45,13 +53,7 @@ describe('the Recoveries', () => {
     const [claim] = await sql`select request from idempotency_keys where account_id = ${user.id}`
     expect(claim!.request.recovery).toBe('charge')
 
-    const settings = { graceSeconds: 0, leaseSeconds: 30, batchSize: 100 }
-    const run = await recoverAbandonedClaims(
-      sql,
-      recoveries(suite.context.processor, sql),
-      settings,
-      pino({ level: 'silent' }),
-    )
+    const run = await recover()
     expect(run).toMatchObject({ settled: 1, failed: 0 })
     expect(await countCharges(sql, user.id)).toBe(1)
     const retry = await user.post('/v1/charges', chargeBody(), { key: 'before-0023' })
@@ -71,13 +73,7 @@ describe('the Recoveries', () => {
     await sql`update idempotency_keys set request = request - 'recovery'
       where account_id = ${user.id} and key = 'names-none'`
     const before = await settlementBacklog(sql, 0)
-    const settings = { graceSeconds: 0, leaseSeconds: 30, batchSize: 100 }
-    const run = await recoverAbandonedClaims(
-      sql,
-      recoveries(suite.context.processor, sql),
-      settings,
-      pino({ level: 'silent' }),
-    )
+    const run = await recover()
     expect(run).toEqual({ settled: 0, released: 0, failed: 0 })
     expect(await countCharges(sql, user.id)).toBe(0)
     // Nothing fails silently: both are overdue, and stay so (the watchdog turns the process not ready).
