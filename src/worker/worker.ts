@@ -1,7 +1,7 @@
 // The graphile-worker runners: one for webhook deliveries (woken by the events_fan_out trigger), one for the work
 // that settles money and keeps house, on crontab schedules under stable identifiers: the tasks of
 // src/worker/tasks.ts (the recovery of abandoned claims, the expiry of authorizations, the reconciliation with the
-// processor, the expired-key reaper, the sweep of overdue deliveries, the reaping of old events, the roll of kept
+// processor, the expired-key reaper, the sweep of overdue deliveries, the reaping of old events, the roll of settled
 // balances).
 import { EventEmitter } from 'node:events'
 import { hostname } from 'node:os'
