@@ -31,6 +31,10 @@ export interface BenchCluster {
   stop(): Promise<void>
 }
 
+// The benchmark's own connections wait for a connection as long as CI may starve them: beside the fault run, at nice
+// 19, one took more than the service's 2 s to connect (CONNECT_TIMEOUT), and the benchmarks failed for it.
+export const PATIENT = { connectTimeoutMs: 120_000 }
+
 export async function startBenchCluster(): Promise<BenchCluster> {
   const dir = join(tmpdir(), `payments-bench-${process.pid}`)
   const port = await freePort()
@@ -52,9 +56,9 @@ export async function startBenchCluster(): Promise<BenchCluster> {
       if (options.icuLocale) await createWithCollation(serverUrl, name, options.icuLocale)
       else await createDatabaseIfMissing(serverUrl, name)
       const url = `postgres://postgres:postgres@127.0.0.1:${port}/${name}`
-      const sql = connect(url, { max: 4, statementTimeoutMs: 0 })
+      const sql = connect(url, { max: 4, statementTimeoutMs: 0, ...PATIENT })
       pools.push(sql)
-      await migrate(url)
+      await migrate(url, PATIENT)
       await sql`create extension if not exists pg_stat_statements`
       await sql`create extension if not exists pg_walinspect`
       if (setupSql) await sql.unsafe(setupSql)
@@ -76,7 +80,7 @@ export async function startBenchCluster(): Promise<BenchCluster> {
 
 /** A database whose text compares under an ICU collation (PostgreSQL's embedded build carries ICU). */
 async function createWithCollation(serverUrl: string, name: string, icuLocale: string): Promise<void> {
-  const sql = connect(serverUrl, { max: 1, statementTimeoutMs: 0 })
+  const sql = connect(serverUrl, { max: 1, statementTimeoutMs: 0, ...PATIENT })
   try {
     await sql.unsafe(
       `create database "${name}" template template0 encoding 'UTF8' locale 'C' locale_provider icu icu_locale ` +

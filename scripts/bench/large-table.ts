@@ -5,6 +5,7 @@ import { createAccount } from '../../src/accounts/api-keys.js'
 import { connect, type Sql } from '../../src/db/connect.js'
 import { createDatabaseIfMissing } from '../../src/db/embedded.js'
 import { migrate } from '../../src/db/migrate.js'
+import { PATIENT } from './cluster.js'
 import { measure, type LoadOptions, type Measurement } from './load.js'
 import type { ServerUnderTest } from './processes.js'
 import { median, spread } from './report.js'
@@ -27,9 +28,9 @@ export async function largeTable(options: LargeTableOptions): Promise<string> {
   const { rows, rounds } = options
   const databaseUrl = `${options.clusterUrl}bench_large`
   await createDatabaseIfMissing(`${options.clusterUrl}postgres`, 'bench_large')
-  const sql = connect(databaseUrl, { max: 2, statementTimeoutMs: 0 })
+  const sql = connect(databaseUrl, { max: 2, statementTimeoutMs: 0, ...PATIENT })
   try {
-    await migrate(databaseUrl)
+    await migrate(databaseUrl, PATIENT)
     const { api_key: apiKey, account_id: accountId } = await createAccount(sql, 'bench-large')
     const started = performance.now()
     // Completed keys as the service leaves them: a real response body's size, expiring tomorrow.
