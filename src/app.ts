@@ -1,7 +1,7 @@
 // The application as one function of its dependencies; src/server.ts starts it, the tests inject into it.
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import { pino } from 'pino'
-import { loadConfig, trustProxyOption, type Config } from './config.js'
+import { idempotencyTiming, loadConfig, trustProxyOption, type Config } from './config.js'
 import type { Sql } from './db/connect.js'
 import { loggerOptions, requestIdOptions } from './logger.js'
 import { watchPool } from './observability/metrics.js'
@@ -128,11 +128,7 @@ export async function appPlugin(
   const chargeSettings = chargeSettingsOf(config)
   await app.register(idempotency, {
     sql,
-    timing: {
-      ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS,
-      leaseSeconds: config.IDEMPOTENCY_LEASE_SECONDS,
-      recoveryGraceSeconds: config.RECOVERY_GRACE_SECONDS,
-    },
+    timing: idempotencyTiming(config),
     replayCacheSize: config.IDEMPOTENCY_REPLAY_CACHE_SIZE,
     statementStallMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
     downstreamKeyRetentionSeconds: processor.keyRetentionSeconds,

@@ -322,3 +322,16 @@ export function trustProxyOption(
 export function retryScheduleMs(schedule: string): number[] {
   return schedule.split(',').map((seconds) => Math.round(Number(seconds) * 1000))
 }
+
+/** The idempotency keys' timing (src/idempotency/store.ts Timing), for the API's requests and the worker's tasks. */
+export function idempotencyTiming(config: Config): {
+  ttlSeconds: number
+  leaseSeconds: number
+  recoveryGraceSeconds: number
+} {
+  return {
+    ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS,
+    leaseSeconds: config.IDEMPOTENCY_LEASE_SECONDS,
+    recoveryGraceSeconds: config.RECOVERY_GRACE_SECONDS,
+  }
+}

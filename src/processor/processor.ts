@@ -101,7 +101,7 @@ export type LookupRequest = {
 }[OperationKind]
 
 export interface PaymentProcessor {
-  /** How long the processor keeps the idempotency keys it is sent; unset: for ever (src/plugins/idempotency.ts). */
+  /** How long the processor keeps the idempotency keys it is sent; unset: for ever (src/idempotency/operation.ts). */
   readonly keyRetentionSeconds?: number
   /** What it tells after its answers: its webhooks and its list of events, and its payments as they are now. */
   readonly later: LaterOutcomes
@@ -177,7 +177,7 @@ export class ProcessorIdempotencyError extends Error {
  */
 export class ProcessorRequestError extends Error {
   override name = 'ProcessorRequestError'
-  /** Read by operation.callOut (src/plugins/idempotency.ts): a refusal leaves nothing downstream. */
+  /** Read by operation.callOut (src/idempotency/operation.ts): a refusal leaves nothing downstream. */
   readonly operationNotPerformed = true
 
   constructor(

@@ -9,6 +9,7 @@ import type { Sql } from '../db/connect.js'
 import { REAP_EVENTS_TASK, reapOldEvents } from '../events/reap-events.js'
 import { REAP_TASK, reapExpiredKeys } from '../idempotency/reap-expired-keys.js'
 import { RECOVER_TASK, type Recovery } from '../idempotency/recovery.js'
+import type { Timing } from '../idempotency/store.js'
 import type { ChargeSettings } from '../processor/pricing.js'
 import { ROLL_TASK, rollBalances } from '../ledger/settled-balances.js'
 import { reaperDeletedKeys, recoveryClaims } from '../observability/metrics.js'
@@ -45,6 +46,8 @@ export interface TaskContext {
   log: Logger
   reaper: { schedule: string; batchSize: number }
   recovery: RecoverySettings & { schedule: string }
+  /** A task that moves money runs it under a key: new KeyedTasks(sql, idempotency, ...) (docs/extending.md). */
+  idempotency: Timing
   events: { retentionDays: number }
   charges: ChargeSettings
   reconciliation: { schedule: string; compareSchedule: string }

@@ -7,7 +7,7 @@ import { EventEmitter } from 'node:events'
 import { hostname } from 'node:os'
 import { Logger, parseCronItems, run, type Runner, type RunnerOptions, type WorkerEvents } from 'graphile-worker'
 import type { Logger as Pino } from 'pino'
-import { retryScheduleMs, type Config } from '../config.js'
+import { idempotencyTiming, retryScheduleMs, type Config } from '../config.js'
 import type { Sql } from '../db/connect.js'
 import { graphilePool, isWritable } from '../db/graphile-pool.js'
 import { workerJobFailures } from '../observability/metrics.js'
@@ -17,6 +17,7 @@ import { SWEEP_TASK } from '../webhooks/sweep.js'
 import type { PaymentProcessor } from '../processor/processor.js'
 import type { RecoverySettings } from '../recovery/recover-abandoned-claims.js'
 import { RECOVER_TASK } from '../idempotency/recovery.js'
+import type { Timing } from '../idempotency/store.js'
 import { recoveries } from '../recovery/registry.js'
 import { scheduledTasks } from './tasks.js'
 import { type RunningJob, startWatchdog } from './watchdog.js'
@@ -32,6 +33,8 @@ export interface WorkerOptions {
   concurrency?: number
   reaper: { schedule: string; batchSize: number }
   recovery: RecoverySettings & { schedule: string }
+  /** The keys' timing, as the API has it: what a task that moves money gives its KeyedTasks (docs/extending.md). */
+  idempotency: Timing
   webhooks: DeliverySettings
   events: { retentionDays: number }
   charges: ChargeSettings
@@ -59,6 +62,7 @@ export function workerOptions(
       leaseSeconds: config.IDEMPOTENCY_LEASE_SECONDS,
       batchSize: config.RECOVERY_BATCH_SIZE,
     },
+    idempotency: idempotencyTiming(config),
     concurrency: config.WORKER_CONCURRENCY,
     webhooks: {
       timeoutMs: config.WEBHOOK_TIMEOUT_MS,

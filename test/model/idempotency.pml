@@ -29,10 +29,12 @@
  *                               its own requests the step lands or not, their answer lost: a crash after the
  *                               step or before it, both checked here
  * reserve (REFUND)              refunds/refunds.ts reserveRefund, charges/settle.ts reserveSettlement, run by
- *                               plugins/idempotency.ts operation.reserve (fenced: holdsClaim ... for share)
- * send                          plugins/idempotency.ts operation.callOut (refuses past the deadline, and a takeover of an
- *                               operation older than the processor keeps keys: both the "else" branch) and the
- *                               processor call in routes/charges.ts, routes/refunds.ts
+ *                               idempotency/operation.ts HeldOperation.reserve (fenced: holdsClaim ... for share);
+ *                               a holder is a request (plugins/idempotency.ts) or a worker task
+ *                               (idempotency/keyed-task.ts KeyedTasks.run): the same HeldOperation, the same steps
+ * send                          idempotency/operation.ts HeldOperation.callOut (refuses past the deadline, and a
+ *                               takeover of an operation older than the processor keeps keys: both the "else"
+ *                               branch) and the processor call in routes/charges.ts, routes/refunds.ts
  * network refuse                the processor refuses the call (processor ProcessorRequestError): nothing performed
  *                               for it; operation.callOut then lets the key go, unless the claim was inherited (an
  *                               earlier holder's call may still be performed)
@@ -47,7 +49,7 @@
  *                               gatherWithoutTransaction), then every key's completion, each fenced by its own
  *                               token; a rollback runs each alone again, so each lands or not on its own: the same
  *                               atomic step
- * letGo: endLease / release     plugins/idempotency.ts letGo: endLease (fenced) when the operation may be
+ * letGo: endLease / release     idempotency/operation.ts HeldOperation.letGo: endLease (fenced) when it may be
  *                               downstream (sent, or inherited by a takeover), else releaseClaim (fenced) and the
  *                               Recovery's release (give-back) in the same transaction, only if the delete hit
  * worker claim                  idempotency/abandoned-claims.ts takeOverAbandoned (lease end + grace * 2^attempts);

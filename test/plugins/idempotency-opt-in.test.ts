@@ -179,8 +179,8 @@ describe('a route of its own with a Recovery', () => {
     const response = await post('/notes/unrecoverable', 'lost for ever', 'unrecoverable-1')
     expect(response.statusCode).toBe(500)
     expect(response.json().error).toBe(
-      'POST /notes/unrecoverable calls out without a Recovery: name one in its config: { idempotency: { recovery } } ' +
-        '(docs/extending.md)',
+      'POST /notes/unrecoverable calls out without a Recovery: name one where it declares idempotency (a route: its ' +
+        'config: { idempotency: { recovery } }; a task: runKeyed) (docs/extending.md)',
     )
     expect(await database.sql`select 1 from published where text = 'lost for ever'`).toHaveLength(0)
   })
