@@ -10,9 +10,8 @@ import { recordCapture, recordVoid, reserveSettlement } from '../charges/settle.
 import type { Sql } from '../db/connect.js'
 import type { ChargeSettings } from '../processor/pricing.js'
 import { type PaymentProcessor, rethrowAsProblem } from '../processor/processor.js'
-import { Problem } from '../problems.js'
-import { listBody } from './list-body.js'
 import { absentBodyIsEmpty } from './optional-body.js'
+import { listRoute, retrieveRoute } from './read-routes.js'
 import {
   CaptureChargeBody,
   Charge,
@@ -163,45 +162,25 @@ export default async function chargeRoutes(
       }),
   )
 
-  app.get(
-    '/charges/:id',
-    {
-      schema: { params: ChargeParams },
-      config: {
-        openapi: {
-          operationId: 'getCharge',
-          tag: 'Charges',
-          summary: 'Retrieve a charge',
-          responses: { 200: { description: 'The charge.', schema: Charge } },
-        },
-      },
+  const names = { one: 'charge', many: 'charges' }
+  retrieveRoute(app, names, {
+    url: '/charges/:id',
+    params: ChargeParams,
+    schema: Charge,
+    operationId: 'getCharge',
+    tag: 'Charges',
+    find: (accountId, params) => findCharge(sql, accountId, params.id),
+  })
+  listRoute(app, names, {
+    url: '/charges',
+    query: ListChargesQuery,
+    schema: ChargeList,
+    operationId: 'listCharges',
+    tag: 'Charges',
+    async list(accountId, query) {
+      if (query.idempotency_key === undefined) return listCharges(sql, accountId, pageRequest(query))
+      const charge = await findChargeByIdempotencyKey(sql, accountId, query.idempotency_key)
+      return { rows: charge ? [charge] : [], hasMore: false }
     },
-    async (request) => {
-      const charge = await findCharge(sql, request.account.id, request.params.id)
-      if (!charge) throw new Problem('resource-not-found', `No charge ${request.params.id}.`)
-      return charge
-    },
-  )
-
-  app.get(
-    '/charges',
-    {
-      schema: { querystring: ListChargesQuery },
-      config: {
-        openapi: {
-          operationId: 'listCharges',
-          tag: 'Charges',
-          summary: 'List charges, newest first',
-          responses: { 200: { description: 'One page of charges.', schema: ChargeList } },
-        },
-      },
-    },
-    async (request) => {
-      if (request.query.idempotency_key !== undefined) {
-        const charge = await findChargeByIdempotencyKey(sql, request.account.id, request.query.idempotency_key)
-        return { object: 'list', data: charge ? [charge] : [], has_more: false }
-      }
-      return listBody(await listCharges(sql, request.account.id, pageRequest(request.query)), 'charge of this account')
-    },
-  )
+  })
 }

@@ -5,7 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Sql } from '../db/connect.js'
 import { type PaymentProcessor, rethrowAsProblem } from '../processor/processor.js'
 import { Problem } from '../problems.js'
-import { listBody } from './list-body.js'
+import { listRoute, retrieveRoute } from './read-routes.js'
 import { recordRefund, refundCall, reserveRefund } from '../refunds/refunds.js'
 import { refundRecovery } from '../refunds/recovery.js'
 import { findRefund, listRefunds } from '../refunds/repository.js'
@@ -53,52 +53,36 @@ export default async function refundRoutes(base: FastifyInstance, options: { sql
       }),
   )
 
-  const listed = (operationId: string, summary: string) => ({
-    operationId,
-    tag: 'Refunds' as const,
-    summary,
-    responses: { 200: { description: 'One page of refunds.', schema: RefundList } },
+  const names = { one: 'refund', many: 'refunds' }
+  listRoute(app, names, {
+    url: '/refunds',
+    query: ListRefundsQuery,
+    schema: RefundList,
+    operationId: 'listRefunds',
+    tag: 'Refunds',
+    list: (accountId, query) => listRefunds(sql, accountId, undefined, pageRequest(query)),
   })
-
-  app.get(
-    '/refunds',
-    {
-      schema: { querystring: ListRefundsQuery },
-      config: { openapi: listed('listRefunds', 'List refunds, newest first') },
+  listRoute(app, names, {
+    url: '/charges/:id/refunds',
+    params: ChargeParams,
+    query: ListRefundsQuery,
+    schema: RefundList,
+    operationId: 'listChargeRefunds',
+    tag: 'Refunds',
+    summary: 'List a charge’s refunds',
+    item: 'refund of this charge',
+    async list(accountId, query, params) {
+      if (!(await findCharge(sql, accountId, params.id)))
+        throw new Problem('resource-not-found', `No charge ${params.id}.`)
+      return listRefunds(sql, accountId, params.id, pageRequest(query))
     },
-    async (request) => {
-      return listBody(
-        await listRefunds(sql, request.account.id, undefined, pageRequest(request.query)),
-        'refund of this account',
-      )
-    },
-  )
-
-  app.get(
-    '/charges/:id/refunds',
-    {
-      schema: { params: ChargeParams, querystring: ListRefundsQuery },
-      config: { openapi: listed('listChargeRefunds', 'List a charge’s refunds') },
-    },
-    async (request) => {
-      if (!(await findCharge(sql, request.account.id, request.params.id)))
-        throw new Problem('resource-not-found', `No charge ${request.params.id}.`)
-      return listBody(
-        await listRefunds(sql, request.account.id, request.params.id, pageRequest(request.query)),
-        'refund of this charge',
-      )
-    },
-  )
-
-  const retrieve = {
+  })
+  retrieveRoute(app, names, {
+    url: '/refunds/:id',
+    params: RefundParams,
+    schema: Refund,
     operationId: 'getRefund',
-    tag: 'Refunds' as const,
-    summary: 'Retrieve a refund',
-    responses: { 200: { description: 'The refund.', schema: Refund } },
-  }
-  app.get('/refunds/:id', { schema: { params: RefundParams }, config: { openapi: retrieve } }, async (request) => {
-    const refund = await findRefund(sql, request.account.id, request.params.id)
-    if (!refund) throw new Problem('resource-not-found', `No refund ${request.params.id}.`)
-    return refund
+    tag: 'Refunds',
+    find: (accountId, params) => findRefund(sql, accountId, params.id),
   })
 }

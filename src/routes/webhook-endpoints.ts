@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Sql } from '../db/connect.js'
 import { Problem } from '../problems.js'
-import { listBody } from './list-body.js'
+import { listRoute, retrieveRoute } from './read-routes.js'
 import { absentBodyIsEmpty, EmptyBody } from './optional-body.js'
 import { DEFAULT_PAGE_SIZE, pageRequest } from '../schemas/page.js'
 import {
@@ -65,38 +65,25 @@ export default async function webhookEndpointRoutes(
       }),
   )
 
-  const list = {
+  const names = { one: 'webhook endpoint', many: 'endpoints' }
+  listRoute(app, names, {
+    url: '/webhook_endpoints',
+    query: ListWebhookEndpointsQuery,
+    schema: WebhookEndpointList,
     operationId: 'listWebhookEndpoints',
-    tag: 'Webhook endpoints' as const,
+    tag: 'Webhook endpoints',
     summary: 'List webhook endpoints, newest first',
-    responses: { 200: { description: 'One page of endpoints.', schema: WebhookEndpointList } },
-  }
-  app.get(
-    '/webhook_endpoints',
-    { schema: { querystring: ListWebhookEndpointsQuery }, config: { openapi: list } },
-    async (request) => {
-      return listBody(
-        await listEndpoints(sql, request.account.id, pageRequest(request.query)),
-        'webhook endpoint of this account',
-      )
-    },
-  )
-
-  const retrieve = {
+    list: (accountId, query) => listEndpoints(sql, accountId, pageRequest(query)),
+  })
+  retrieveRoute(app, names, {
+    url: '/webhook_endpoints/:id',
+    params: WebhookEndpointParams,
+    schema: WebhookEndpoint,
     operationId: 'getWebhookEndpoint',
-    tag: 'Webhook endpoints' as const,
-    summary: 'Retrieve a webhook endpoint',
-    responses: { 200: { description: 'The endpoint (without its secret).', schema: WebhookEndpoint } },
-  }
-  app.get(
-    '/webhook_endpoints/:id',
-    { schema: { params: WebhookEndpointParams }, config: { openapi: retrieve } },
-    async (request) => {
-      const endpoint = await findEndpoint(sql, request.account.id, request.params.id)
-      if (!endpoint) throw notFound(request.params.id)
-      return endpoint
-    },
-  )
+    tag: 'Webhook endpoints',
+    answer: 'The endpoint (without its secret).',
+    find: (accountId, params) => findEndpoint(sql, accountId, params.id),
+  })
 
   const update = {
     operationId: 'updateWebhookEndpoint',

@@ -7,7 +7,6 @@ import { withdrawalCall, recordWithdrawal, reserveWithdrawal } from '../withdraw
 import { withdrawalRecovery } from '../withdrawals/recovery.js'
 import { findWithdrawal, listWithdrawals } from '../withdrawals/repository.js'
 import { type PaymentProcessor, rethrowAsProblem } from '../processor/processor.js'
-import { Problem } from '../problems.js'
 import { pageRequest } from '../schemas/page.js'
 import {
   CreateWithdrawalBody,
@@ -16,7 +15,7 @@ import {
   WithdrawalList,
   WithdrawalParams,
 } from '../schemas/withdrawal.js'
-import { listBody } from './list-body.js'
+import { listRoute, retrieveRoute } from './read-routes.js'
 
 /** `clock`: what time it is for the balance (the service's is the system's; tests move it). */
 export default async function withdrawalRoutes(
@@ -54,36 +53,21 @@ export default async function withdrawalRoutes(
       }),
   )
 
-  const retrieve = {
+  const names = { one: 'withdrawal', many: 'withdrawals' }
+  retrieveRoute(app, names, {
+    url: '/withdrawals/:id',
+    params: WithdrawalParams,
+    schema: Withdrawal,
     operationId: 'getWithdrawal',
-    tag: 'Withdrawals' as const,
-    summary: 'Retrieve a withdrawal',
-    responses: { 200: { description: 'The withdrawal.', schema: Withdrawal } },
-  }
-  app.get(
-    '/withdrawals/:id',
-    { schema: { params: WithdrawalParams }, config: { openapi: retrieve } },
-    async (request) => {
-      const withdrawal = await findWithdrawal(sql, request.account.id, request.params.id)
-      if (!withdrawal) throw new Problem('resource-not-found', `No withdrawal ${request.params.id}.`)
-      return withdrawal
-    },
-  )
-
-  const list = {
+    tag: 'Withdrawals',
+    find: (accountId, params) => findWithdrawal(sql, accountId, params.id),
+  })
+  listRoute(app, names, {
+    url: '/withdrawals',
+    query: ListWithdrawalsQuery,
+    schema: WithdrawalList,
     operationId: 'listWithdrawals',
-    tag: 'Withdrawals' as const,
-    summary: 'List withdrawals, newest first',
-    responses: { 200: { description: 'One page of withdrawals.', schema: WithdrawalList } },
-  }
-  app.get(
-    '/withdrawals',
-    { schema: { querystring: ListWithdrawalsQuery }, config: { openapi: list } },
-    async (request) => {
-      return listBody(
-        await listWithdrawals(sql, request.account.id, pageRequest(request.query)),
-        'withdrawal of this account',
-      )
-    },
-  )
+    tag: 'Withdrawals',
+    list: (accountId, query) => listWithdrawals(sql, accountId, pageRequest(query)),
+  })
 }
