@@ -7,6 +7,7 @@ import { pino } from 'pino'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { appPlugin } from '../src/app.js'
+import { CLIENT_API_FILE, formattedClientSource } from '../src/openapi/client-source.js'
 import { loadConfig } from '../src/config.js'
 import { parseIdempotencyKey } from '../src/idempotency/key.js'
 import { PROBLEM_TYPES } from '../src/problems.js'
@@ -56,6 +57,14 @@ describe('openapi.yaml', () => {
   it('when the routes or schemas change, then the committed file is the one they build, or this says to run npm run openapi', async () => {
     const built = (await context.app.inject({ method: 'GET', url: '/openapi.yaml' })).body
     expect(built === specText, 'openapi.yaml is stale: run `npm run openapi` and commit the result').toBe(true)
+  })
+
+  it('when openapi.yaml changes, then the client generated from it is the committed one, or this says to run npm run openapi', async () => {
+    const committed = await readFile(new URL(`../${CLIENT_API_FILE}`, import.meta.url), 'utf8')
+    const generated = formattedClientSource(parse(specText))
+    expect(generated === committed, `${CLIENT_API_FILE} is stale: run \`npm run openapi\` and commit the result`).toBe(
+      true,
+    )
   })
 
   it('when compared with the app, then it documents every route and no route that does not exist', async () => {

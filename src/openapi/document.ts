@@ -131,6 +131,7 @@ function operation(route: DocumentedRoute, components: SchemaComponents, prose: 
     operationId: doc.operationId,
     summary: doc.summary,
     ...(description && { description }),
+    ...(doc.client && { 'x-client': doc.client }),
     ...(doc.public && { security: [] }),
     ...(parameters.length && { parameters }),
     ...(schema.body && { requestBody: requestBody(schema.body, doc, components) }),

@@ -10,6 +10,12 @@ export interface OperationDoc {
   tag: string
   summary: string
   description?: string
+  /**
+   * The typed client's method that calls it, "resource.method" ("charges.create", "charges.listRefunds"): written
+   * in openapi.yaml as `x-client`, from which src/client/api.ts is generated (src/openapi/client-source.ts).
+   * Without it the operation is not in the client (the processor's webhook, the document itself).
+   */
+  client?: string
   /** Served without an API key: health and the document. */
   public?: boolean
   /** The body may be left out, or empty: it is then {}. */

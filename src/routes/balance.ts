@@ -29,6 +29,7 @@ export default async function balanceRoutes(
       config: {
         openapi: {
           operationId: 'getBalance',
+          client: 'balance.retrieve',
           tag: 'Balance',
           summary: 'Retrieve the balance',
           responses: { 200: { description: 'The balance, available and pending, per currency.', schema: Balance } },
@@ -45,6 +46,7 @@ export default async function balanceRoutes(
       config: {
         openapi: {
           operationId: 'getBalanceTransaction',
+          client: 'balanceTransactions.retrieve',
           tag: 'Balance',
           summary: 'Retrieve a balance transaction',
           responses: { 200: { description: 'The balance transaction.', schema: BalanceTransaction } },
@@ -65,6 +67,7 @@ export default async function balanceRoutes(
       config: {
         openapi: {
           operationId: 'listBalanceTransactions',
+          client: 'balanceTransactions.list',
           tag: 'Balance',
           summary: 'List balance transactions, newest first',
           responses: { 200: { description: 'One page of balance transactions.', schema: BalanceTransactionList } },

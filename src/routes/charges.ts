@@ -48,6 +48,7 @@ export default async function chargeRoutes(
         idempotency: { required: true, recovery: chargeRecovery(processor, options.settings) },
         openapi: {
           operationId: 'createCharge',
+          client: 'charges.create',
           tag: 'Charges',
           summary: 'Create a charge',
           bodyExample: {
@@ -99,6 +100,7 @@ export default async function chargeRoutes(
         idempotency: { required: true, recovery: settlementRecovery(processor, sql, 'capture', pricing) },
         openapi: {
           operationId: 'captureCharge',
+          client: 'charges.capture',
           tag: 'Charges',
           summary: 'Capture an authorized charge, in full or in part',
           bodyOptional: true,
@@ -136,6 +138,7 @@ export default async function chargeRoutes(
         idempotency: { required: true, recovery: settlementRecovery(processor, sql, 'void', pricing) },
         openapi: {
           operationId: 'voidCharge',
+          client: 'charges.void',
           tag: 'Charges',
           summary: 'Void an authorization',
           bodyOptional: true,
@@ -162,7 +165,7 @@ export default async function chargeRoutes(
       }),
   )
 
-  const names = { one: 'charge', many: 'charges' }
+  const names = { one: 'charge', many: 'charges', client: 'charges' }
   retrieveRoute(app, names, {
     url: '/charges/:id',
     params: ChargeParams,

@@ -26,6 +26,7 @@ export default async function eventRoutes(base: FastifyInstance, options: { sql:
   // Events are stored as the bytes they were sent as; lists are spliced from them, not re-serialised.
   const list = {
     operationId: 'listEvents',
+    client: 'events.list',
     tag: 'Events' as const,
     summary: 'List events, newest first',
     responses: { 200: { description: 'One page of events.', schema: EventList } },
@@ -44,6 +45,7 @@ export default async function eventRoutes(base: FastifyInstance, options: { sql:
 
   const retrieve = {
     operationId: 'getEvent',
+    client: 'events.retrieve',
     tag: 'Events' as const,
     summary: 'Retrieve an event',
     responses: { 200: { description: 'The event.', schema: Event } },
@@ -62,6 +64,7 @@ export default async function eventRoutes(base: FastifyInstance, options: { sql:
         idempotency: { required: true },
         openapi: {
           operationId: 'redeliverEvent',
+          client: 'events.redeliver',
           tag: 'Events',
           summary: 'Send an event again',
           bodyOptional: true,

@@ -10,7 +10,7 @@ import { listRoute, retrieveRoute } from './read-routes.js'
 
 export default async function payoutRoutes(app: FastifyInstance, options: { sql: Sql }) {
   const { sql } = options
-  const names = { one: 'payout', many: 'payouts' }
+  const names = { one: 'payout', many: 'payouts', client: 'payouts' }
   retrieveRoute(app, names, {
     url: '/payouts/:id',
     params: PayoutParams,

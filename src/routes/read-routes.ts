@@ -9,13 +9,18 @@ import type { OperationDoc } from '../openapi/operation.js'
 import { Problem } from '../problems.js'
 import { listBody } from './list-body.js'
 
-/** How the API names one resource and many: "charge", "charges"; "webhook endpoint", "endpoints". */
+/**
+ * How the API names one resource and many ("charge", "charges"; "webhook endpoint", "endpoints"), and the client's
+ * resource that reads them ("charges", "webhookEndpoints"): its methods are `retrieve` and `list`.
+ */
 export interface ResourceNames {
   one: string
   many: string
+  client: string
 }
 
-type Documented = Pick<OperationDoc, 'operationId' | 'tag'> & Partial<Pick<OperationDoc, 'summary' | 'description'>>
+type Documented = Pick<OperationDoc, 'operationId' | 'tag'> &
+  Partial<Pick<OperationDoc, 'summary' | 'description' | 'client'>>
 
 /** GET `url` (with :id): the account's resource, or 404 `No <one> <id>.` */
 export function retrieveRoute<Params extends TSchema, Item extends TSchema>(
@@ -35,6 +40,7 @@ export function retrieveRoute<Params extends TSchema, Item extends TSchema>(
     operationId: route.operationId,
     tag: route.tag,
     summary: route.summary ?? `Retrieve a ${names.one}`,
+    client: route.client ?? `${names.client}.retrieve`,
     ...(route.description !== undefined && { description: route.description }),
     responses: { 200: { description: route.answer ?? `The ${names.one}.`, schema: route.schema } },
   }
@@ -65,6 +71,7 @@ export function listRoute<Query extends TSchema, Params extends TSchema, Item>(
     operationId: route.operationId,
     tag: route.tag,
     summary: route.summary ?? `List ${names.many}, newest first`,
+    client: route.client ?? `${names.client}.list`,
     ...(route.description !== undefined && { description: route.description }),
     responses: { 200: { description: `One page of ${names.many}.`, schema: route.schema } },
   }

@@ -28,6 +28,7 @@ export default async function refundRoutes(base: FastifyInstance, options: { sql
         idempotency: { required: true, recovery: refundRecovery(processor, sql) },
         openapi: {
           operationId: 'createRefund',
+          client: 'refunds.create',
           tag: 'Refunds',
           summary: 'Refund a charge, in part or in full',
           bodyExample: { amount_cents: 500 },
@@ -53,7 +54,7 @@ export default async function refundRoutes(base: FastifyInstance, options: { sql
       }),
   )
 
-  const names = { one: 'refund', many: 'refunds' }
+  const names = { one: 'refund', many: 'refunds', client: 'refunds' }
   listRoute(app, names, {
     url: '/refunds',
     query: ListRefundsQuery,
@@ -68,6 +69,7 @@ export default async function refundRoutes(base: FastifyInstance, options: { sql
     query: ListRefundsQuery,
     schema: RefundList,
     operationId: 'listChargeRefunds',
+    client: 'charges.listRefunds',
     tag: 'Refunds',
     summary: 'List a charge’s refunds',
     item: 'refund of this charge',

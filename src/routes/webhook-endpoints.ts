@@ -43,6 +43,7 @@ export default async function webhookEndpointRoutes(
 
   const create = {
     operationId: 'createWebhookEndpoint',
+    client: 'webhookEndpoints.create',
     tag: 'Webhook endpoints' as const,
     summary: 'Create a webhook endpoint',
     bodyExample: { url: 'https://example.com/hooks/payments', enabled_events: ['*'] },
@@ -65,7 +66,7 @@ export default async function webhookEndpointRoutes(
       }),
   )
 
-  const names = { one: 'webhook endpoint', many: 'endpoints' }
+  const names = { one: 'webhook endpoint', many: 'endpoints', client: 'webhookEndpoints' }
   listRoute(app, names, {
     url: '/webhook_endpoints',
     query: ListWebhookEndpointsQuery,
@@ -87,6 +88,7 @@ export default async function webhookEndpointRoutes(
 
   const update = {
     operationId: 'updateWebhookEndpoint',
+    client: 'webhookEndpoints.update',
     tag: 'Webhook endpoints' as const,
     summary: 'Update a webhook endpoint',
     bodyExample: { enabled_events: ['charge.succeeded', 'charge.refunded'], description: 'orders' },
@@ -106,6 +108,7 @@ export default async function webhookEndpointRoutes(
 
   const remove = {
     operationId: 'deleteWebhookEndpoint',
+    client: 'webhookEndpoints.delete',
     tag: 'Webhook endpoints' as const,
     summary: 'Delete a webhook endpoint',
     responses: { 200: { description: 'Deleted.', schema: DeletedWebhookEndpoint } },
@@ -127,6 +130,7 @@ export default async function webhookEndpointRoutes(
         idempotency: { required: true },
         openapi: {
           operationId: 'rotateWebhookSecret',
+          client: 'webhookEndpoints.rotateSecret',
           tag: 'Webhook endpoints',
           summary: 'Rotate the signing secret',
           bodyOptional: true,
@@ -147,6 +151,7 @@ export default async function webhookEndpointRoutes(
 
   const deliveries = {
     operationId: 'listWebhookDeliveries',
+    client: 'webhookEndpoints.deliveries',
     tag: 'Webhook endpoints' as const,
     summary: 'List the deliveries of an endpoint, with every attempt',
     responses: { 200: { description: 'The latest deliveries, newest first.', schema: WebhookDeliveryList } },

@@ -1,13 +1,17 @@
 // The client's types cannot forget a resource: every resource openapi.yaml describes (a component with an `object`
-// const, a list aside) and every request body is a type src/client/types.ts exports, so a fork's new resource
-// reaches its integrators' code; this names the one it lacks.
+// const, a list aside) and every request body is a type the client exports (src/client/types.ts, which exports
+// the types generated into src/client/api.ts), so a fork's new resource reaches its integrators' code; this names
+// the one it lacks (a route whose openapi entry names no `client` method brings no type along).
 import { readFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 
 const ROOT = new URL('../../', import.meta.url)
 const spec = parse(await readFile(new URL('openapi.yaml', ROOT), 'utf8'))
-const typesSource = await readFile(new URL('src/client/types.ts', ROOT), 'utf8')
+const typesSource = [
+  await readFile(new URL('src/client/types.ts', ROOT), 'utf8'),
+  await readFile(new URL('src/client/api.ts', ROOT), 'utf8'),
+].join('\n')
 const exported = new Set(
   [...typesSource.matchAll(/export (?:type|interface) (\w+)|export type \{([^}]+)\}/g)].flatMap((match) =>
     match[1] ? [match[1]] : match[2]!.split(',').map((name) => name.trim()),

@@ -30,6 +30,7 @@ export default async function withdrawalRoutes(
   const idempotency = { required: true, recovery: withdrawalRecovery(processor, sql) }
   const create = {
     operationId: 'createWithdrawal',
+    client: 'withdrawals.create',
     tag: 'Withdrawals' as const,
     summary: 'Pay out of the balance',
     bodyExample: { amount_cents: 5000, currency: 'usd' },
@@ -53,7 +54,7 @@ export default async function withdrawalRoutes(
       }),
   )
 
-  const names = { one: 'withdrawal', many: 'withdrawals' }
+  const names = { one: 'withdrawal', many: 'withdrawals', client: 'withdrawals' }
   retrieveRoute(app, names, {
     url: '/withdrawals/:id',
     params: WithdrawalParams,
