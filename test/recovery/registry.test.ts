@@ -29,7 +29,10 @@ const named = (name: string): Recovery => ({
 describe('the Recoveries', () => {
   it('when a route names a Recovery the worker does not have, or two share a name, then the API refuses to start', () => {
     const worker = recoveries(suite.context.processor, suite.context.sql)
-    expect(worker.map((recovery) => recovery.name)).toEqual(['charge', 'capture', 'void', 'refund'])
+    // The service's own, and whatever a fork adds beside them.
+    expect(worker.map((recovery) => recovery.name)).toEqual(
+      expect.arrayContaining(['charge', 'capture', 'void', 'refund']),
+    )
     const route = { method: 'POST', url: '/v1/subscriptions', recovery: named('subscription') }
     expect(() => requireRecoveries([route], worker)).toThrow(
       'POST /v1/subscriptions names the Recovery subscription, which the recovery worker does not have: add it to ' +
