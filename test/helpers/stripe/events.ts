@@ -16,11 +16,15 @@ export class StripeEvents {
   readonly all: Stripe.Event[] = []
   private readonly listeners: ((event: Stripe.Event) => void)[] = []
 
+  /** `account`: the connected account the events happen on, named in each (docs.stripe.com/connect/webhooks). */
+  constructor(private readonly account?: string) {}
+
   /** A new event of `type`, holding a copy of `object` as it is now; sent to whoever listens (the webhook sender). */
   emit(type: string, object: { id: string }, idempotencyKey?: string): Stripe.Event {
     const event = {
       id: stripeId('evt'),
       object: 'event',
+      ...(this.account && { account: this.account }),
       api_version: API_VERSION,
       created: unixNow(),
       data: { object: structuredClone(object) },

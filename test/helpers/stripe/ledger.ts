@@ -22,8 +22,8 @@ export class StripeLedger {
   readonly disputes = new Map<string, Stripe.Dispute>()
   readonly payouts = new Map<string, Stripe.Payout>()
   readonly movements: Movement[] = []
-  /** Every change, as an Event (listed, and sent to the webhook endpoint). */
-  readonly events = new StripeEvents()
+  /** Every change, as an Event (listed, and sent to the webhook endpoint; a connected account's, to Connect's). */
+  readonly events: StripeEvents
   /** Its balance transactions and automatic payouts. */
   readonly balance: StripeBalance
   /**
@@ -37,7 +37,10 @@ export class StripeLedger {
   constructor(
     private readonly searchLagMs: number,
     cardPricing = STANDARD_CARD_PRICING,
+    /** The connected account whose objects these are (connect.ts); unset: the platform's own. */
+    readonly account?: string,
   ) {
+    this.events = new StripeEvents(account)
     this.balance = new StripeBalance(this, cardPricing)
   }
 

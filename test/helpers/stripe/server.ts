@@ -14,6 +14,8 @@
 // the customer's authentication (also at the page next_action names), a bank debit settling, a dispute, a refund
 // failing or made in the Dashboard, an authorization lapsing, an automatic payout (balance.ts: balance transactions
 // with Stripe's fees, GET /v1/balance_transactions?payout=) arriving or failing.
+// Connect (connect.ts): connected accounts, each with its own of all the above, reached with Stripe-Account; their
+// events name them and go to Connect's endpoint (connect.webhooks).
 // Everything it received is logged (requests) and every movement of money is in its ledger, for tests to count.
 import { createHash, randomBytes } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
@@ -21,6 +23,7 @@ import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type Stripe from 'stripe'
 import { invalidRequest, StripeFailure } from './errors.js'
+import { ConnectedAccounts } from './connect.js'
 import { type Form, FormError, parseForm } from './form.js'
 import { StripeLedger } from './ledger.js'
 import type { Answer } from './lists.js'
@@ -46,6 +49,8 @@ import { type WebhookSender, webhookSender } from './webhooks.js'
 export interface LoggedRequest {
   method: string
   path: string
+  /** The Stripe-Account header: the connected account acted on; unset: the platform. */
+  account: string | undefined
   idempotencyKey: string | undefined
   form: Form
   receivedAt: number
@@ -102,6 +107,16 @@ export interface StripeTestServer {
     /** The payout arrives at the bank, or fails. */
     settlePayout(payout: string, outcome: 'paid' | 'failed'): Stripe.Payout
   }
+  /** Stripe Connect (connect.ts): connected accounts, each with its own objects, later events and balance. */
+  connect: {
+    /** A new connected account (as POST /v1/accounts makes one): its id. */
+    create(): string
+    /** Its objects and money, for tests that count them. */
+    ledger(account: string): StripeLedger
+    later(account: string): StripeTestServer['later']
+    /** Connect's webhook endpoint: every connected account's events, each naming its `account`. */
+    webhooks: WebhookSender
+  }
   close(): Promise<void>
 }
 
@@ -112,7 +127,12 @@ interface Saved {
   answer?: { status: number; body: unknown }
 }
 
-type Route = { method: string; pattern: RegExp; handle: (form: Form, caller: Caller, id: string) => Answer<unknown> }
+type Route = {
+  method: string
+  pattern: RegExp
+  /** `ledger`: the platform's, or the connected account's that the request's Stripe-Account header names. */
+  handle: (ledger: StripeLedger, form: Form, caller: Caller, id: string) => Answer<unknown>
+}
 
 export async function startStripeServer(
   options: {
@@ -128,55 +148,93 @@ export async function startStripeServer(
   const ledger = new StripeLedger(options.searchLagMs ?? 60_000, options.cardPricing)
   const requests: LoggedRequest[] = []
   const faults: FaultRule[] = []
+  /** Responses saved under idempotency keys, each key the account's own: `${account}:${key}` ('' the platform's). */
   const saved = new Map<string, Saved>()
+  const connect = new ConnectedAccounts((account) => {
+    const connected = new StripeLedger(options.searchLagMs ?? 60_000, options.cardPricing, account)
+    watch(connected, connectWebhooks)
+    return connected
+  })
   const routes: Route[] = [
     {
       method: 'POST',
       pattern: /^\/v1\/payment_intents$/,
-      handle: (form, caller) => createPaymentIntent(ledger, form, caller),
+      handle: (ledger, form, caller) => createPaymentIntent(ledger, form, caller),
     },
-    { method: 'GET', pattern: /^\/v1\/payment_intents$/, handle: (form) => listPaymentIntents(ledger, form) },
-    { method: 'GET', pattern: /^\/v1\/payment_intents\/search$/, handle: (form) => searchPaymentIntents(ledger, form) },
+    { method: 'GET', pattern: /^\/v1\/payment_intents$/, handle: (ledger, form) => listPaymentIntents(ledger, form) },
+    {
+      method: 'GET',
+      pattern: /^\/v1\/payment_intents\/search$/,
+      handle: (ledger, form) => searchPaymentIntents(ledger, form),
+    },
     {
       method: 'GET',
       pattern: /^\/v1\/payment_intents\/([^/]+)$/,
-      handle: (form, _caller, id) => retrievePaymentIntent(ledger, id, form),
+      handle: (ledger, form, _caller, id) => retrievePaymentIntent(ledger, id, form),
     },
     {
       method: 'POST',
       pattern: /^\/v1\/payment_intents\/([^/]+)\/capture$/,
-      handle: (form, caller, id) => capturePaymentIntent(ledger, id, form, caller),
+      handle: (ledger, form, caller, id) => capturePaymentIntent(ledger, id, form, caller),
     },
     {
       method: 'POST',
       pattern: /^\/v1\/payment_intents\/([^/]+)\/cancel$/,
-      handle: (form, caller, id) => cancelPaymentIntent(ledger, id, form, caller),
+      handle: (ledger, form, caller, id) => cancelPaymentIntent(ledger, id, form, caller),
     },
-    { method: 'POST', pattern: /^\/v1\/refunds$/, handle: (form, caller) => createRefund(ledger, form, caller) },
-    { method: 'GET', pattern: /^\/v1\/refunds$/, handle: (form) => listRefunds(ledger, form) },
-    { method: 'GET', pattern: /^\/v1\/refunds\/([^/]+)$/, handle: (_form, _caller, id) => retrieveRefund(ledger, id) },
-    { method: 'POST', pattern: /^\/v1\/payouts$/, handle: (form, caller) => createPayout(ledger, form, caller) },
-    { method: 'GET', pattern: /^\/v1\/payouts$/, handle: (form) => listPayouts(ledger, form) },
-    { method: 'GET', pattern: /^\/v1\/payouts\/([^/]+)$/, handle: (_form, _caller, id) => retrievePayout(ledger, id) },
-    { method: 'GET', pattern: /^\/v1\/balance_transactions$/, handle: (form) => ledger.balance.list(form) },
-    { method: 'GET', pattern: /^\/v1\/events$/, handle: (form) => listEvents(ledger.events, form) },
+    {
+      method: 'POST',
+      pattern: /^\/v1\/refunds$/,
+      handle: (ledger, form, caller) => createRefund(ledger, form, caller),
+    },
+    { method: 'GET', pattern: /^\/v1\/refunds$/, handle: (ledger, form) => listRefunds(ledger, form) },
+    {
+      method: 'GET',
+      pattern: /^\/v1\/refunds\/([^/]+)$/,
+      handle: (ledger, _form, _caller, id) => retrieveRefund(ledger, id),
+    },
+    {
+      method: 'POST',
+      pattern: /^\/v1\/payouts$/,
+      handle: (ledger, form, caller) => createPayout(ledger, form, caller),
+    },
+    { method: 'GET', pattern: /^\/v1\/payouts$/, handle: (ledger, form) => listPayouts(ledger, form) },
+    {
+      method: 'GET',
+      pattern: /^\/v1\/payouts\/([^/]+)$/,
+      handle: (ledger, _form, _caller, id) => retrievePayout(ledger, id),
+    },
+    { method: 'GET', pattern: /^\/v1\/balance_transactions$/, handle: (ledger, form) => ledger.balance.list(form) },
+    { method: 'GET', pattern: /^\/v1\/events$/, handle: (ledger, form) => listEvents(ledger.events, form) },
     {
       method: 'GET',
       pattern: /^\/v1\/events\/([^/]+)$/,
-      handle: (_form, _caller, id) => retrieveEvent(ledger.events, id),
+      handle: (ledger, _form, _caller, id) => retrieveEvent(ledger.events, id),
+    },
+    { method: 'POST', pattern: /^\/v1\/accounts$/, handle: (_ledger, form) => connect.create(form) },
+    {
+      method: 'GET',
+      pattern: /^\/v1\/accounts\/([^/]+)$/,
+      handle: (_ledger, _form, _caller, id) => connect.retrieve(id),
     },
   ]
   const webhooks = webhookSender()
-  ledger.events.onEmit((event) => webhooks.send(event))
-  if (options.settleBankDebitsAfterMs !== undefined) {
+  // Connect's endpoint: the events of every connected account, each naming its account (docs.stripe.com/connect/webhooks).
+  const connectWebhooks = webhookSender()
+  watch(ledger, webhooks)
+
+  /** Sends a ledger's events to its endpoint, and settles its bank debits on time if told to. */
+  function watch(watched: StripeLedger, sender: ReturnType<typeof webhookSender>): void {
+    watched.events.onEmit((event) => sender.send(event))
+    if (options.settleBankDebitsAfterMs === undefined) return
     const after = options.settleBankDebitsAfterMs
-    ledger.events.onEmit((event) => {
+    watched.events.onEmit((event) => {
       if (event.type !== 'payment_intent.processing') return
       const id = (event.data.object as { id: string }).id
       setTimeout(() => {
         // As Stripe: a settlement that no longer applies (the payment was canceled) does not happen.
-        ledger.afterwards(() => settleBankDebit(ledger, id))
-        ledger.runAfterwards()
+        watched.afterwards(() => settleBankDebit(watched, id))
+        watched.runAfterwards()
       }, after).unref()
     })
   }
@@ -191,9 +249,12 @@ export async function startStripeServer(
     const url = new URL(request.url ?? '/', 'http://stripe.test')
     const raw = await readBody(request)
     const idempotencyKey = headerOf(request, 'idempotency-key')
+    const account = headerOf(request, 'stripe-account')
+    let target = ledger
     const entry: LoggedRequest = {
       method: request.method ?? 'GET',
       path: url.pathname,
+      account,
       idempotencyKey,
       form: {},
       receivedAt: Date.now(),
@@ -205,7 +266,7 @@ export async function startStripeServer(
       entry.outcome = status
       send(response, status, body, headers)
       // What Stripe does shortly after this answer (a dispute, a refund failing) happens once it is sent.
-      setImmediate(() => ledger.runAfterwards())
+      setImmediate(() => target.runAfterwards())
     }
     const authentication = /^\/test\/authenticate\/([^/]+)$/.exec(url.pathname)
     if (authentication) return authenticationPage(request, response, authentication[1]!, raw)
@@ -221,6 +282,13 @@ export async function startStripeServer(
       return answer(400, { error: { type: 'invalid_request_error', message: (error as Error).message } })
     }
     entry.form = form
+    if (account !== undefined) {
+      try {
+        target = connect.ledgerOf(account, secretKey)
+      } catch (error) {
+        return answer((error as StripeFailure).status, { error: (error as StripeFailure).error })
+      }
+    }
     const found = routes
       .map((route) => ({ route, match: route.method === request.method ? route.pattern.exec(url.pathname) : null }))
       .find((candidate) => candidate.match)
@@ -249,11 +317,11 @@ export async function startStripeServer(
     const caller: Caller = { idempotencyKey, baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }
     const run = async () => {
       if (fault?.kind === 'delay' && fault.when === 'before') await sleep(fault.ms)
-      return execute(found.route, form, caller, found.match![1] ?? '')
+      return execute(found.route, target, form, caller, found.match![1] ?? '')
     }
     const result =
       request.method === 'POST' && idempotencyKey !== undefined
-        ? await idempotent(idempotencyKey, url.pathname, form, run)
+        ? await idempotent(`${account ?? ''}:${idempotencyKey}`, url.pathname, form, run)
         : { ...(await run()), replayed: false }
 
     if (fault?.kind === 'drop-after') return void request.socket.destroy()
@@ -265,12 +333,13 @@ export async function startStripeServer(
   /** The endpoint's answer; a refusal before it acted is marked so that it is not saved under the key. */
   function execute(
     route: Route,
+    on: StripeLedger,
     form: Form,
     caller: Caller,
     id: string,
   ): { status: number; body: unknown; save: boolean } {
     try {
-      const { status, body } = route.handle(form, caller, id)
+      const { status, body } = route.handle(on, form, caller, id)
       return { status, body, save: true }
     } catch (error) {
       if (error instanceof FormError) return { ...failure(invalidRequest(error.message)), save: false }
@@ -282,13 +351,14 @@ export async function startStripeServer(
   }
 
   async function idempotent(
-    key: string,
+    scoped: string,
     path: string,
     form: Form,
     run: () => Promise<{ status: number; body: unknown; save: boolean }>,
   ) {
+    const key = scoped.slice(scoped.indexOf(':') + 1)
     const fingerprint = createHash('sha256').update(canonical(form)).digest('hex')
-    const earlier = saved.get(key)
+    const earlier = saved.get(scoped)
     if (earlier && (earlier.path !== path || earlier.fingerprint !== fingerprint)) {
       return {
         ...failure(
@@ -320,10 +390,10 @@ export async function startStripeServer(
     }
     if (earlier?.answer) return { ...earlier.answer, replayed: true }
     const entry: Saved = { path, fingerprint }
-    saved.set(key, entry)
+    saved.set(scoped, entry)
     const result = await run()
     if (result.save) entry.answer = { status: result.status, body: result.body }
-    else saved.delete(key)
+    else saved.delete(scoped)
     return { status: result.status, body: result.body, replayed: false }
   }
 
@@ -332,7 +402,8 @@ export async function startStripeServer(
    * page: GET shows it, POST result=succeeded|failed completes it and sends the browser to the return_url.
    */
   function authenticationPage(request: IncomingMessage, response: ServerResponse, id: string, raw: string): void {
-    const intent = ledger.paymentIntent(id)
+    const owner = [ledger, ...connect.ledgers.values()].find((each) => each.paymentIntent(id)) ?? ledger
+    const intent = owner.paymentIntent(id)
     if (!intent)
       return void response.writeHead(404, { 'content-type': 'text/plain' }).end(`No such payment_intent: ${id}`)
     if (request.method === 'GET') {
@@ -348,7 +419,7 @@ export async function startStripeServer(
     }
     const returnUrl = intent.next_action?.redirect_to_url?.return_url ?? null
     try {
-      completeAuthentication(ledger, id, new URLSearchParams(raw).get('result') !== 'failed')
+      completeAuthentication(owner, id, new URLSearchParams(raw).get('result') !== 'failed')
     } catch (error) {
       if (!(error instanceof StripeFailure)) throw error
       return void response.writeHead(400, { 'content-type': 'text/plain' }).end(error.message)
@@ -379,23 +450,34 @@ export async function startStripeServer(
     clearFaults: () => void faults.splice(0),
     posts: () => requests.filter((request) => request.method === 'POST'),
     webhooks,
-    later: {
-      authenticate: (paymentIntent, succeeded) => completeAuthentication(ledger, paymentIntent, succeeded),
-      settle: (paymentIntent) => settleBankDebit(ledger, paymentIntent),
-      dispute: (paymentIntent) => openDispute(ledger, retrievePaymentIntent(ledger, paymentIntent).body),
-      closeDispute: (paymentIntent, outcome) => closeDispute(ledger, paymentIntent, outcome),
-      refundFromDashboard: (paymentIntent, amount) => refundFromDashboard(ledger, paymentIntent, amount),
-      failRefund: (refund) => failRefund(ledger, refund),
-      expireAuthorization: (paymentIntent) => expireAuthorization(ledger, paymentIntent),
-      payOut: ({ currency = 'usd', availableBy = new Date() } = {}) =>
-        ledger.balance.payOut(currency, Math.floor(availableBy.getTime() / 1000)),
-      settlePayout: (payout, outcome) => ledger.balance.settle(payout, outcome),
+    later: laterOf(ledger),
+    connect: {
+      create: () => connect.create({}).body.id,
+      ledger: (account) => connect.ledgerOf(account, secretKey),
+      later: (account) => laterOf(connect.ledgerOf(account, secretKey)),
+      webhooks: connectWebhooks,
     },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections()
         server.close(() => resolve())
       }),
+  }
+}
+
+/** What happens at Stripe after its answers, on one account's objects (the platform's, or a connected one's). */
+function laterOf(ledger: StripeLedger): StripeTestServer['later'] {
+  return {
+    authenticate: (paymentIntent, succeeded) => completeAuthentication(ledger, paymentIntent, succeeded),
+    settle: (paymentIntent) => settleBankDebit(ledger, paymentIntent),
+    dispute: (paymentIntent) => openDispute(ledger, retrievePaymentIntent(ledger, paymentIntent).body),
+    closeDispute: (paymentIntent, outcome) => closeDispute(ledger, paymentIntent, outcome),
+    refundFromDashboard: (paymentIntent, amount) => refundFromDashboard(ledger, paymentIntent, amount),
+    failRefund: (refund) => failRefund(ledger, refund),
+    expireAuthorization: (paymentIntent) => expireAuthorization(ledger, paymentIntent),
+    payOut: ({ currency = 'usd', availableBy = new Date() } = {}) =>
+      ledger.balance.payOut(currency, Math.floor(availableBy.getTime() / 1000)),
+    settlePayout: (payout, outcome) => ledger.balance.settle(payout, outcome),
   }
 }
 
