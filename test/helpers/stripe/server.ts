@@ -219,7 +219,8 @@ export async function startStripeServer(
     },
   ]
   const webhooks = webhookSender()
-  // Connect's endpoint: the events of every connected account, each naming its account (docs.stripe.com/connect/webhooks).
+  // Connect's endpoint: the events of every connected account, each naming its account
+  // (docs.stripe.com/connect/webhooks).
   const connectWebhooks = webhookSender()
   watch(ledger, webhooks)
 
