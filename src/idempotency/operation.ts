@@ -1,9 +1,9 @@
 // One logical operation under one idempotency key, from its claim to its end: the phases a route runs through
-// reply.idempotent (src/plugins/idempotency.ts) and a worker task runs through runKeyed (./keyed-task.ts), the
+// reply.idempotent (src/plugins/idempotency.ts) and a worker task runs through KeyedTasks.run (./keyed-task.ts), the
 // same code for both:
 //   claim the key (the caller) -> reserve (fenced by the claim) -> callOut -> complete: the writes and the key's
 //   completion, one transaction -> or, on any failure, letGo.
-// The model of this protocol (model/, docs/model.md) does not tell a request from a task: neither does this file.
+// The model of this protocol (test/model/idempotency.pml) does not tell a request from a task: neither does this file.
 import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
 import type { Sql, Transaction } from '../db/connect.js'
@@ -149,7 +149,7 @@ export class HeldOperation implements Operation {
     if (!recovery)
       throw new Error(
         `${endpoint} calls out without a Recovery: name one where it declares idempotency (a route: its config: ` +
-          `{ idempotency: { recovery } }; a task: runKeyed) (docs/extending.md)`,
+          `{ idempotency: { recovery } }; a task: its KeyedTask's recovery) (docs/extending.md)`,
       )
     if (deadline?.aborted)
       throw new Problem('service-unavailable', 'The request ran out of time before the processor was called.')

@@ -180,7 +180,7 @@ describe('a route of its own with a Recovery', () => {
     expect(response.statusCode).toBe(500)
     expect(response.json().error).toBe(
       'POST /notes/unrecoverable calls out without a Recovery: name one where it declares idempotency (a route: its ' +
-        'config: { idempotency: { recovery } }; a task: runKeyed) (docs/extending.md)',
+        "config: { idempotency: { recovery } }; a task: its KeyedTask's recovery) (docs/extending.md)",
     )
     expect(await database.sql`select 1 from published where text = 'lost for ever'`).toHaveLength(0)
   })
