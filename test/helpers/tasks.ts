@@ -2,6 +2,7 @@
 // rows only, and no dates moved in SQL. Built with the app's processor and settings, as the worker builds it.
 import { pino } from 'pino'
 import { loadConfig } from '../../src/config.js'
+import { recoverAbandonedClaims, type RecoveryRun } from '../../src/recovery/recover-abandoned-claims.js'
 import { recoveries } from '../../src/recovery/registry.js'
 import { scheduledTasks, type TaskScope } from '../../src/worker/tasks.js'
 import { workerOptions } from '../../src/worker/worker.js'
@@ -23,4 +24,14 @@ export async function runTaskFor(context: TestContext, name: string, scope: Task
   if (!task) throw new Error(`no task ${name} in src/worker/tasks.ts`)
   if (!task.runFor) throw new Error(`task ${name} cannot run for one account: give it runFor (src/worker/tasks.ts)`)
   await task.runFor(scope)
+}
+
+/** One run of the recovery worker with the app's Recoveries and no grace period: every claim whose lease ended. */
+export function recoverNow(context: TestContext): Promise<RecoveryRun> {
+  return recoverAbandonedClaims(
+    context.sql,
+    recoveries(context.processor, context.sql, context.chargeSettings),
+    { graceSeconds: 0, leaseSeconds: 30, batchSize: 100 },
+    pino({ level: 'silent' }),
+  )
 }

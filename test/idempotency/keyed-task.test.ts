@@ -8,9 +8,8 @@ import { chargeCall, chargeIdOf } from '../../src/charges/calls.js'
 import { recordCharge } from '../../src/charges/record-charge.js'
 import { chargeRecovery } from '../../src/charges/recovery.js'
 import { KeyedTasks } from '../../src/idempotency/keyed-task.js'
-import { recoverAbandonedClaims } from '../../src/recovery/recover-abandoned-claims.js'
-import { recoveries } from '../../src/recovery/registry.js'
 import { chargeBody, controllableProcessor, countCharges, useTestApp } from '../helpers/app.js'
+import { recoverNow } from '../helpers/tasks.js'
 
 const processor = controllableProcessor()
 const suite = useTestApp({ processor: processor.factory })
@@ -86,8 +85,7 @@ describe('a keyed worker task', () => {
     expect(left!.claim_token).not.toBeNull()
 
     const { sql } = suite.context
-    const settings = { graceSeconds: 0, leaseSeconds: 30, batchSize: 100 }
-    const run = await recoverAbandonedClaims(sql, recoveries(suite.context.processor, sql), settings, log)
+    const run = await recoverNow(suite.context)
     expect(run).toMatchObject({ settled: 1, failed: 0 })
     expect(await countCharges(sql, user.id)).toBe(1)
     const calls = processor.calls.length

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest'
 import { recoverAbandonedClaims, type RecoveryRun } from '../../src/recovery/recover-abandoned-claims.js'
 import { recoveries } from '../../src/recovery/registry.js'
 import { chargeBody, controllableProcessor, countCharges, useTestApp, type TestAccount } from '../helpers/app.js'
+import { recoverNow } from '../helpers/tasks.js'
 import { PROCESSORS, useProcessor } from '../helpers/processors.js'
 
 describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
@@ -13,14 +14,7 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
   const processor = controllableProcessor(under.factory)
   const suite = useTestApp({ processor: processor.factory })
 
-  function recover(): Promise<RecoveryRun> {
-    return recoverAbandonedClaims(
-      suite.context.sql,
-      recoveries(suite.context.processor, suite.context.sql),
-      { graceSeconds: 0, leaseSeconds: 30, batchSize: 100 },
-      pino({ level: 'silent' }),
-    )
-  }
+  const recover = (): Promise<RecoveryRun> => recoverNow(suite.context)
 
   const keyRow = async (accountId: string, key: string) =>
     (await suite.context.sql`select * from idempotency_keys where account_id = ${accountId} and key = ${key}`)[0]

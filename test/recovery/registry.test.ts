@@ -1,25 +1,15 @@
-// A route names its Recovery where it declares idempotency, and its claims record that name: the recovery worker
-// finds the Recovery by it, whatever the route's path. The API refuses to start with a route whose Recovery the
-// worker lacks; claims opened before claims named their Recovery (migration 0023) are still settled.
-import { pino } from 'pino'
 import { describe, expect, it } from 'vitest'
 import { migrate } from '../../src/db/migrate.js'
 import { settlementBacklog } from '../../src/idempotency/abandoned-claims.js'
 import type { Recovery } from '../../src/idempotency/recovery.js'
-import { recoverAbandonedClaims } from '../../src/recovery/recover-abandoned-claims.js'
 import { recoveries, requireRecoveries } from '../../src/recovery/registry.js'
 import { chargeBody, controllableProcessor, countCharges, useTestApp } from '../helpers/app.js'
+import { recoverNow } from '../helpers/tasks.js'
 
 const processor = controllableProcessor()
 const suite = useTestApp({ processor: processor.factory })
 /** One run of the recovery worker with the service's Recoveries, every claim due at once. */
-const recover = () =>
-  recoverAbandonedClaims(
-    suite.context.sql,
-    recoveries(suite.context.processor, suite.context.sql),
-    { graceSeconds: 0, leaseSeconds: 30, batchSize: 100 },
-    pino({ level: 'silent' }),
-  )
+const recover = () => recoverNow(suite.context)
 const named = (name: string): Recovery => ({
   name,
   lookup: async () => undefined,

@@ -1,10 +1,6 @@
-// Authorize now, capture later: capture and void move money once, whatever the retries and races; with each
-// processor (the simulated one, and Stripe's test server through the SDK).
-import { pino } from 'pino'
 import { describe, expect, it } from 'vitest'
-import { recoverAbandonedClaims } from '../../src/recovery/recover-abandoned-claims.js'
-import { recoveries } from '../../src/recovery/registry.js'
 import { chargeBody, controllableProcessor, useTestApp, type TestAccount } from '../helpers/app.js'
+import { recoverNow } from '../helpers/tasks.js'
 import { PROCESSORS, useProcessor } from '../helpers/processors.js'
 
 describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
@@ -22,14 +18,7 @@ describe.each(PROCESSORS)('with the $name processor', ({ name }) => {
   const processorOperations = (chargeId: string) => under.operationsOn(suite.context.sql, chargeId)
 
   /** One run of the recovery worker, with no grace period: every claim whose lease ended is settled. */
-  function recover() {
-    return recoverAbandonedClaims(
-      suite.context.sql,
-      recoveries(suite.context.processor, suite.context.sql),
-      { graceSeconds: 0, leaseSeconds: 30, batchSize: 100 },
-      pino({ level: 'silent' }),
-    )
-  }
+  const recover = () => recoverNow(suite.context)
 
   async function eventTypes(chargeId: string): Promise<string[]> {
     const rows = await suite.context.sql<{ type: string }[]>`
