@@ -46,6 +46,11 @@ const worker = async () => {
     ROLE: 'worker',
     WEBHOOK_TIMEOUT_MS: '5000',
     WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+    // The dead worker may have held more than the delivery: its start-up sweep, or a scheduled task, running when
+    // it was killed keeps that task's queue locked (CI at c12a5b4: the new worker's sweep waited behind it, and the
+    // delivery did not go within 15 s). The new worker frees a silent pool's locks after this long (src/worker/
+    // liveness.ts), whichever of its sweep or the freed job then sends the delivery.
+    WORKER_DEAD_AFTER_SECONDS: '3',
   })
   workers.push(started)
   return started
@@ -63,7 +68,7 @@ describe('a worker killed mid-delivery', () => {
     >`select id, locked_until from webhook_deliveries where account_id = ${suite.account.id}`
     expect(delivery!.locked_until.getTime()).toBeGreaterThan(Date.now()) // the dead sender's lease still holds it
 
-    // Once the lease has run out, a new worker finds the delivery at start-up and sends it again.
+    // Once the lease has run out, a new worker finds the delivery (its sweep at start-up) and sends it again.
     await until(
       async () =>
         (await suite.context.sql`select 1 from webhook_deliveries where id = ${delivery!.id} and locked_until <= now()`)
