@@ -5,14 +5,17 @@
 
 create schema simulated_processor;
 
--- accounts: 0001, 0005, 0007, 0014, 0017, 0022
+-- accounts: 0001, 0005, 0007, 0014, 0017, 0022, 0024
 create table accounts (
   id text not null,
   name text not null,
   created_at timestamp with time zone not null default now(),
+  processor_account text,
   constraint accounts_pkey PRIMARY KEY (id),
+  constraint accounts_processor_account_key UNIQUE (processor_account),
   constraint accounts_id_check CHECK ((id ~ '^acct_[0-9a-f]{24}$'::text)),
-  constraint accounts_name_check CHECK (((char_length(name) >= 1) AND (char_length(name) <= 200)))
+  constraint accounts_name_check CHECK (((char_length(name) >= 1) AND (char_length(name) <= 200))),
+  constraint accounts_processor_account_check CHECK ((processor_account ~ '^acct_[A-Za-z0-9]{1,64}$'::text))
 );
 
 -- api_keys: 0001, 0004
@@ -32,7 +35,7 @@ create table api_keys (
 );
 CREATE INDEX api_keys_account_id ON api_keys USING btree (account_id);
 
--- charges: 0001, 0002, 0006, 0009, 0012, 0016, 0020, 0023
+-- charges: 0001, 0002, 0006, 0009, 0012, 0016, 0020, 0023, 0024
 create table charges (
   id text not null,
   seq bigint generated always as identity,
@@ -58,6 +61,7 @@ create table charges (
   pending_until timestamp with time zone,
   next_action jsonb,
   dispute jsonb,
+  processor_account text,
   constraint charges_pkey PRIMARY KEY (id),
   constraint charges_amount_captured_cents_check CHECK ((amount_captured_cents >= 0)),
   constraint charges_amount_cents_check CHECK (((amount_cents >= 1) AND (amount_cents <= 99999999))),
@@ -75,6 +79,7 @@ create table charges (
   constraint charges_pending_complete CHECK (((pending_operation IS NULL) = (pending_operation_id IS NULL))),
   constraint charges_pending_operation_check CHECK ((pending_operation = ANY (ARRAY['capture'::text, 'void'::text]))),
   constraint charges_pending_operation_id_check CHECK ((char_length(pending_operation_id) <= 100)),
+  constraint charges_processor_account_check CHECK ((char_length(processor_account) <= 70)),
   constraint charges_processor_reference_check CHECK ((char_length(processor_reference) <= 255)),
   constraint charges_refunds_within_captured CHECK (((amount_refunded_cents + amount_refund_pending_cents) <= amount_captured_cents)),
   constraint charges_source_check CHECK (((char_length(source) >= 1) AND (char_length(source) <= 255))),
@@ -85,7 +90,7 @@ CREATE INDEX charges_account_id_seq ON charges USING btree (account_id, seq DESC
 CREATE INDEX charges_authorizations_expiring ON charges USING btree (authorization_expires_at) WHERE (status = 'requires_capture'::text);
 CREATE INDEX charges_undecided ON charges USING btree (seq) WHERE (status = ANY (ARRAY['requires_action'::text, 'processing'::text]));
 
--- refunds: 0001, 0002, 0006, 0007, 0012, 0023
+-- refunds: 0001, 0002, 0006, 0007, 0012, 0023, 0024
 create table refunds (
   id text not null,
   seq bigint generated always as identity,
@@ -162,7 +167,7 @@ create table simulated_processor.operations (
 CREATE UNIQUE INDEX operations_one_settlement ON simulated_processor.operations USING btree (((parameters ->> 'charge_reference'::text))) WHERE (kind = ANY (ARRAY['capture'::text, 'void'::text]));
 CREATE INDEX simulated_processor_refunds ON simulated_processor.operations USING btree (((parameters ->> 'charge_reference'::text))) WHERE (kind = 'refund'::text);
 
--- events: 0005, 0007, 0009, 0012, 0015, 0022
+-- events: 0005, 0007, 0009, 0012, 0015, 0022, 0024
 create table events (
   id text not null,
   seq bigint generated always as identity,
@@ -260,7 +265,7 @@ create table worker_heartbeats (
   constraint worker_heartbeats_process_check CHECK ((char_length(process) <= 200))
 );
 
--- processor_events: 0012, 0015
+-- processor_events: 0012, 0015, 0024
 create table processor_events (
   id text not null,
   type text not null,
@@ -272,11 +277,13 @@ create table processor_events (
   attempts integer not null default 1,
   received_at timestamp with time zone not null default now(),
   settled_at timestamp with time zone,
+  processor_account text,
   constraint processor_events_pkey PRIMARY KEY (id),
   constraint processor_events_changes_check CHECK ((jsonb_typeof(changes) = 'array'::text)),
   constraint processor_events_check CHECK (((status = 'waiting'::text) = (settled_at IS NULL))),
   constraint processor_events_id_check CHECK (((char_length(id) >= 1) AND (char_length(id) <= 255))),
   constraint processor_events_note_check CHECK ((char_length(note) <= 500)),
+  constraint processor_events_processor_account_check CHECK ((char_length(processor_account) <= 70)),
   constraint processor_events_received_via_check CHECK ((received_via = ANY (ARRAY['webhook'::text, 'reconciliation'::text]))),
   constraint processor_events_status_check CHECK ((status = ANY (ARRAY['applied'::text, 'waiting'::text, 'ignored'::text]))),
   constraint processor_events_type_check CHECK (((char_length(type) >= 1) AND (char_length(type) <= 100)))
@@ -284,7 +291,7 @@ create table processor_events (
 CREATE INDEX processor_events_payouts ON processor_events USING btree (received_at) WHERE (type ~~ 'payout.%'::text);
 CREATE INDEX processor_events_waiting ON processor_events USING btree (received_at) WHERE (status = 'waiting'::text);
 
--- reconciliation_cursors: 0012
+-- reconciliation_cursors: 0012, 0024
 create table reconciliation_cursors (
   processor text not null,
   events_since timestamp with time zone not null,
@@ -292,7 +299,8 @@ create table reconciliation_cursors (
   refunds_compared_after_seq bigint not null default 0,
   compared_since timestamp with time zone not null,
   last_run_at timestamp with time zone,
-  constraint reconciliation_cursors_pkey PRIMARY KEY (processor)
+  processor_account text not null default ''::text,
+  constraint reconciliation_cursors_pkey PRIMARY KEY (processor, processor_account)
 );
 
 -- reconciliation_discrepancies: 0012

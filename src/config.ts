@@ -159,6 +159,11 @@ const ConfigSchema = Type.Object({
    * /processor/webhooks).
    */
   STRIPE_WEBHOOK_SECRET: Type.Optional(Type.String({ pattern: '^whsec_' })),
+  /**
+   * With PROCESSOR=stripe and accounts linked to connected accounts (Stripe Connect): the signing secret of the
+   * Connect webhook endpoint, which Stripe sends every connected account's events to (the same URL may serve both).
+   */
+  STRIPE_CONNECT_WEBHOOK_SECRET: Type.Optional(Type.String({ pattern: '^whsec_' })),
   /** How long the simulated processor's pm_card_slow takes. */
   SIMULATED_SLOW_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 2000 }),
   /**

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs'
 import { readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { findAccountByApiKey } from '../src/accounts/api-keys.js'
 import { WHERE_FILE } from '../src/db/embedded.js'
 import { createTestDatabase, type TestDatabase } from './helpers/database.js'
 import { runNpmScript, startServer } from './helpers/processes.js'
@@ -44,6 +45,58 @@ describe('npm run account:create', () => {
     expect(code).toBe(2)
     expect(stdout).toBe('')
     expect(stderr).toContain('usage')
+  })
+})
+
+describe('npm run account:link', () => {
+  it('when an account is linked to a connected account, then authentication carries the link; another account cannot take it; unlinking frees it', async () => {
+    const create = async (name: string) =>
+      JSON.parse((await runNpmScript(['account:create', '--', '--name', name], { DATABASE_URL: database.url })).stdout)
+    const [first, second] = [await create('Linked'), await create('Second')]
+    const onStripe = {
+      DATABASE_URL: database.url,
+      PROCESSOR: 'stripe',
+      STRIPE_SECRET_KEY: `sk_test_${'link'.repeat(24)}`,
+    }
+    const link = (account: string, ...rest: string[]) =>
+      runNpmScript(['account:link', '--', '--account', account, ...rest], onStripe)
+    // The simulated processor has no connected accounts: a link there is refused.
+    const simulated = await runNpmScript(
+      ['account:link', '--', '--account', first.account_id, '--processor-account', 'acct_1ConnectedAbc'],
+      { DATABASE_URL: database.url },
+    )
+    expect(simulated).toMatchObject({
+      code: 1,
+      stderr: 'account:link: PROCESSOR is simulated: only Stripe has connected accounts to link to\n',
+    })
+    const linked = await link(first.account_id, '--processor-account', 'acct_1ConnectedAbc')
+    expect(linked).toMatchObject({ code: 0, stderr: '' })
+    expect(JSON.parse(linked.stdout)).toEqual({ id: first.account_id, processorAccount: 'acct_1ConnectedAbc' })
+    expect(await findAccountByApiKey(database.sql, first.api_key)).toEqual({
+      id: first.account_id,
+      processorAccount: 'acct_1ConnectedAbc',
+    })
+    const taken = await link(second.account_id, '--processor-account', 'acct_1ConnectedAbc')
+    expect(taken).toMatchObject({
+      code: 1,
+      stderr: `account:link: acct_1ConnectedAbc is linked to account ${first.account_id} already: unlink it first\n`,
+    })
+    expect((await link(first.account_id, '--unlink')).code).toBe(0)
+    expect((await link(second.account_id, '--processor-account', 'acct_1ConnectedAbc')).code).toBe(0)
+    expect(await findAccountByApiKey(database.sql, first.api_key)).toEqual({
+      id: first.account_id,
+      processorAccount: null,
+    })
+  })
+
+  it('when the processor account is not a Stripe account id, or both --unlink and one are given, then it exits 2 with usage', async () => {
+    for (const args of [['--processor-account', 'ch_123'], ['--unlink', '--processor-account', 'acct_1A'], []]) {
+      const { code, stderr } = await runNpmScript(['account:link', '--', '--account', 'acct_x', ...args], {
+        DATABASE_URL: database.url,
+      })
+      expect(code).toBe(2)
+      expect(stderr).toContain('usage')
+    }
   })
 })
 

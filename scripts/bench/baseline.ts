@@ -38,9 +38,10 @@ export async function baseline(): Promise<Baseline> {
         currency: input.currency,
         source: input.source,
         accountId,
+        processorAccount: null,
         idempotencyKey,
       })
-      const row = newChargeRow(chargeIdOf(idempotencyKey), accountId, input, outcome)
+      const row = newChargeRow(chargeIdOf(idempotencyKey), { id: accountId, processorAccount: null }, input, outcome)
       const charge = toCharge(row)
       if (options.event) {
         await sql.begin((tx) =>

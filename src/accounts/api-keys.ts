@@ -1,7 +1,7 @@
 // API keys are random secrets shown once; only their SHA-256 is stored, so lookups stay one indexed read. A key
 // says what it is (sk_test_... or sk_live_...), and has an id (key_...) to list and revoke it by.
 import { createHash, randomBytes } from 'node:crypto'
-import type { Sql } from '../db/connect.js'
+import type { Sql, Transaction } from '../db/connect.js'
 import type { ApiKeyCache } from './api-key-cache.js'
 
 export type KeyMode = 'test' | 'live'
@@ -67,16 +67,59 @@ export async function revokeApiKey(sql: Sql, keyId: string): Promise<boolean> {
   return count === 1
 }
 
+/** The account a request is made for, as authentication finds it. */
+export interface AuthenticatedAccount {
+  id: string
+  /** The connected account at the processor its new charges are made on (Stripe Connect); null: the platform's. */
+  processorAccount: string | null
+}
+
 export async function findAccountByApiKey(
   sql: Sql,
   apiKey: string,
-  cache?: ApiKeyCache,
-): Promise<{ id: string } | undefined> {
+  cache?: ApiKeyCache<AuthenticatedAccount>,
+): Promise<AuthenticatedAccount | undefined> {
   const keyHash = hashApiKey(apiKey)
   const cached = cache?.get(keyHash.toString('base64'))
-  if (cached) return { id: cached }
-  const [account] = await sql<{ id: string }[]>`
-    select account_id as id from api_keys where key_hash = ${keyHash} and revoked_at is null`
-  if (account) cache?.set(keyHash.toString('base64'), account.id)
+  if (cached) return cached
+  const [account] = await sql<AuthenticatedAccount[]>`
+    select k.account_id as id, a.processor_account as "processorAccount"
+    from api_keys k join accounts a on a.id = k.account_id
+    where k.key_hash = ${keyHash} and k.revoked_at is null`
+  if (account) cache?.set(keyHash.toString('base64'), account)
   return account
+}
+
+/**
+ * Links the account to a connected account at the processor (null: unlinks it): its new charges are made there.
+ * Refused, naming the other, when another account is linked to it: one connected account's money is one account's.
+ */
+export async function linkProcessorAccount(
+  sql: Sql,
+  accountId: string,
+  processorAccount: string | null,
+): Promise<AuthenticatedAccount | undefined> {
+  try {
+    const [account] = await sql<AuthenticatedAccount[]>`
+      update accounts set processor_account = ${processorAccount} where id = ${accountId}
+      returning id, processor_account as "processorAccount"`
+    return account
+  } catch (error) {
+    if ((error as { code?: string }).code !== '23505') throw error
+    const [other] = await sql<{ id: string }[]>`select id from accounts where processor_account = ${processorAccount}`
+    throw new Error(`${processorAccount} is linked to account ${other?.id ?? '(another)'} already: unlink it first`)
+  }
+}
+
+/** Every connected account an account is linked to: what the reconciliation reads besides the platform's. */
+export async function linkedProcessorAccounts(sql: Sql): Promise<string[]> {
+  const rows = await sql<{ processor_account: string }[]>`
+    select processor_account from accounts where processor_account is not null order by processor_account`
+  return rows.map((row) => row.processor_account)
+}
+
+/** The account a connected account is linked to, if any: whose books its events may change. */
+export async function accountLinkedTo(sql: Sql | Transaction, processorAccount: string): Promise<string | undefined> {
+  const [row] = await sql<{ id: string }[]>`select id from accounts where processor_account = ${processorAccount}`
+  return row?.id
 }

@@ -4,8 +4,14 @@
 import type { CaptureRequest, ChargeRequest, VoidRequest } from '../processor/processor.js'
 import { idOfOperation } from '../db/ids.js'
 import type { CreateChargeBody } from '../schemas/charge.js'
+import type { AuthenticatedAccount } from '../accounts/api-keys.js'
 
-export function chargeCall(accountId: string, input: CreateChargeBody, idempotencyKey: string): ChargeRequest {
+/** A new charge, made on the account's processor account (the request's, or the one its claim kept for recovery). */
+export function chargeCall(
+  account: AuthenticatedAccount,
+  input: CreateChargeBody,
+  idempotencyKey: string,
+): ChargeRequest {
   return {
     chargeId: chargeIdOf(idempotencyKey),
     amountCents: input.amount_cents,
@@ -14,7 +20,8 @@ export function chargeCall(accountId: string, input: CreateChargeBody, idempoten
     description: input.description ?? null,
     returnUrl: input.return_url ?? null,
     mandate: input.mandate ? { ipAddress: input.mandate.ip_address, userAgent: input.mandate.user_agent } : null,
-    accountId,
+    accountId: account.id,
+    processorAccount: account.processorAccount,
     idempotencyKey,
   }
 }
@@ -24,15 +31,21 @@ export function chargeIdOf(operationId: string): string {
   return idOfOperation('ch', operationId)
 }
 
-type ChargeOf = { account_id: string; processor_reference: string | null }
+/** What a charge's later calls need of it: they go to the processor account it was made on. */
+export type ChargeOf = { account_id: string; processor_reference: string | null; processor_account: string | null }
 
 /** A capture of `amountCents` (what was reserved) of the authorization; the rest of it is released. */
 export function captureCall(charge: ChargeOf, amountCents: number, idempotencyKey: string): CaptureRequest {
-  return { chargeReference: authorizationOf(charge), amountCents, accountId: charge.account_id, idempotencyKey }
+  return { chargeReference: authorizationOf(charge), amountCents, ...madeOn(charge), idempotencyKey }
 }
 
 export function voidCall(charge: ChargeOf, idempotencyKey: string): VoidRequest {
-  return { chargeReference: authorizationOf(charge), accountId: charge.account_id, idempotencyKey }
+  return { chargeReference: authorizationOf(charge), ...madeOn(charge), idempotencyKey }
+}
+
+/** Who a call about an existing charge is for, and where: the account, on the processor account of the charge. */
+export function madeOn(charge: ChargeOf): { accountId: string; processorAccount: string | null } {
+  return { accountId: charge.account_id, processorAccount: charge.processor_account }
 }
 
 /** The processor's reference of an authorization: every charge that reaches requires_capture has one. */

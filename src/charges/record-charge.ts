@@ -12,11 +12,13 @@ import { PROBLEM_CONTENT_TYPE, problemBody } from '../problems.js'
 import type { Charge, CreateChargeBody } from '../schemas/charge.js'
 import type { EventType } from '../schemas/webhook.js'
 import { insertCharge, newChargeRow, toCharge } from './repository.js'
+import type { AuthenticatedAccount } from '../accounts/api-keys.js'
 
 export async function recordCharge(
   tx: Transaction,
   chargeId: string,
-  accountId: string,
+  /** The account, and the processor account the charge was made on. */
+  account: AuthenticatedAccount,
   input: CreateChargeBody,
   outcome: ChargeOutcome,
   /** What the processor keeps of a captured charge, posted with it. */
@@ -24,11 +26,11 @@ export async function recordCharge(
   /** Set for an authorization (capture: false): until when it may be captured. */
   authorizationExpiresAt?: Date,
 ): Promise<RouteResponse> {
-  const row = newChargeRow(chargeId, accountId, input, outcome, authorizationExpiresAt)
+  const row = newChargeRow(chargeId, account, input, outcome, authorizationExpiresAt)
   const charge = toCharge(row)
   await Promise.all([
     insertCharge(tx, row),
-    insertEvent(tx, accountId, CHARGE_EVENT[charge.status], { object: charge }, row.created_at),
+    insertEvent(tx, account.id, CHARGE_EVENT[charge.status], { object: charge }, row.created_at),
     row.captured && postCapture(tx, pricing, row, row.amount_captured_cents, { funds: fundsOf(outcome) }),
   ])
   if (charge.status === 'failed') {

@@ -8,7 +8,7 @@ import {
   type PaymentProcessor,
   type SettlementOutcome,
 } from '../processor/processor.js'
-import type { Recovery } from '../idempotency/recovery.js'
+import type { ClaimedOperation, Recovery } from '../idempotency/recovery.js'
 import type { ChargeSettings, Pricing } from '../processor/pricing.js'
 import type { CreateChargeBody } from '../schemas/charge.js'
 import { captureCall, chargeCall, chargeIdOf, voidCall } from './calls.js'
@@ -18,19 +18,24 @@ import { pendingCaptureOf, recordCapture, recordVoid, type Settlement } from './
 
 export function chargeRecovery(processor: PaymentProcessor, settings: ChargeSettings): Recovery<ChargeOutcome> {
   const bodyOf = (claim: { request: { body: unknown } }) => claim.request.body as CreateChargeBody
+  // The account as the request had it: its charge was sent to the processor account the claim kept.
+  const accountOf = (claim: ClaimedOperation) => ({
+    id: claim.accountId,
+    processorAccount: claim.request.processorAccount,
+  })
   return {
     name: 'charge',
     lookup: (claim) =>
       lookupOutcome(processor, {
         kind: bodyOf(claim).capture === false ? 'authorization' : 'charge',
-        request: chargeCall(claim.accountId, bodyOf(claim), claim.operationId),
+        request: chargeCall(accountOf(claim), bodyOf(claim), claim.operationId),
         notBefore: claim.createdAt,
       }),
     record(tx, claim, outcome) {
       const body = bodyOf(claim)
       const expiresAt = authorizationExpiry(body, settings.authorizationExpiresDays)
       const chargeId = chargeIdOf(claim.operationId)
-      return recordCharge(tx, chargeId, claim.accountId, body, outcome, settings.pricing, expiresAt)
+      return recordCharge(tx, chargeId, accountOf(claim), body, outcome, settings.pricing, expiresAt)
     },
   }
 }

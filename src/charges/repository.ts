@@ -9,6 +9,7 @@ import { pageOf, type Page } from '../db/pagination.js'
 import type { ChargeOutcome, NextAction } from '../processor/processor.js'
 import type { Charge, CreateChargeBody } from '../schemas/charge.js'
 import type { PageRequest } from '../schemas/page.js'
+import type { AuthenticatedAccount } from '../accounts/api-keys.js'
 
 export interface ChargeRow {
   id: string
@@ -26,6 +27,8 @@ export interface ChargeRow {
   failure_code: string | null
   failure_message: string | null
   processor_reference: string | null
+  /** The processor account it was made on (a connected account's acct_…), null for the platform's: never shown. */
+  processor_account: string | null
   authorization_expires_at: Date | null
   next_action: Charge['next_action']
   dispute: Charge['dispute']
@@ -43,7 +46,7 @@ export interface ChargeRow {
  */
 export function newChargeRow(
   id: string,
-  accountId: string,
+  account: AuthenticatedAccount,
   input: CreateChargeBody,
   outcome: ChargeOutcome,
   authorizationExpiresAt?: Date,
@@ -54,7 +57,7 @@ export function newChargeRow(
   const captured = settled && !authorized
   return {
     id,
-    account_id: accountId,
+    account_id: account.id,
     amount_cents: input.amount_cents,
     amount_captured_cents: captured ? input.amount_cents : 0,
     amount_refunded_cents: 0,
@@ -68,6 +71,7 @@ export function newChargeRow(
     failure_code: failed ? outcome.failureCode : null,
     failure_message: failed ? outcome.failureMessage : null,
     processor_reference: outcome.processorReference ?? null,
+    processor_account: account.processorAccount,
     authorization_expires_at: authorized ? authorizationExpiresAt : null,
     next_action: outcome.status === 'requires_action' ? nextActionOf(outcome.nextAction) : null,
     dispute: null,
@@ -93,15 +97,15 @@ export const insertCharge = gatheredInsert<ChargeRow>((sql, rows) => {
   const column = <T>(value: (row: ChargeRow) => T) => rows.map(value)
   return sql`
     insert into charges (id, account_id, amount_cents, amount_captured_cents, captured, currency, source, description,
-      metadata, status, failure_code, failure_message, processor_reference, authorization_expires_at, next_action,
-      dispute, created_at)
+      metadata, status, failure_code, failure_message, processor_reference, processor_account, authorization_expires_at,
+      next_action, dispute, created_at)
     select * from unnest(${column((row) => row.id)}::text[], ${column((row) => row.account_id)}::text[],
       ${column((row) => row.amount_cents)}::int[], ${column((row) => row.amount_captured_cents)}::int[],
       ${column((row) => row.captured)}::bool[], ${column((row) => row.currency)}::text[],
       ${column((row) => row.source)}::text[], ${column((row) => row.description)}::text[],
       ${column((row) => JSON.stringify(row.metadata))}::text[]::jsonb[], ${column((row) => row.status)}::text[],
       ${column((row) => row.failure_code)}::text[], ${column((row) => row.failure_message)}::text[],
-      ${column((row) => row.processor_reference)}::text[],
+      ${column((row) => row.processor_reference)}::text[], ${column((row) => row.processor_account)}::text[],
       ${column((row) => row.authorization_expires_at)}::timestamptz[],
       ${column((row) => jsonOrNull(row.next_action))}::text[]::jsonb[],
       ${column((row) => jsonOrNull(row.dispute))}::text[]::jsonb[], ${column((row) => row.created_at)}::timestamptz[])`

@@ -68,7 +68,7 @@ export async function takeOverAbandoned(
     endpoint: row.endpoint,
     key: row.key,
     // Taken by its Recovery's name, so it has its request.
-    request: row.request as AbandonedClaim['request'],
+    request: { processorAccount: null, ...(row.request as Omit<AbandonedClaim['request'], 'processorAccount'>) },
     createdAt: row.created_at,
   }))
 }

@@ -19,6 +19,8 @@ import type { Timing } from './store.js'
 
 export interface KeyedTask {
   accountId: string
+  /** The processor account its calls go to (Keyed.processorAccount): the account's link, read by the task. */
+  processorAccount: string | null
   /** The task's name: a key is scoped to it (the key's endpoint is `task <name>`), as a request's is to its route. */
   task: string
   /** Derived from what the task does, the same on every run that does it, at most 255 characters. */
@@ -58,9 +60,9 @@ export class KeyedTasks {
    */
   async run(task: KeyedTask, work: (operation: Operation) => Promise<StoredResponse>): Promise<KeyedTaskResult> {
     const endpoint = `task ${task.task}`
-    const { accountId, key, input, recovery } = task
+    const { accountId, key, input, recovery, processorAccount } = task
     const fingerprint = requestFingerprint({ method: 'TASK', route: task.task, ...input })
-    const kept = recovery ? recoveryRequest(recovery, input) : null
+    const kept = recovery ? recoveryRequest(recovery, input, processorAccount) : null
     const result = await this.#claims.claim({ accountId, endpoint, key }, fingerprint, kept)
     switch (result.outcome) {
       case 'completed':
@@ -75,6 +77,7 @@ export class KeyedTasks {
       ...startedBy(result),
       endpoint,
       accountId,
+      processorAccount,
       recovery,
       input,
       deadline: task.signal,

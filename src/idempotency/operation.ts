@@ -92,6 +92,8 @@ export interface OperationStart extends ClaimedStart {
   /** The scope's endpoint ("POST /v1/charges", "task renew_subscriptions"): for messages and metrics. */
   endpoint: string
   accountId: string
+  /** The processor account its calls go to (Keyed.processorAccount): kept with the claim for its Recovery. */
+  processorAccount: string | null
   recovery: Recovery | undefined
   /** The validated path parameters and body (a task: what it would have sent as a request), for the Recovery. */
   input: OperationInput
@@ -106,9 +108,16 @@ export interface OperationInput {
   body: unknown
 }
 
-/** What a claim keeps for the recovery worker: which Recovery settles it, and what the operation was asked. */
-export function recoveryRequest(recovery: Recovery, input: OperationInput): ClaimedOperation['request'] {
-  return { recovery: recovery.name, params: input.params ?? {}, body: input.body ?? null }
+/**
+ * What a claim keeps for the recovery worker: which Recovery settles it, what the operation was asked, and the
+ * processor account its calls go to (a lost answer is asked about where the call went, whatever the link is later).
+ */
+export function recoveryRequest(
+  recovery: Recovery,
+  input: OperationInput,
+  processorAccount: string | null,
+): ClaimedOperation['request'] {
+  return { recovery: recovery.name, params: input.params ?? {}, body: input.body ?? null, processorAccount }
 }
 
 const RELEASE_RETRY_MS = 250
@@ -221,8 +230,8 @@ export class HeldOperation implements Operation {
   }
 
   #claimed(recovery: Recovery): ClaimedOperation {
-    const { accountId, input } = this.#start
-    return { operationId: this.id, accountId, request: recoveryRequest(recovery, input) }
+    const { accountId, input, processorAccount } = this.#start
+    return { operationId: this.id, accountId, request: recoveryRequest(recovery, input, processorAccount) }
   }
 
   /**

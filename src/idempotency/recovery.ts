@@ -15,8 +15,11 @@ export const RECOVER_TASK = 'recover_abandoned_claims'
 export interface ClaimedOperation {
   operationId: string
   accountId: string
-  /** The name of the route's Recovery, and the validated path parameters and body the request was claimed with. */
-  request: { recovery: string; params: unknown; body: unknown }
+  /**
+   * The name of the route's Recovery, the validated path parameters and body the request was claimed with, and the
+   * processor account its calls went to (Keyed.processorAccount; null in a claim made before there were any).
+   */
+  request: { recovery: string; params: unknown; body: unknown; processorAccount: string | null }
 }
 
 /** An abandoned claim, as the recovery worker holds it: fenced by its own token. */

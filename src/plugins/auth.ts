@@ -3,14 +3,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { ApiKeyCache } from '../accounts/api-key-cache.js'
-import { findAccountByApiKey } from '../accounts/api-keys.js'
+import { type AuthenticatedAccount, findAccountByApiKey } from '../accounts/api-keys.js'
 import type { Sql } from '../db/connect.js'
 import { Problem } from '../problems.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The authenticated account; set by `authenticate` on the routes that use it. */
-    account: { id: string }
+    account: AuthenticatedAccount
   }
   interface FastifyInstance {
     authenticate(request: FastifyRequest): Promise<void>
@@ -31,8 +31,8 @@ export interface AuthOptions {
 
 export default fp(
   async function auth(app: FastifyInstance, options: AuthOptions) {
-    const cache = new ApiKeyCache((options.cacheSeconds ?? 0) * 1000)
-    app.decorateRequest('account', null as unknown as { id: string })
+    const cache = new ApiKeyCache<AuthenticatedAccount>((options.cacheSeconds ?? 0) * 1000)
+    app.decorateRequest('account', null as unknown as AuthenticatedAccount)
     app.decorate('authenticate', async function authenticate(request: FastifyRequest) {
       const match = BEARER.exec(request.headers.authorization ?? '')
       const account = match?.[1] ? await findAccountByApiKey(options.sql, match[1], cache) : undefined

@@ -11,6 +11,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Sql } from '../db/connect.js'
+import type { AuthenticatedAccount } from '../accounts/api-keys.js'
 import { requestFingerprint } from '../idempotency/fingerprint.js'
 import { idempotencyKeyFromRawHeaders } from '../idempotency/key.js'
 import type { RouteResponse, StoredResponse } from '../idempotency/response.js'
@@ -133,7 +134,7 @@ export default fp(
         if (!settings)
           throw new Error(`${endpoint} calls reply.idempotent without declaring config: { idempotency: { ... } }`)
         const { recovery } = settings
-        const accountId = accountOf(request)
+        const { id: accountId, processorAccount } = accountOf(request)
         const input = { params: request.params, body: request.body }
         const key = idempotencyKeyFromRawHeaders(request.raw.rawHeaders)
         let claimed: ClaimedStart
@@ -150,12 +151,20 @@ export default fp(
           const result = await claimKey(
             request,
             { accountId, endpoint, key },
-            recovery && recoveryRequest(recovery, input),
+            recovery && recoveryRequest(recovery, input, processorAccount),
           )
           if (result.outcome === 'completed') return replay(this, result.response)
           claimed = startedBy(result)
         }
-        const start = { endpoint, accountId, recovery, input, deadline: request.deadline, log: request.log }
+        const start = {
+          endpoint,
+          accountId,
+          processorAccount,
+          recovery,
+          input,
+          deadline: request.deadline,
+          log: request.log,
+        }
         const held = new HeldOperation(operations, { ...start, ...claimed })
         try {
           return await run(repliedBy(this, held))
@@ -230,10 +239,10 @@ function remembered(replays: ReplayCache, scope: KeyScope, fingerprint: Buffer):
 }
 
 /** Keys are scoped by account: a route without authentication cannot be idempotent. */
-function accountOf(request: FastifyRequest): string {
+function accountOf(request: FastifyRequest): AuthenticatedAccount {
   if (!request.account)
     throw new Error(`${request.routeOptions.url}: idempotency needs an authenticated account to scope keys`)
-  return request.account.id
+  return request.account
 }
 
 function fingerprintOf(request: FastifyRequest): Buffer {

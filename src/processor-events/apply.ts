@@ -29,25 +29,53 @@ import {
 
 export type { Applied, LaterSettings }
 
-export function applyChange(tx: Transaction, change: ProcessorChange, settings: LaterSettings): Promise<Applied> {
+/**
+ * Applies one change an event of `processorAccount` tells (null: the platform's own account). What it names is found
+ * by the ids the processor keeps for the service (a payment's charge_id, a refund's operation id), but those are
+ * only metadata that whoever holds the processor account can write: a change applies only to a charge made on that
+ * very processor account, as that very payment (heldThere). An account's connected account can never move another's.
+ */
+export function applyChange(
+  tx: Transaction,
+  change: ProcessorChange,
+  settings: LaterSettings,
+  processorAccount: string | null,
+): Promise<Applied> {
   switch (change.object) {
     case 'payment':
-      return applyPayment(tx, change, settings)
+      return applyPayment(tx, change, settings, processorAccount)
     case 'refund':
-      return applyRefund(tx, change)
+      return applyRefund(tx, change, processorAccount)
     case 'dispute':
-      return applyDispute(tx, change, settings)
+      return applyDispute(tx, change, settings, processorAccount)
     case 'payout':
-      return applyPayout(tx, change)
+      return applyPayout(tx, change, processorAccount)
   }
 }
 
-async function applyPayment(tx: Transaction, payment: PaymentState, settings: LaterSettings): Promise<Applied> {
+/** Why a charge is not the one a change of `processorAccount` about `payment` may touch, if it is not. */
+function notHeldThere(charge: ChargeRow, payment: string, processorAccount: string | null): string | undefined {
+  if (charge.processor_account !== processorAccount)
+    return (
+      `charge ${charge.id} was made on ${charge.processor_account ?? "the platform's account"}, not on ` +
+      `${processorAccount ?? "the platform's account"}`
+    )
+  if (charge.processor_reference !== payment)
+    return `charge ${charge.id} is payment ${charge.processor_reference}, not ${payment}`
+  return undefined
+}
+
+async function applyPayment(
+  tx: Transaction,
+  payment: PaymentState,
+  settings: LaterSettings,
+  processorAccount: string | null,
+): Promise<Applied> {
   if (!payment.chargeId) return ignored(`payment ${payment.reference} was not made by this service`)
   const charge = await lockChargeById(tx, payment.chargeId)
   if (!charge) return waiting(`charge ${payment.chargeId} of payment ${payment.reference} is not recorded yet`)
-  if (charge.processor_reference !== payment.reference)
-    return ignored(`charge ${charge.id} is payment ${charge.processor_reference}, not ${payment.reference}`)
+  const elsewhere = notHeldThere(charge, payment.reference, processorAccount)
+  if (elsewhere) return ignored(elsewhere)
   const move = chargeMove(charge, payment, settings)
   if ('wait' in move) return waiting(move.wait)
   if ('ignore' in move) return ignored(move.ignore)
@@ -59,11 +87,14 @@ async function applyPayment(tx: Transaction, payment: PaymentState, settings: La
   return APPLIED
 }
 
-async function applyRefund(tx: Transaction, refund: RefundState): Promise<Applied> {
+async function applyRefund(tx: Transaction, refund: RefundState, processorAccount: string | null): Promise<Applied> {
   const known = await lockRefundOfProcessor(tx, refund)
   if (!known && refund.operationId)
     return waiting(`refund ${refund.reference} (operation ${refund.operationId}) is not recorded yet`)
-  if (!known) return recordRefundMadeAtProcessor(tx, refund)
+  if (!known) return recordRefundMadeAtProcessor(tx, refund, processorAccount)
+  const ofCharge = await lockChargeById(tx, known.charge_id)
+  const elsewhere = ofCharge && notHeldThere(ofCharge, refund.paymentReference, processorAccount)
+  if (elsewhere) return ignored(`refund ${known.id}: ${elsewhere}`)
   if (known.status === 'pending') return waiting(`refund ${known.id} is being recorded`)
   const failed = refund.status === 'failed' || refund.status === 'canceled'
   if (known.status === 'failed' || !failed) return ignored(`refund ${known.id} is ${known.status} already`)
@@ -78,10 +109,16 @@ async function applyRefund(tx: Transaction, refund: RefundState): Promise<Applie
 }
 
 /** A refund made at the processor (its dashboard): it becomes a refund of the books, marked as such. */
-async function recordRefundMadeAtProcessor(tx: Transaction, refund: RefundState): Promise<Applied> {
+async function recordRefundMadeAtProcessor(
+  tx: Transaction,
+  refund: RefundState,
+  processorAccount: string | null,
+): Promise<Applied> {
   if (!refund.chargeId) return ignored(`refund ${refund.reference} is of a payment this service did not make`)
   const charge = await lockChargeById(tx, refund.chargeId)
   if (!charge) return waiting(`charge ${refund.chargeId} of refund ${refund.reference} is not recorded yet`)
+  const elsewhere = notHeldThere(charge, refund.paymentReference, processorAccount)
+  if (elsewhere) return ignored(elsewhere)
   const failed = refund.status === 'failed' || refund.status === 'canceled'
   const left = charge.amount_captured_cents - charge.amount_refunded_cents - charge.amount_refund_pending_cents
   // More than the books hold: the news of a capture made at the processor, or of an earlier refund's failure, may
@@ -116,10 +153,17 @@ const DISPUTE_ORDER: Record<DisputeState['status'], number> = { needs_response: 
  * whatever that event's status (a late funds_withdrawn after the dispute closed still posts). An inquiry, which
  * withdraws nothing, posts nothing.
  */
-async function applyDispute(tx: Transaction, dispute: DisputeState, settings: LaterSettings): Promise<Applied> {
+async function applyDispute(
+  tx: Transaction,
+  dispute: DisputeState,
+  settings: LaterSettings,
+  processorAccount: string | null,
+): Promise<Applied> {
   if (!dispute.chargeId) return ignored(`dispute ${dispute.reference} is of a payment this service did not make`)
   const charge = await lockChargeById(tx, dispute.chargeId)
   if (!charge) return waiting(`charge ${dispute.chargeId} of dispute ${dispute.reference} is not recorded yet`)
+  const elsewhere = notHeldThere(charge, dispute.paymentReference, processorAccount)
+  if (elsewhere) return ignored(elsewhere)
   const current = charge.dispute
   if (current && current.processor_reference !== dispute.reference)
     return ignored(`charge ${charge.id} is disputed by ${current.processor_reference}, not ${dispute.reference}`)

@@ -6,7 +6,8 @@
 import type { Logger } from 'pino'
 import type { Sql } from '../db/connect.js'
 import type { ChargeRow } from '../charges/repository.js'
-import type { LaterOutcomes, PaymentState, RefundState } from '../processor/later-outcomes.js'
+import type { LaterOutcomes, PaymentState, ProcessorStates, RefundState } from '../processor/later-outcomes.js'
+import { linkedProcessorAccounts } from '../accounts/api-keys.js'
 import type { RefundRow } from '../refunds/repository.js'
 import { agreesWith } from './charge-moves.js'
 import { countOpenDiscrepancies, type Discrepancy, recordDiscrepancies, resolveDiscrepancies } from './discrepancies.js'
@@ -41,7 +42,7 @@ export async function compareWithProcessor(
   const cursor = theRow(
     await sql<{ compared_after_seq: string; refunds_compared_after_seq: string }[]>`
       select compared_after_seq, refunds_compared_after_seq from reconciliation_cursors where processor =
-        ${later.name}`,
+        ${later.name} and processor_account = ''`,
     `the cursor of ${later.name}, made above`,
   )
   const settledBefore = new Date(Date.now() - (options.settleMarginMs ?? SETTLE_MARGIN_MS))
@@ -64,10 +65,10 @@ export async function compareWithProcessor(
     ...refunds.map((row) => row.created_at.getTime()),
   )
   const charges = new Map([...fresh, ...again].map((row) => [row.id, row]))
-  const named = [...charges.values()].flatMap((row) =>
-    row.processor_reference && !fresh.some((each) => each.id === row.id) ? [row.processor_reference] : [],
+  const named = [...charges.values()].filter(
+    (row) => row.processor_reference && !fresh.some((each) => each.id === row.id),
   )
-  const states = await later.statesSince(new Date(oldest - CLOCK_MARGIN_MS), named)
+  const states = await statesOnEveryProcessorAccount(sql, later, new Date(oldest - CLOCK_MARGIN_MS), named, charges)
   const settled = (state: { createdAt?: Date | undefined }) => !state.createdAt || state.createdAt < settledBefore
 
   const found: Discrepancy[] = []
@@ -131,7 +132,7 @@ export async function compareWithProcessor(
       compared_after_seq = greatest(compared_after_seq, ${fresh.at(-1)?.seq ?? 0}),
       refunds_compared_after_seq = greatest(refunds_compared_after_seq, ${refunds.at(-1)?.seq ?? 0}),
       compared_since = now(), last_run_at = now()
-    where processor = ${later.name}`
+    where processor = ${later.name} and processor_account = ''`
   return { payments: charges.size, refunds: refunds.length, found: fresher, open: await countOpenDiscrepancies(sql) }
 }
 
@@ -231,4 +232,31 @@ function booksOf(charge: ChargeRow) {
   const { id, account_id, status, amount_cents, amount_captured_cents, amount_refunded_cents, processor_reference } =
     charge
   return { id, account_id, status, amount_cents, amount_captured_cents, amount_refunded_cents, processor_reference }
+}
+
+/**
+ * What the processor holds now on the platform's own account and on every connected account an account is linked to
+ * (or a charge was made on): each processor account's payments and refunds are its own list (Stripe Connect).
+ */
+async function statesOnEveryProcessorAccount(
+  sql: Sql,
+  later: LaterOutcomes,
+  since: Date,
+  named: ChargeRow[],
+  charges: Map<string, ChargeRow>,
+): Promise<ProcessorStates> {
+  const processorAccounts = new Set<string | null>([
+    null,
+    ...(await linkedProcessorAccounts(sql)),
+    ...[...charges.values()].map((row) => row.processor_account),
+  ])
+  const states = await Promise.all(
+    [...processorAccounts].map((processorAccount) => {
+      const references = named.flatMap((row) =>
+        row.processor_account === processorAccount && row.processor_reference ? [row.processor_reference] : [],
+      )
+      return later.statesSince(since, references, processorAccount)
+    }),
+  )
+  return { payments: states.flatMap((each) => each.payments), refunds: states.flatMap((each) => each.refunds) }
 }

@@ -9,6 +9,7 @@ import { isHeldUncaptured } from '../charges/repository.js'
 import type { LaterOutcomes, ProcessorChange, ProcessorEvent } from '../processor/later-outcomes.js'
 import { ProcessorUnavailableError } from '../processor/processor.js'
 import { type Applied, applyChange, type LaterSettings } from './apply.js'
+import { accountLinkedTo } from '../accounts/api-keys.js'
 
 export type Via = 'webhook' | 'reconciliation'
 export type Accepted = Applied['status'] | 'duplicate'
@@ -22,8 +23,9 @@ export async function acceptEvent(
 ): Promise<Accepted> {
   const result = await sql.begin(async (tx) => {
     const [fresh] = await tx`
-      insert into processor_events (id, type, processor_created_at, received_via, changes, status)
-      values (${event.id}, ${event.type}, ${event.createdAt}, ${via}, ${tx.json(event.changes as never)}, 'waiting')
+      insert into processor_events (id, type, processor_created_at, received_via, changes, status, processor_account)
+      values (${event.id}, ${event.type}, ${event.createdAt}, ${via}, ${tx.json(event.changes as never)}, 'waiting',
+        ${event.processorAccount ?? null})
       on conflict (id) do nothing
       returning id`
     if (!fresh) return undefined
@@ -55,7 +57,7 @@ export async function withCapturedFunds(
       if (change.object !== 'payment' || change.status !== 'succeeded' || !change.chargeId || change.funds)
         return change
       if (!(await isHeldUncaptured(sql, change.chargeId))) return change
-      const funds = await fundsOf(change)
+      const funds = await fundsOf(change, event.processorAccount ?? null)
       return funds ? { ...change, funds } : change
     }),
   )
@@ -72,13 +74,25 @@ export async function retryWaitingEvents(
   options: { later?: Pick<LaterOutcomes, 'fundsOf'>; log?: Logger; batchSize?: number } = {},
 ): Promise<number> {
   const waiting = await sql<
-    { id: string; type: string; changes: ProcessorEvent['changes']; processor_created_at: Date }[]
+    {
+      id: string
+      type: string
+      changes: ProcessorEvent['changes']
+      processor_created_at: Date
+      processor_account: string | null
+    }[]
   >`
-    select id, type, changes, processor_created_at from processor_events where status = 'waiting'
+    select id, type, changes, processor_created_at, processor_account from processor_events where status = 'waiting'
       order by received_at limit ${options.batchSize ?? 100}`
   let applied = 0
   for (const row of waiting) {
-    const told = { id: row.id, type: row.type, createdAt: row.processor_created_at, changes: row.changes }
+    const told = {
+      id: row.id,
+      type: row.type,
+      createdAt: row.processor_created_at,
+      changes: row.changes,
+      ...(row.processor_account ? { processorAccount: row.processor_account } : {}),
+    }
     // The processor not answering the read leaves this event waiting for the next run; the others go on.
     const event = await withCapturedFunds(sql, options.later, told).catch((error: unknown) => {
       if (!(error instanceof ProcessorUnavailableError)) throw error
@@ -104,9 +118,14 @@ export async function retryWaitingEvents(
 
 /** Every change of the event; it waits if any change waits (those applied are no-ops when it is applied again). */
 async function applyAll(tx: Transaction, event: ProcessorEvent, settings: LaterSettings): Promise<Applied> {
+  const { processorAccount } = event
+  // A connected account no account is linked to (any more) holds nothing of the books: recorded, never applied.
+  if (processorAccount && !(await accountLinkedTo(tx, processorAccount)))
+    return { status: 'ignored', note: `${processorAccount} is linked to no account` }
   await lockPayments(tx, event.changes)
   const results: Applied[] = []
-  for (const change of event.changes) results.push(await applyChange(tx, change, settings))
+  for (const change of event.changes)
+    results.push(await applyChange(tx, change, settings, event.processorAccount ?? null))
   const notes = results.flatMap((result) => (result.note ? [result.note] : []))
   // What the changes applied count, whether or not another change of the event waits: they are written.
   const afterCommit = results.flatMap((result) => result.afterCommit ?? [])

@@ -14,8 +14,18 @@ import { postPayout, postPayoutArrival, postPayoutFailure } from '../ledger/post
 import type { PayoutState } from '../processor/later-outcomes.js'
 import { payoutsApplied } from '../observability/metrics.js'
 import type { Applied } from './applied.js'
+import { accountLinkedTo } from '../accounts/api-keys.js'
 
-export async function applyPayout(tx: Transaction, payout: PayoutState): Promise<Applied> {
+/**
+ * A connected account's payout (Stripe Connect: `processorAccount`) carries only the money of the account linked to
+ * it: what it names of any other account's is not that account's share (its metadata is the connected account's to
+ * write), and is left to the payout report.
+ */
+export async function applyPayout(
+  tx: Transaction,
+  payout: PayoutState,
+  processorAccount: string | null,
+): Promise<Applied> {
   if (!payout.carried)
     return {
       status: 'ignored',
@@ -30,7 +40,11 @@ export async function applyPayout(tx: Transaction, payout: PayoutState): Promise
     const named = missing.map((each) => `${each.type} ${each.reference}`).join(', ')
     return { status: 'waiting', note: `payout ${payout.reference} carries ${named}, not in the books yet` }
   }
+  const owner = processorAccount === null ? undefined : await accountLinkedTo(tx, processorAccount)
+  if (processorAccount !== null && owner === undefined)
+    return { status: 'ignored', note: `payout ${payout.reference}: ${processorAccount} is linked to no account` }
   for (const [accountId, share] of sharesByAccount(found)) {
+    if (owner !== undefined && accountId !== owner) continue
     const money = { account_id: accountId, currency: payout.currency }
     // An account whose carried money nets to nothing has no leg to post (the database refuses an empty entry).
     if (share.netCents !== 0) {

@@ -6,7 +6,7 @@ import type { Sql } from '../db/connect.js'
 import { instrumented } from './instrumented.js'
 import type { PaymentProcessor } from './processor.js'
 import { createSimulatedProcessor } from './simulated.js'
-import { createStripeClient } from './stripe/client.js'
+import { stripeClients } from './stripe/client.js'
 import { createStripeProcessor } from './stripe/stripe.js'
 
 export function createProcessor(config: Config, sql: Sql, log: Logger): PaymentProcessor {
@@ -14,7 +14,7 @@ export function createProcessor(config: Config, sql: Sql, log: Logger): PaymentP
   const processor =
     config.PROCESSOR === 'stripe'
       ? createStripeProcessor({
-          stripe: createStripeClient({
+          clients: stripeClients({
             // loadConfig refuses PROCESSOR=stripe without one.
             secretKey: config.STRIPE_SECRET_KEY ?? '',
             apiUrl: config.STRIPE_API_URL,
@@ -22,6 +22,7 @@ export function createProcessor(config: Config, sql: Sql, log: Logger): PaymentP
           }),
           timeoutMs,
           webhookSecret: config.STRIPE_WEBHOOK_SECRET,
+          connectWebhookSecret: config.STRIPE_CONNECT_WEBHOOK_SECRET,
         })
       : createSimulatedProcessor({ sql, slowDelayMs: config.SIMULATED_SLOW_MS, publicUrl: simulatedPublicUrl(config) })
   return instrumented(processor, { timeoutMs, log: log.child({ component: 'processor' }) })

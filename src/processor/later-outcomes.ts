@@ -139,6 +139,11 @@ export interface ProcessorEvent {
   /** The processor's name for it (payment_intent.succeeded), kept for the operator reading the inbox. */
   type: string
   createdAt: Date
+  /**
+   * The processor account it is about (Stripe Connect's `account`: a connected account), unset for the platform's
+   * own. It changes only charges made on that processor account (src/processor-events/apply.ts).
+   */
+  processorAccount?: string
   /** Empty when it changes nothing here: a type the service does not follow, or an object it did not make. */
   changes: ProcessorChange[]
 }
@@ -157,20 +162,23 @@ export interface LaterOutcomes {
    * Throws WebhookRefusedError when it is not authentic; unset for a processor that sends no webhooks.
    */
   receive?(rawBody: Buffer, headers: Record<string, string | string[] | undefined>): Promise<ProcessorEvent>
-  /** Its events created since `since`, from a list that cannot lag (never a search index). */
-  eventsSince(since: Date): AsyncIterable<ProcessorEvent>
   /**
-   * Its payments and refunds as they are now: those created since `since`, and the payments named (the books'
-   * payments that are not final yet, whatever their age).
+   * The events of a processor account (null: the platform's) created since `since`, from a list that cannot lag
+   * (never a search index). A processor without processor accounts has none for any other than null.
    */
-  statesSince(since: Date, payments: string[]): Promise<ProcessorStates>
+  eventsSince(since: Date, processorAccount: string | null): AsyncIterable<ProcessorEvent>
+  /**
+   * A processor account's payments and refunds as they are now: those created since `since`, and the payments
+   * named (the books' payments that are not final yet, whatever their age).
+   */
+  statesSince(since: Date, payments: string[], processorAccount: string | null): Promise<ProcessorStates>
   /**
    * What the processor kept of a payment it captured on its own time (an authentication passed, a debit settled, a
    * capture made in its dashboard) and when the rest is available: its event names the payment, not its balance
    * transaction. Unset for a processor whose fees are the pricing's (the simulated one); undefined when it has not
    * said yet.
    */
-  fundsOf?(payment: PaymentState): Promise<CapturedFunds | undefined>
+  fundsOf?(payment: PaymentState, processorAccount: string | null): Promise<CapturedFunds | undefined>
 }
 
 /** A webhook delivery that is not the processor's: unsigned, signed with another secret, tampered, or stale. */

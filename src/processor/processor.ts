@@ -10,6 +10,12 @@ export type { CapturedFunds }
 interface Keyed {
   accountId: string
   /**
+   * The account at the processor the call is made on: a connected account (Stripe Connect's acct_…) for an account
+   * the operator linked to one, null for the platform's own. A charge's later calls go where the charge was made
+   * (charges.processor_account), whatever the link says by then. A processor without such accounts ignores it.
+   */
+  processorAccount: string | null
+  /**
    * The operation id: stable for one logical operation, even when a crashed attempt is taken over. A real
    * implementation must forward it as the processor's own idempotency key, or a retry after a crash can charge twice.
    */

@@ -200,12 +200,15 @@ export function simulatedLater(sql: Sql): {
 
   const later: LaterOutcomes = {
     name: 'simulated',
-    async *eventsSince(since) {
+    // It has no processor accounts but its own: none for a connected account.
+    async *eventsSince(since, processorAccount) {
+      if (processorAccount !== null) return
       const rows = await sql<{ id: string; type: string; changes: ProcessorChange[]; created_at: Date }[]>`
         select id, type, changes, created_at from simulated_processor.events where created_at >= ${since} order by seq`
       for (const row of rows) yield { id: row.id, type: row.type, createdAt: row.created_at, changes: row.changes }
     },
-    async statesSince(since, payments) {
+    async statesSince(since, payments, processorAccount) {
+      if (processorAccount !== null) return { payments: [], refunds: [] }
       const paymentRows = await sql<PaymentRow[]>`
         select idempotency_key, created_at, kind, parameters, outcome, state from simulated_processor.operations
         where kind in ('charge', 'authorization') and outcome ? 'processorReference'

@@ -11,14 +11,17 @@ export function refundRecovery(processor: PaymentProcessor, sql: Sql): Recovery<
     name: 'refund',
     async lookup(claim) {
       // The pending refund is reserved before the call: without it, nothing under this operation went out.
-      const [pending] = await sql<{ account_id: string; amount_cents: number; processor_reference: string }[]>`
-        select r.account_id, r.amount_cents, coalesce(c.processor_reference, c.id) as processor_reference
-        from refunds r join charges c on c.id = r.charge_id
-        where r.operation_id = ${claim.operationId} and r.status = 'pending'`
+      const [pending] = await sql<
+        { account_id: string; amount_cents: number; reference: string; processor_account: string | null }[]
+      >`
+        select r.account_id, r.amount_cents, coalesce(c.processor_reference, c.id) as reference, c.processor_account
+        from refunds r join charges c on c.id = r.charge_id and c.account_id = r.account_id
+        where r.account_id = ${claim.accountId} and r.operation_id = ${claim.operationId} and r.status = 'pending'`
       if (!pending) return undefined
+      const payment = { reference: pending.reference, processorAccount: pending.processor_account }
       return lookupOutcome(processor, {
         kind: 'refund',
-        request: refundCall(pending, pending.processor_reference, claim.operationId),
+        request: refundCall(pending, payment, claim.operationId),
         notBefore: claim.createdAt,
       })
     },

@@ -16,7 +16,13 @@ import { findRefundByOperation, insertPendingRefund, markRefundSucceeded, type R
 
 export interface RefundReservation {
   refund: RefundRow
-  chargeReference: string
+  /** Where the refund goes: the charge's payment at the processor, on the processor account it was made on. */
+  payment: RefundedPayment
+}
+
+export interface RefundedPayment {
+  reference: string
+  processorAccount: string | null
 }
 
 /** Phase 1. A retry of the same operation finds its pending refund again instead of reserving twice. */
@@ -26,9 +32,9 @@ export async function reserveRefund(
 ): Promise<RefundReservation> {
   const charge = await lockCharge(tx, request.accountId, request.chargeId)
   if (!charge) throw new Problem('resource-not-found', `No charge ${request.chargeId}.`)
-  const chargeReference = charge.processor_reference ?? charge.id
+  const payment = { reference: charge.processor_reference ?? charge.id, processorAccount: charge.processor_account }
   const existing = await findRefundByOperation(tx, request.operationId)
-  if (existing?.status === 'pending') return { refund: existing, chargeReference }
+  if (existing?.status === 'pending') return { refund: existing, payment }
   if (charge.status !== 'succeeded') {
     throw new Problem(
       'charge-not-refundable',
@@ -53,16 +59,22 @@ export async function reserveRefund(
       },
     )
   }
-  return { refund: await insertPendingRefund(tx, charge, amountCents, request.operationId), chargeReference }
+  return { refund: await insertPendingRefund(tx, charge, amountCents, request.operationId), payment }
 }
 
 /** What the processor is sent for a reserved refund: the route sends it, the recovery worker asks about it. */
 export function refundCall(
   refund: { account_id: string; amount_cents: number },
-  chargeReference: string,
+  payment: RefundedPayment,
   idempotencyKey: string,
 ): RefundRequest {
-  return { chargeReference, amountCents: refund.amount_cents, accountId: refund.account_id, idempotencyKey }
+  return {
+    chargeReference: payment.reference,
+    amountCents: refund.amount_cents,
+    accountId: refund.account_id,
+    processorAccount: payment.processorAccount,
+    idempotencyKey,
+  }
 }
 
 /**

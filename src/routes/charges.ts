@@ -79,13 +79,13 @@ export default async function chargeRoutes(
         // is lost, the key stays bound to this operation id: a retry, or the recovery worker, settles it.
         const outcome = await operation
           .callOut((idempotencyKey) => {
-            const call = chargeCall(request.account.id, input, idempotencyKey)
+            const call = chargeCall(request.account, input, idempotencyKey)
             return expiresAt ? processor.authorize(call) : processor.charge(call)
           })
           .catch(rethrowAsProblem)
         // The charge, its event and the key's completion commit together.
         return operation.complete((tx) =>
-          recordCharge(tx, chargeIdOf(operation.id), request.account.id, input, outcome, pricing, expiresAt),
+          recordCharge(tx, chargeIdOf(operation.id), request.account, input, outcome, pricing, expiresAt),
         )
       }),
   )

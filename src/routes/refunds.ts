@@ -39,7 +39,7 @@ export default async function refundRoutes(base: FastifyInstance, options: { sql
     },
     async (request, reply) =>
       reply.idempotent(async (operation) => {
-        const { refund, chargeReference } = await operation.reserve((tx) =>
+        const { refund, payment } = await operation.reserve((tx) =>
           reserveRefund(tx, {
             accountId: request.account.id,
             chargeId: request.params.id,
@@ -48,7 +48,7 @@ export default async function refundRoutes(base: FastifyInstance, options: { sql
           }),
         )
         const outcome = await operation
-          .callOut((idempotencyKey) => processor.refund(refundCall(refund, chargeReference, idempotencyKey)))
+          .callOut((idempotencyKey) => processor.refund(refundCall(refund, payment, idempotencyKey)))
           .catch(rethrowAsProblem)
         return operation.complete((tx) => recordRefund(tx, refund, outcome.processorReference))
       }),

@@ -6,7 +6,7 @@ import { afterAll, beforeAll } from 'vitest'
 import type { Sql } from '../../src/db/connect.js'
 import type { PaymentProcessor } from '../../src/processor/processor.js'
 import { createSimulatedProcessor } from '../../src/processor/simulated.js'
-import { createStripeClient } from '../../src/processor/stripe/client.js'
+import { stripeClients } from '../../src/processor/stripe/client.js'
 import { createStripeProcessor } from '../../src/processor/stripe/stripe.js'
 import { startStripeServer, type StripeTestServer } from './stripe/server.js'
 
@@ -17,6 +17,8 @@ export const simulatedProcessor: ProcessorFactory = (sql) => createSimulatedProc
 
 export interface ProcessorUnderTest {
   processor: PaymentProcessor
+  /** What the requests sent to it name as their processor account (Keyed.processorAccount). */
+  processorAccount: string | null
   /** Money movements (charges, authorizations, captures, voids, refunds) the processor performed under the key. */
   movementsUnder(idempotencyKey: string): Promise<number>
 }
@@ -24,25 +26,35 @@ export interface ProcessorUnderTest {
 export function simulatedUnderTest(sql: Sql, slowDelayMs = 300): ProcessorUnderTest {
   return {
     processor: createSimulatedProcessor({ sql, slowDelayMs }),
+    processorAccount: null,
     movementsUnder: (key) => simulatedMovements(sql, key),
   }
 }
 
-export function stripeUnderTest(server: StripeTestServer, timeoutMs = 5000): ProcessorUnderTest {
+/** With `connected`, requests are made on that connected account, and counted in its books at the server. */
+export function stripeUnderTest(
+  server: StripeTestServer,
+  options: { timeoutMs?: number; connected?: string } = {},
+): ProcessorUnderTest {
+  const { connected } = options
   return {
-    processor: stripeProcessorFor(server, timeoutMs),
-    movementsUnder: async (key) => stripeMovements(server, key),
+    processor: stripeProcessorFor(server, options.timeoutMs),
+    processorAccount: connected ?? null,
+    movementsUnder: async (key) => stripeMovements(server, key, connected),
   }
 }
 
 /** The signing secret of the service's webhook endpoint at the Stripe test server, in every test. */
 export const STRIPE_WEBHOOK_SECRET = 'whsec_testserverendpointsecret0000'
+/** The signing secret of the service's Connect endpoint (every connected account's events) at the test server. */
+export const STRIPE_CONNECT_WEBHOOK_SECRET = 'whsec_testserverconnectsecret00000'
 
 export function stripeProcessorFor(server: StripeTestServer, timeoutMs = 5000): PaymentProcessor {
   return createStripeProcessor({
-    stripe: createStripeClient({ secretKey: server.secretKey, apiUrl: server.url, timeoutMs }),
+    clients: stripeClients({ secretKey: server.secretKey, apiUrl: server.url, timeoutMs }),
     timeoutMs,
     webhookSecret: STRIPE_WEBHOOK_SECRET,
+    connectWebhookSecret: STRIPE_CONNECT_WEBHOOK_SECRET,
   })
 }
 
@@ -113,8 +125,10 @@ async function simulatedMovements(sql: Sql, key: string): Promise<number> {
   ).length
 }
 
-function stripeMovements(server: StripeTestServer, key: string): number {
-  return server.ledger.movements.filter((movement) => movement.idempotencyKey === key).length
+/** Movements under the key in the platform's books at the server, or in the connected account's. */
+function stripeMovements(server: StripeTestServer, key: string, connected?: string): number {
+  const ledger = connected ? server.connect.ledger(connected) : server.ledger
+  return ledger.movements.filter((movement) => movement.idempotencyKey === key).length
 }
 
 async function simulatedLedger(sql: Sql, accountId: string): Promise<ProcessorLedger> {

@@ -63,7 +63,7 @@ const charge =
     recordCharge(
       tx,
       newId('ch'),
-      accountId,
+      { id: accountId, processorAccount: null },
       { amount_cents: amountCents, currency: 'usd', source: 'pm_card_visa', description },
       { status: 'succeeded', processorReference: `ref_${randomBytes(4).toString('hex')}` },
       LATER_SETTINGS.pricing,

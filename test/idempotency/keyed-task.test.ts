@@ -21,12 +21,22 @@ function renew(keyed: KeyedTasks, accountId: string, period: number, options: { 
   const { processor: charging, chargeSettings } = suite.context
   const body = chargeBody({ description: `sub_test period ${period}` })
   const recovery = chargeRecovery(charging, chargeSettings)
-  const task = { accountId, task: 'renew_test', key: `sub_test:${period}`, input: { params: {}, body }, recovery, log }
+  const account = { id: accountId, processorAccount: null }
+  const input = { params: {}, body }
+  const task = {
+    accountId,
+    processorAccount: null,
+    task: 'renew_test',
+    key: `sub_test:${period}`,
+    input,
+    recovery,
+    log,
+  }
   return keyed.run(task, async (operation) => {
     if (options.failBeforeCall) throw new Error('test: the task failed before calling out')
-    const outcome = await operation.callOut((key) => charging.charge(chargeCall(accountId, body, key)))
+    const outcome = await operation.callOut((key) => charging.charge(chargeCall(account, body, key)))
     return operation.complete((tx) =>
-      recordCharge(tx, chargeIdOf(operation.id), accountId, body, outcome, chargeSettings.pricing),
+      recordCharge(tx, chargeIdOf(operation.id), account, body, outcome, chargeSettings.pricing),
     )
   })
 }
@@ -113,6 +123,7 @@ describe('a keyed worker task', () => {
       accountId: user.id,
       task: 'renew_test',
       key: 'sub_test:1',
+      processorAccount: null,
       input: { params: {}, body: chargeBody({ amount_cents: 9900 }) },
       recovery: undefined,
       log,

@@ -215,7 +215,17 @@ describe('fees from Stripe', () => {
     const input = { amount_cents: 6_000, currency: 'usd' as const, source: 'pm_card_visa', capture: false }
     const outcome = { status: 'succeeded' as const, processorReference: intent.id }
     const expires = new Date(Date.now() + DAY)
-    await sql.begin((tx) => recordCharge(tx, chargeId, account.id, input, outcome, LATER_SETTINGS.pricing, expires))
+    await sql.begin((tx) =>
+      recordCharge(
+        tx,
+        chargeId,
+        { id: account.id, processorAccount: null },
+        input,
+        outcome,
+        LATER_SETTINGS.pricing,
+        expires,
+      ),
+    )
     // Stripe not answering the read: it stays waiting for the next run.
     failFundsRead(intent.id)
     await later.delivered()

@@ -156,8 +156,12 @@ describe('a route of its own with a Recovery', () => {
     const lost = await post('/notes/published', 'hello', 'publish-1')
     expect(lost.statusCode).toBe(503)
     const [claim] = await database.sql`select request, completed_at from idempotency_keys where key = 'publish-1'`
-    // The claim keeps the name of the route's Recovery, not its path, with the validated request.
-    expect(claim).toEqual({ request: { recovery: 'note', params: {}, body: { text: 'hello' } }, completed_at: null })
+    // The claim keeps the name of the route's Recovery, not its path, with the validated request, and the processor
+    // account its calls go to (none linked: the platform's).
+    expect(claim).toEqual({
+      request: { recovery: 'note', params: {}, body: { text: 'hello' }, processorAccount: null },
+      completed_at: null,
+    })
 
     const run = await recoverAbandonedClaims(
       database.sql,

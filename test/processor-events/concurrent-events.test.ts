@@ -184,7 +184,15 @@ async function recordChargeOf(pair: Pair, p: Payment): Promise<void> {
   }
   const expires = pair.charge === 'authorized' ? new Date(Date.now() + 86_400_000) : undefined
   await suite.context.sql.begin((tx) =>
-    recordCharge(tx, p.chargeId, suite.account.id, input, outcome, LATER_SETTINGS.pricing, expires),
+    recordCharge(
+      tx,
+      p.chargeId,
+      { id: suite.account.id, processorAccount: null },
+      input,
+      outcome,
+      LATER_SETTINGS.pricing,
+      expires,
+    ),
   )
 }
 

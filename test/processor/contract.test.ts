@@ -39,7 +39,18 @@ const processors: { name: string; start: () => Promise<ProcessorUnderTest & { cl
       return { ...stripeUnderTest(server), close: () => server.close() }
     },
   },
+  {
+    // Stripe Connect: every call with Stripe-Account, counted in the connected account's own books at the server.
+    name: 'stripe, on a connected account',
+    start: async () => {
+      const server = await startStripeServer()
+      return { ...stripeUnderTest(server, { connected: server.connect.create() }), close: () => server.close() }
+    },
+  },
 ]
+
+/** The processor account every request of the suite under way is made on (a connected account, or the platform). */
+let onProcessorAccount: string | null = null
 
 const chargeRequest = (overrides: Partial<ChargeRequest> = {}): ChargeRequest => {
   const idempotencyKey = overrides.idempotencyKey ?? randomUUID()
@@ -48,6 +59,7 @@ const chargeRequest = (overrides: Partial<ChargeRequest> = {}): ChargeRequest =>
     currency: 'usd',
     source: 'pm_card_visa',
     accountId: 'acct_contract',
+    processorAccount: onProcessorAccount,
     idempotencyKey,
     chargeId: chargeIdOf(idempotencyKey),
     ...overrides,
@@ -82,6 +94,7 @@ describe.each(processors)('the $name processor', ({ name, start }) => {
   beforeAll(async () => {
     const started = await start()
     under = { ...started, processor: recording(started.processor, called) }
+    onProcessorAccount = started.processorAccount
   })
   afterAll(() => under?.close())
 
@@ -154,7 +167,7 @@ describe.each(processors)('the $name processor', ({ name, start }) => {
   it('when a charge is made, then the processor lists it, for the comparison, with the charge it was made for', async () => {
     const request = chargeRequest()
     const outcome = await under.processor.charge(request)
-    const states = await under.processor.later.statesSince(new Date(Date.now() - 60_000), [])
+    const states = await under.processor.later.statesSince(new Date(Date.now() - 60_000), [], request.processorAccount)
     expect(states.payments).toContainEqual(
       expect.objectContaining({
         object: 'payment',
@@ -185,6 +198,7 @@ describe.each(processors)('the $name processor', ({ name, start }) => {
       chargeReference: reference,
       amountCents: 2000,
       accountId: held.accountId,
+      processorAccount: held.processorAccount,
       idempotencyKey: randomUUID(),
     }
     expect(await under.processor.capture(capture)).toMatchObject({ processorReference: expect.any(String) })
@@ -195,6 +209,7 @@ describe.each(processors)('the $name processor', ({ name, start }) => {
     const voided = {
       chargeReference: (other as { processorReference: string }).processorReference,
       accountId: held.accountId,
+      processorAccount: held.processorAccount,
       idempotencyKey: randomUUID(),
     }
     expect(await under.processor.void(voided)).toEqual({ processorReference: expect.any(String) })
@@ -203,11 +218,13 @@ describe.each(processors)('the $name processor', ({ name, start }) => {
   })
 
   it('when a charge is refunded in part and then in full, then each refund is done once, with a reference of its own', async () => {
-    const charged = (await under.processor.charge(chargeRequest())) as { processorReference: string }
+    const request = chargeRequest()
+    const charged = (await under.processor.charge(request)) as { processorReference: string }
     const refund = (amountCents: number) => ({
       chargeReference: charged.processorReference,
       amountCents,
       accountId: 'acct_contract',
+      processorAccount: request.processorAccount,
       idempotencyKey: randomUUID(),
     })
     const [part, rest] = [refund(1000), refund(1500)]
@@ -245,6 +262,7 @@ describe.each(processors)('the $name processor', ({ name, start }) => {
       chargeReference: authorization.processorReference,
       amountCents: 2500,
       accountId: held.accountId,
+      processorAccount: held.processorAccount,
       idempotencyKey: randomUUID(),
     }
     expect(await under.processor.lookup({ kind: 'capture', request: capture, notBefore })).toBeUndefined()
@@ -258,6 +276,7 @@ describe.each(processors)('the $name processor', ({ name, start }) => {
       chargeReference: authorization.processorReference,
       amountCents: 500,
       accountId: held.accountId,
+      processorAccount: held.processorAccount,
       idempotencyKey: randomUUID(),
     }
     expect(await under.processor.lookup({ kind: 'refund', request: refund, notBefore })).toBeUndefined()
@@ -271,6 +290,7 @@ describe.each(processors)('the $name processor', ({ name, start }) => {
     const voided = {
       chargeReference: other.processorReference,
       accountId: held.accountId,
+      processorAccount: held.processorAccount,
       idempotencyKey: randomUUID(),
     }
     expect(await under.processor.lookup({ kind: 'void', request: voided, notBefore })).toBeUndefined()

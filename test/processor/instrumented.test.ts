@@ -12,6 +12,7 @@ const lookupOfK = {
     currency: 'usd',
     source: 'pm_card_visa',
     accountId: 'acct_1',
+    processorAccount: null,
     idempotencyKey: 'k',
     chargeId: 'ch_000000000000000000000000',
   },

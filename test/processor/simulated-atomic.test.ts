@@ -36,11 +36,13 @@ describe('the simulated processor, when the statement after an operation fails',
         currency: 'usd',
         source: 'pm_card_visa',
         accountId: 'acct_atomic',
+        processorAccount: null,
         idempotencyKey: key,
         chargeId: chargeIdOf(key),
       })) as Extract<ChargeOutcome, { status: 'succeeded' }>
       const settling = {
         accountId: 'acct_atomic',
+        processorAccount: null,
         chargeReference: authorized.processorReference,
         idempotencyKey: `${key}:c`,
       }

@@ -27,7 +27,7 @@ function processorWith(timeoutMs = 5000, secretKey = server.secretKey) {
   const stripe: Stripe = createStripeClient({ secretKey, apiUrl: server.url, timeoutMs })
   const attempts: number[] = []
   stripe.on('request', () => attempts.push(Date.now()))
-  return { processor: createStripeProcessor({ stripe, timeoutMs }), attempts }
+  return { processor: createStripeProcessor({ clients: () => stripe, timeoutMs }), attempts }
 }
 
 const chargeRequest = (overrides: Partial<ChargeRequest> = {}): ChargeRequest => {
@@ -37,6 +37,7 @@ const chargeRequest = (overrides: Partial<ChargeRequest> = {}): ChargeRequest =>
     currency: 'usd',
     source: 'pm_card_visa',
     accountId: 'acct_stripe',
+    processorAccount: null,
     idempotencyKey,
     chargeId: chargeIdOf(idempotencyKey),
     ...overrides,
@@ -81,6 +82,7 @@ describe('what the Stripe processor sends', () => {
       chargeReference: authorized.processorReference,
       amountCents: 1000,
       accountId: 'acct_stripe',
+      processorAccount: null,
       idempotencyKey: randomUUID(),
     }
     const captured = await processor.capture(capture)
@@ -102,7 +104,12 @@ describe('what the Stripe processor sends', () => {
     })
 
     const other = (await processor.authorize(chargeRequest())) as { processorReference: string }
-    const voided = { chargeReference: other.processorReference, accountId: 'acct_stripe', idempotencyKey: randomUUID() }
+    const voided = {
+      chargeReference: other.processorReference,
+      accountId: 'acct_stripe',
+      processorAccount: null,
+      idempotencyKey: randomUUID(),
+    }
     await processor.void(voided)
     expect(received(voided.idempotencyKey)).toEqual([
       expect.objectContaining({ path: `/v1/payment_intents/${other.processorReference}/cancel` }),
@@ -112,6 +119,7 @@ describe('what the Stripe processor sends', () => {
       chargeReference: charged.processorReference,
       amountCents: 500,
       accountId: 'acct_stripe',
+      processorAccount: null,
       idempotencyKey: randomUUID(),
     }
     await processor.refund(refund)
@@ -146,6 +154,7 @@ describe("Stripe's errors at the boundary", () => {
         chargeReference: charged.processorReference,
         amountCents: 100,
         accountId: 'acct_stripe',
+        processorAccount: null,
         idempotencyKey: randomUUID(),
       })
       .catch((error: unknown) => error)

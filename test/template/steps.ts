@@ -71,7 +71,7 @@ export const STEPS: Step[] = [
         of: 'Operations',
         text:
           'export interface WithdrawalRequest {\n  amountCents: number\n  currency: string\n  accountId: string\n  ' +
-          'idempotencyKey: string\n}\n\n' +
+          'processorAccount: string | null\n  idempotencyKey: string\n}\n\n' +
           "export type WithdrawalOutcome = { status: 'paid'; processorReference: string } | { status: 'failed'; " +
           'failureCode: string; failureMessage: string }\n\n',
       },
@@ -128,8 +128,8 @@ export const STEPS: Step[] = [
           'async withdrawal(request) {\n' +
           '      const params = { amount: request.amountCents, currency: request.currency, metadata: ' +
           'metadataOf(request) }\n' +
-          '      return withdrawalOutcome(await call(() => stripe.payouts.create(params, { idempotencyKey: ' +
-          'request.idempotencyKey })))\n' +
+          '      return withdrawalOutcome(await call(() => stripeFor(request).payouts.create(params, { ' +
+          'idempotencyKey: request.idempotencyKey })))\n' +
           '    }',
       },
       {
@@ -140,7 +140,7 @@ export const STEPS: Step[] = [
           "        case 'withdrawal': {\n" +
           '          const created = { gte: Math.floor(lookup.notBefore.getTime() / 1000) - CLOCK_MARGIN_SECONDS }\n' +
           '          const found = await call(async () => {\n' +
-          '            for await (const each of stripe.payouts.list({ created, limit: 100 })) if ' +
+          '            for await (const each of stripeFor(lookup.request).payouts.list({ created, limit: 100 })) if ' +
           '(each.metadata?.operation_id === lookup.request.idempotencyKey) return each\n' +
           '            return undefined\n' +
           '          })\n' +

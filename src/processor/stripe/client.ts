@@ -53,7 +53,26 @@ export interface StripeClientOptions {
   timeoutMs: number
 }
 
-export function createStripeClient(options: StripeClientOptions): Stripe {
+/**
+ * The client for a processor account: the platform's (null), or a connected account's (Stripe Connect), which sends
+ * `Stripe-Account: acct_…` with every request it makes, list pages included (docs.stripe.com/connect/authentication).
+ */
+export type StripeClients = (processorAccount: string | null) => Stripe
+
+/** One client per processor account, made when first asked for: a call can only go where its client is bound. */
+export function stripeClients(options: StripeClientOptions): StripeClients {
+  const clients = new Map<string | null, Stripe>()
+  return (processorAccount) => {
+    let client = clients.get(processorAccount)
+    if (!client) {
+      client = createStripeClient(options, processorAccount)
+      clients.set(processorAccount, client)
+    }
+    return client
+  }
+}
+
+export function createStripeClient(options: StripeClientOptions, processorAccount: string | null = null): Stripe {
   const url = new URL(options.apiUrl)
   const protocol = url.protocol === 'http:' ? 'http' : 'https'
   return new Stripe(options.secretKey, {
@@ -67,5 +86,6 @@ export function createStripeClient(options: StripeClientOptions): Stripe {
     httpClient: new DeadlineHttpClient(),
     telemetry: false,
     appInfo: { name: 'payments-api' },
+    ...(processorAccount ? { stripeAccount: processorAccount } : {}),
   })
 }

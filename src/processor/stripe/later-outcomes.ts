@@ -3,7 +3,7 @@
 // not lag), and its PaymentIntents and Refunds as they are now, for the comparison. Only objects this service made
 // count: a PaymentIntent carries the charge it was made for in metadata.charge_id (src/processor/stripe/stripe.ts);
 // one without (a payment taken in the Dashboard, a lookup's probe) changes nothing here.
-import type Stripe from 'stripe'
+import Stripe from 'stripe'
 import type {
   DisputeState,
   DisputeStatus,
@@ -15,7 +15,7 @@ import type {
   RefundState,
 } from '../later-outcomes.js'
 import { WebhookRefusedError } from '../later-outcomes.js'
-import { withDeadline } from './client.js'
+import { type StripeClients, withDeadline } from './client.js'
 import { toBoundaryError } from './errors.js'
 import { capturedFunds, FUNDS, feePartsOf } from './funds.js'
 import { PAYOUT_EVENTS, type PayoutReading, payoutState } from './payouts.js'
@@ -51,11 +51,111 @@ export const FOLLOWED_EVENTS: readonly string[] = [
   ...PAYOUT_EVENTS,
 ]
 
-export function stripeLater(stripe: Stripe, options: { webhookSecret?: string | undefined }): LaterOutcomes {
+export function stripeLater(
+  clients: StripeClients,
+  options: { webhookSecret?: string | undefined; connectWebhookSecret?: string | undefined },
+): LaterOutcomes {
   const listing = <T>(work: () => Promise<T>): Promise<T> =>
     withDeadline(Date.now() + LIST_DEADLINE_MS, work).catch((error: unknown) => {
       throw toBoundaryError(error)
     })
+  // The endpoint's secrets: the platform's own events, and (Connect) every connected account's.
+  const secrets = [options.webhookSecret, options.connectWebhookSecret].filter((secret) => secret !== undefined)
+
+  /** An event as the books read it; what it does not say itself is read on the processor account it is about. */
+  async function read(event: Stripe.Event): Promise<ProcessorEvent> {
+    const processorAccount = event.account ?? null
+    const told = {
+      id: event.id,
+      type: event.type,
+      createdAt: new Date(event.created * 1000),
+      ...(processorAccount ? { processorAccount } : {}),
+    }
+    return { ...told, changes: await readerOn(clients(processorAccount), listing).changesOf(event) }
+  }
+
+  return {
+    name: 'stripe',
+    async receive(rawBody, headers) {
+      if (secrets.length === 0)
+        throw new WebhookRefusedError('STRIPE_WEBHOOK_SECRET is not set: no delivery can be verified')
+      const signature = headers['stripe-signature']
+      if (typeof signature !== 'string') throw new WebhookRefusedError('no Stripe-Signature header')
+      let refusal = 'the signature does not verify'
+      for (const secret of secrets) {
+        try {
+          return await read(
+            clients(null).webhooks.constructEvent(rawBody, signature, secret, SIGNATURE_TOLERANCE_SECONDS),
+          )
+        } catch (error) {
+          if (!(error instanceof Stripe.errors.StripeSignatureVerificationError)) throw error
+          refusal = error.message
+        }
+      }
+      throw new WebhookRefusedError(refusal)
+    },
+    async *eventsSince(since, processorAccount) {
+      const stripe = clients(processorAccount)
+      const events = await listing(async () => {
+        const found: Stripe.Event[] = []
+        for await (const event of stripe.events.list({
+          created: { gte: Math.floor(since.getTime() / 1000) },
+          limit: 100,
+        }))
+          found.push(event)
+        return found
+      })
+      // The list is newest first; told oldest first, as they happened. A connected account's list names no account
+      // in its events (Stripe sets `account` only on what a Connect endpoint is sent): they are the account's.
+      for (const event of events.reverse()) yield await read({ ...event, account: processorAccount ?? undefined })
+    },
+    async statesSince(since, references, processorAccount) {
+      const stripe = clients(processorAccount)
+      const created = { gte: Math.floor(since.getTime() / 1000) }
+      return listing(async () => {
+        const payments = new Map<string, PaymentState>()
+        for await (const intent of stripe.paymentIntents.list({ created, limit: 100 })) {
+          const payment = paymentState(intent)
+          if (payment) payments.set(payment.reference, payment)
+        }
+        for (const reference of references.filter((each) => !payments.has(each))) {
+          const payment = paymentState(await stripe.paymentIntents.retrieve(reference))
+          if (payment) payments.set(reference, payment)
+        }
+        const refunds: RefundState[] = []
+        for await (const refund of stripe.refunds.list({ created, limit: 100 })) {
+          const paymentReference = idOf(refund.payment_intent)
+          if (!paymentReference) continue
+          const operationId = refund.metadata?.operation_id
+          // One made in the Dashboard is the books' only if its payment is: its PaymentIntent says.
+          const chargeId = operationId
+            ? undefined
+            : (payments.get(paymentReference)?.chargeId ??
+              (await stripe.paymentIntents.retrieve(paymentReference)).metadata.charge_id)
+          refunds.push({
+            object: 'refund',
+            reference: refund.id,
+            paymentReference,
+            status: refundStatus(refund.status),
+            amountCents: refund.amount,
+            createdAt: new Date(refund.created * 1000),
+            ...(operationId ? { operationId } : {}),
+            ...(chargeId ? { chargeId } : {}),
+            ...(refund.failure_reason ? { failureReason: refund.failure_reason } : {}),
+          })
+        }
+        return { payments: [...payments.values()], refunds }
+      })
+    },
+    async fundsOf(payment, processorAccount) {
+      const stripe = clients(processorAccount)
+      return capturedFunds(await listing(() => stripe.paymentIntents.retrieve(payment.reference, { expand: FUNDS })))
+    },
+  }
+}
+
+/** Reads events' objects with one processor account's client: the platform's, or a connected account's. */
+function readerOn(stripe: Stripe, listing: <T>(work: () => Promise<T>) => Promise<T>) {
   const intentOf = async (id: string) => listing(() => stripe.paymentIntents.retrieve(id))
   const reading: PayoutReading = {
     stripe,
@@ -64,32 +164,30 @@ export function stripeLater(stripe: Stripe, options: { webhookSecret?: string | 
   }
 
   /** The changes an event tells, reading what the event alone does not say. */
-  async function read(event: Stripe.Event): Promise<ProcessorEvent> {
-    const told = { id: event.id, type: event.type, createdAt: new Date(event.created * 1000) }
+  async function changesOf(event: Stripe.Event): Promise<ProcessorChange[]> {
     const object = event.data.object as unknown
     if (PAYMENT_EVENTS.has(event.type)) {
       const payment = paymentState(object as Stripe.PaymentIntent)
-      return { ...told, changes: payment ? [payment] : [] }
+      return payment ? [payment] : []
     }
-    if (REFUND_EVENTS.has(event.type))
-      return { ...told, changes: [await refundState(object as Stripe.Refund)].filter(isChange<RefundState>) }
+    if (REFUND_EVENTS.has(event.type)) return [await refundState(object as Stripe.Refund)].filter(isChange<RefundState>)
     if (event.type === 'charge.refunded') {
       // A Charge, whose refunds are not in it (API versions since 2022-11-15 leave them out): listed instead.
       const intent = (object as Stripe.Charge).payment_intent
-      if (!intent) return { ...told, changes: [] }
+      if (!intent) return []
       const id = typeof intent === 'string' ? intent : intent.id
       const refunds = await listing(async () => {
         const found: Stripe.Refund[] = []
         for await (const refund of stripe.refunds.list({ payment_intent: id, limit: 100 })) found.push(refund)
         return found
       })
-      return { ...told, changes: (await Promise.all(refunds.map(refundState))).filter(isChange<RefundState>) }
+      return (await Promise.all(refunds.map(refundState))).filter(isChange<RefundState>)
     }
     if (DISPUTE_EVENTS.has(event.type))
-      return { ...told, changes: [await disputeState(object as Stripe.Dispute)].filter(isChange<DisputeState>) }
+      return [await disputeState(object as Stripe.Dispute)].filter(isChange<DisputeState>)
     if (PAYOUT_EVENTS.has(event.type))
-      return { ...told, changes: [await payoutState(reading, object as Stripe.Payout)].filter(isChange<PayoutState>) }
-    return { ...told, changes: [] }
+      return [await payoutState(reading, object as Stripe.Payout)].filter(isChange<PayoutState>)
+    return []
   }
 
   /** A refund's charge: ours carry their operation id; one made in the Dashboard is found through its PaymentIntent. */
@@ -135,75 +233,7 @@ export function stripeLater(stripe: Stripe, options: { webhookSecret?: string | 
     }
   }
 
-  return {
-    name: 'stripe',
-    async receive(rawBody, headers) {
-      if (!options.webhookSecret)
-        throw new WebhookRefusedError('STRIPE_WEBHOOK_SECRET is not set: no delivery can be verified')
-      const signature = headers['stripe-signature']
-      if (typeof signature !== 'string') throw new WebhookRefusedError('no Stripe-Signature header')
-      let event: Stripe.Event
-      try {
-        event = stripe.webhooks.constructEvent(rawBody, signature, options.webhookSecret, SIGNATURE_TOLERANCE_SECONDS)
-      } catch (error) {
-        throw new WebhookRefusedError(error instanceof Error ? error.message : 'the signature does not verify')
-      }
-      return read(event)
-    },
-    async *eventsSince(since) {
-      const events = await listing(async () => {
-        const found: Stripe.Event[] = []
-        for await (const event of stripe.events.list({
-          created: { gte: Math.floor(since.getTime() / 1000) },
-          limit: 100,
-        }))
-          found.push(event)
-        return found
-      })
-      // The list is newest first; told oldest first, as they happened.
-      for (const event of events.reverse()) yield await read(event)
-    },
-    async statesSince(since, references) {
-      const created = { gte: Math.floor(since.getTime() / 1000) }
-      return listing(async () => {
-        const payments = new Map<string, PaymentState>()
-        for await (const intent of stripe.paymentIntents.list({ created, limit: 100 })) {
-          const payment = paymentState(intent)
-          if (payment) payments.set(payment.reference, payment)
-        }
-        for (const reference of references.filter((each) => !payments.has(each))) {
-          const payment = paymentState(await stripe.paymentIntents.retrieve(reference))
-          if (payment) payments.set(reference, payment)
-        }
-        const refunds: RefundState[] = []
-        for await (const refund of stripe.refunds.list({ created, limit: 100 })) {
-          const paymentReference = idOf(refund.payment_intent)
-          if (!paymentReference) continue
-          const operationId = refund.metadata?.operation_id
-          // One made in the Dashboard is the books' only if its payment is: its PaymentIntent says.
-          const chargeId = operationId
-            ? undefined
-            : (payments.get(paymentReference)?.chargeId ??
-              (await stripe.paymentIntents.retrieve(paymentReference)).metadata.charge_id)
-          refunds.push({
-            object: 'refund',
-            reference: refund.id,
-            paymentReference,
-            status: refundStatus(refund.status),
-            amountCents: refund.amount,
-            createdAt: new Date(refund.created * 1000),
-            ...(operationId ? { operationId } : {}),
-            ...(chargeId ? { chargeId } : {}),
-            ...(refund.failure_reason ? { failureReason: refund.failure_reason } : {}),
-          })
-        }
-        return { payments: [...payments.values()], refunds }
-      })
-    },
-    async fundsOf(payment) {
-      return capturedFunds(await listing(() => stripe.paymentIntents.retrieve(payment.reference, { expand: FUNDS })))
-    },
-  }
+  return { changesOf }
 }
 
 /** A PaymentIntent as a payment of the books, if this service made it. */

@@ -2,7 +2,9 @@
 // charge's source and captured at once; an authorization one with capture_method manual; a capture captures it
 // (amount_to_capture, the rest released); a void cancels it; a refund is a Refund of it. Every money-moving call
 // carries the operation id as its Idempotency-Key, the same on every retry and takeover, and in metadata with the
-// account. Nothing Stripe-typed leaves this module: the service sees outcomes and the boundary's errors.
+// account. A call for an account linked to a connected account (Stripe Connect: a direct charge) is made on it, with
+// the client that sends Stripe-Account on every request (client.ts stripeClients), lookups and its charge's later
+// calls included. Nothing Stripe-typed leaves this module: the service sees outcomes and the boundary's errors.
 import Stripe from 'stripe'
 import type {
   CaptureRequest,
@@ -17,7 +19,7 @@ import type {
   VoidRequest,
 } from '../processor.js'
 import { ProcessorRequestError, ProcessorUnavailableError } from '../processor.js'
-import { withDeadline } from './client.js'
+import { type StripeClients, withDeadline } from './client.js'
 import { toBoundaryError } from './errors.js'
 import { stripeLater } from './later-outcomes.js'
 import { FUNDS, capturedFunds } from './funds.js'
@@ -34,11 +36,16 @@ const KEY_KEPT_MS = 23 * 3600_000
 const CLOCK_MARGIN_SECONDS = 600
 
 export function createStripeProcessor(options: {
-  stripe: Stripe
+  /** The platform's client, and each connected account's. */
+  clients: StripeClients
   timeoutMs: number
   webhookSecret?: string | undefined
+  /** The signing secret of the Connect endpoint, which Stripe sends every connected account's events to. */
+  connectWebhookSecret?: string | undefined
 }): PaymentProcessor {
-  const { stripe, timeoutMs } = options
+  const { clients, timeoutMs } = options
+  /** The client for the processor account the request is made on: the platform's, or a connected account's. */
+  const stripeFor = (request: { processorAccount: string | null }) => clients(request.processorAccount)
 
   /** One SDK call with all its retries, none of it sent after PROCESSOR_TIMEOUT_MS. Stripe's errors stay raw. */
   const bounded = <T>(work: () => Promise<T>): Promise<T> => withDeadline(Date.now() + timeoutMs, work)
@@ -59,7 +66,7 @@ export function createStripeProcessor(options: {
   /** A PaymentIntent confirmed at once; a decline is its outcome, not an error. */
   async function createIntent(kind: ChargeKind, request: ChargeRequest): Promise<ChargeOutcome> {
     const create = (params: Stripe.PaymentIntentCreateParams) =>
-      stripe.paymentIntents.create(params, { idempotencyKey: request.idempotencyKey })
+      stripeFor(request).paymentIntents.create(params, { idempotencyKey: request.idempotencyKey })
     try {
       return chargeOutcome(kind, await withFunds(create, intentParams(kind, request)))
     } catch (error) {
@@ -82,6 +89,7 @@ export function createStripeProcessor(options: {
     notBefore: Date,
   ): Promise<ChargeOutcome | undefined> {
     if (Date.now() - notBefore.getTime() > KEY_KEPT_MS) return listedCharge(kind, request, notBefore)
+    const stripe = stripeFor(request)
     // What only a confirmation may carry (return_url, mandate_data) is left out: the probe is never confirmed.
     const { return_url: _returnUrl, mandate_data: _mandate, ...sent } = intentParams(kind, request)
     const probe = { ...sent, confirm: false, metadata: { ...sent.metadata, lookup_probe: 'true' } }
@@ -109,6 +117,7 @@ export function createStripeProcessor(options: {
     notBefore: Date,
   ): Promise<ChargeOutcome | undefined> {
     const created = { gte: Math.floor(notBefore.getTime() / 1000) - CLOCK_MARGIN_SECONDS }
+    const stripe = stripeFor(request)
     const found = await call(async () => {
       const expand = FUNDS.map((path) => `data.${path}`)
       for await (const intent of stripe.paymentIntents.list({ created, limit: 100, expand })) {
@@ -120,11 +129,9 @@ export function createStripeProcessor(options: {
     return found && chargeOutcome(kind, found)
   }
 
-  async function lookupCapture({
-    chargeReference,
-    idempotencyKey,
-  }: CaptureRequest): Promise<OperationRecord | undefined> {
-    const intent = await call(() => stripe.paymentIntents.retrieve(chargeReference, { expand: FUNDS }))
+  async function lookupCapture(request: CaptureRequest): Promise<OperationRecord | undefined> {
+    const { chargeReference, idempotencyKey } = request
+    const intent = await call(() => stripeFor(request).paymentIntents.retrieve(chargeReference, { expand: FUNDS }))
     if (intent.status === 'requires_capture') return undefined
     // Captured by this operation: its id in the metadata the capture set (or none, if the API kept none; the books
     // allow one capture or void of a charge at a time, so it can only be this one).
@@ -137,8 +144,9 @@ export function createStripeProcessor(options: {
     )
   }
 
-  async function lookupVoid({ chargeReference, idempotencyKey }: VoidRequest): Promise<OperationRecord | undefined> {
-    const intent = await call(() => stripe.paymentIntents.retrieve(chargeReference))
+  async function lookupVoid(request: VoidRequest): Promise<OperationRecord | undefined> {
+    const { chargeReference, idempotencyKey } = request
+    const intent = await call(() => stripeFor(request).paymentIntents.retrieve(chargeReference))
     if (intent.status === 'requires_capture') return undefined
     if (intent.status === 'canceled') return { kind: 'void', outcome: { processorReference: intent.id } }
     throw new Error(
@@ -148,12 +156,10 @@ export function createStripeProcessor(options: {
   }
 
   /** A PaymentIntent's refunds, listed (lists do not lag), by the operation id in their metadata. */
-  async function lookupRefund({
-    chargeReference,
-    idempotencyKey,
-  }: RefundRequest): Promise<OperationRecord | undefined> {
+  async function lookupRefund(request: RefundRequest): Promise<OperationRecord | undefined> {
+    const { chargeReference, idempotencyKey } = request
     const refund = await call(async () => {
-      for await (const each of stripe.refunds.list({ payment_intent: chargeReference, limit: 100 })) {
+      for await (const each of stripeFor(request).refunds.list({ payment_intent: chargeReference, limit: 100 })) {
         if (each.metadata?.operation_id === idempotencyKey) return each
       }
       return undefined
@@ -163,7 +169,10 @@ export function createStripeProcessor(options: {
 
   return {
     keyRetentionSeconds: KEY_KEPT_MS / 1000,
-    later: stripeLater(stripe, { webhookSecret: options.webhookSecret }),
+    later: stripeLater(clients, {
+      webhookSecret: options.webhookSecret,
+      connectWebhookSecret: options.connectWebhookSecret,
+    }),
     charge: (request) => createIntent('charge', request),
     authorize: (request) => createIntent('authorization', request),
     async capture(request) {
@@ -172,7 +181,9 @@ export function createStripeProcessor(options: {
         metadata: { capture_operation_id: request.idempotencyKey },
       }
       const capture = (sent: Stripe.PaymentIntentCaptureParams) =>
-        stripe.paymentIntents.capture(request.chargeReference, sent, { idempotencyKey: request.idempotencyKey })
+        stripeFor(request).paymentIntents.capture(request.chargeReference, sent, {
+          idempotencyKey: request.idempotencyKey,
+        })
       const intent = await withFunds(capture, params).catch((error: unknown) => {
         throw toBoundaryError(error)
       })
@@ -181,7 +192,11 @@ export function createStripeProcessor(options: {
     async void(request) {
       // A cancellation takes no metadata; its key is the operation id all the same.
       const intent = await call(() =>
-        stripe.paymentIntents.cancel(request.chargeReference, {}, { idempotencyKey: request.idempotencyKey }),
+        stripeFor(request).paymentIntents.cancel(
+          request.chargeReference,
+          {},
+          { idempotencyKey: request.idempotencyKey },
+        ),
       )
       return { processorReference: intent.id }
     },
@@ -191,7 +206,9 @@ export function createStripeProcessor(options: {
         amount: request.amountCents,
         metadata: metadataOf(request),
       }
-      const refund = await call(() => stripe.refunds.create(params, { idempotencyKey: request.idempotencyKey }))
+      const refund = await call(() =>
+        stripeFor(request).refunds.create(params, { idempotencyKey: request.idempotencyKey }),
+      )
       return { processorReference: refund.id }
     },
     async lookup(lookup: LookupRequest): Promise<OperationRecord | undefined> {

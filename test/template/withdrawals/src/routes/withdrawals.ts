@@ -48,7 +48,9 @@ export default async function withdrawalRoutes(
           reserveWithdrawal(tx, request.account.id, request.body, operation.id, clock()),
         )
         const outcome = await operation
-          .callOut((idempotencyKey) => processor.withdrawal(withdrawalCall(withdrawal, idempotencyKey)))
+          .callOut((idempotencyKey) =>
+            processor.withdrawal(withdrawalCall(withdrawal, request.account.processorAccount, idempotencyKey)),
+          )
           .catch(rethrowAsProblem)
         return operation.complete((tx) => recordWithdrawal(tx, withdrawal, outcome))
       }),

@@ -16,7 +16,7 @@ export function withdrawalRecovery(processor: PaymentProcessor, sql: Sql): Recov
       if (pending?.status !== 'pending') return undefined
       return lookupOutcome(processor, {
         kind: 'withdrawal',
-        request: withdrawalCall(pending, claim.operationId),
+        request: withdrawalCall(pending, claim.request.processorAccount, claim.operationId),
         notBefore: claim.createdAt,
       })
     },

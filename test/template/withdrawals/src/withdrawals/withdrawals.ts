@@ -56,12 +56,20 @@ export async function reserveWithdrawal(
   })
 }
 
-/** What the processor is sent: the route sends it, the recovery worker asks about it. */
-export function withdrawalCall(withdrawal: WithdrawalRow, idempotencyKey: string): WithdrawalRequest {
+/**
+ * What the processor is sent: the route sends it, the recovery worker asks about it. On the account's processor
+ * account (the request's; the claim's for the recovery worker), as every call for a linked account is.
+ */
+export function withdrawalCall(
+  withdrawal: WithdrawalRow,
+  processorAccount: string | null,
+  idempotencyKey: string,
+): WithdrawalRequest {
   return {
     amountCents: withdrawal.amount_cents,
     currency: withdrawal.currency,
     accountId: withdrawal.account_id,
+    processorAccount,
     idempotencyKey,
   }
 }

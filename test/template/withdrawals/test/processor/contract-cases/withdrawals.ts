@@ -9,13 +9,14 @@ import type { ContractCases } from './cases.js'
 export const contractCases: ContractCases = (under) => {
   it('when a withdrawal is made, then the same request again gets the same outcome, one movement, and the lookup finds it', async () => {
     const notBefore = new Date(Date.now() - 60_000)
+    const { processor, processorAccount } = under()
     const request: WithdrawalRequest = {
       amountCents: 1000,
       currency: 'usd',
       accountId: 'acct_contract',
+      processorAccount,
       idempotencyKey: randomUUID(),
     }
-    const { processor } = under()
     const paid = await processor.withdrawal(request)
     expect(paid).toEqual({ status: 'paid', processorReference: expect.any(String) })
     expect(await processor.withdrawal(request)).toEqual(paid)
