@@ -146,6 +146,19 @@ export async function lockChargeById(tx: Transaction, chargeId: string): Promise
   return row
 }
 
+/**
+ * Where a charge was made: its processor account and its payment there, set when it is recorded and never changed,
+ * so read without a lock (a lock here, taken after its refund's, would deadlock with a refund being recorded).
+ */
+export async function whereMade(
+  tx: Transaction,
+  chargeId: string,
+): Promise<Pick<ChargeRow, 'id' | 'processor_account' | 'processor_reference'> | undefined> {
+  const [row] = await tx<Pick<ChargeRow, 'id' | 'processor_account' | 'processor_reference'>[]>`
+    select id, processor_account, processor_reference from charges where id = ${chargeId}`
+  return row
+}
+
 /** Whether the books hold the charge, not captured yet (false when they do not hold it yet). */
 export async function isHeldUncaptured(sql: Sql, chargeId: string): Promise<boolean> {
   const [row] = await sql<{ captured: boolean }[]>`select captured from charges where id = ${chargeId}`

@@ -5,7 +5,15 @@
 // this service did not make is ignored; neither is dropped silently (src/processor-events/inbox.ts keeps both).
 import type { Transaction } from '../db/connect.js'
 import { insertEvent } from '../events/events.js'
-import { addRefunded, type ChargeRow, lockChargeById, moveCharge, setDispute, toCharge } from '../charges/repository.js'
+import {
+  addRefunded,
+  type ChargeRow,
+  lockChargeById,
+  moveCharge,
+  setDispute,
+  toCharge,
+  whereMade,
+} from '../charges/repository.js'
 import { availableOf, postedFor } from '../ledger/repository.js'
 import { balancesOverdrawn } from '../observability/metrics.js'
 import type { DisputeState, PaymentState, ProcessorChange, RefundState } from '../processor/later-outcomes.js'
@@ -54,7 +62,11 @@ export function applyChange(
 }
 
 /** Why a charge is not the one a change of `processorAccount` about `payment` may touch, if it is not. */
-function notHeldThere(charge: ChargeRow, payment: string, processorAccount: string | null): string | undefined {
+function notHeldThere(
+  charge: Pick<ChargeRow, 'id' | 'processor_account' | 'processor_reference'>,
+  payment: string,
+  processorAccount: string | null,
+): string | undefined {
   if (charge.processor_account !== processorAccount)
     return (
       `charge ${charge.id} was made on ${charge.processor_account ?? "the platform's account"}, not on ` +
@@ -92,8 +104,8 @@ async function applyRefund(tx: Transaction, refund: RefundState, processorAccoun
   if (!known && refund.operationId)
     return waiting(`refund ${refund.reference} (operation ${refund.operationId}) is not recorded yet`)
   if (!known) return recordRefundMadeAtProcessor(tx, refund, processorAccount)
-  const ofCharge = await lockChargeById(tx, known.charge_id)
-  const elsewhere = ofCharge && notHeldThere(ofCharge, refund.paymentReference, processorAccount)
+  const madeAt = await whereMade(tx, known.charge_id)
+  const elsewhere = madeAt && notHeldThere(madeAt, refund.paymentReference, processorAccount)
   if (elsewhere) return ignored(`refund ${known.id}: ${elsewhere}`)
   if (known.status === 'pending') return waiting(`refund ${known.id} is being recorded`)
   const failed = refund.status === 'failed' || refund.status === 'canceled'

@@ -8,6 +8,7 @@ import { pino } from 'pino'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { linkProcessorAccount } from '../../src/accounts/api-keys.js'
 import { compareWithProcessor } from '../../src/processor-events/compare.js'
+import { payoutReport } from '../../src/processor-events/payout-report.js'
 import { pullEvents } from '../../src/processor-events/reconcile.js'
 import { createStripeClient } from '../../src/processor/stripe/client.js'
 import { chargeBody, type TestAccount, useTestApp } from '../helpers/app.js'
@@ -232,5 +233,55 @@ describe('Connect webhooks and each connected account’s list of events', () =>
         detail: expect.stringContaining(`of payment ${forgedPayment} is not in the books`),
       },
     ])
+  })
+})
+
+describe('balances and payouts per connected account (issue 52 item 5)', () => {
+  const DAY = 86_400_000
+  /** Per currency, what is non-zero: the service's balance and Stripe's, side by side. */
+  const amounts = (funds: { amount?: number; amount_cents?: number; currency: string }[]) =>
+    Object.fromEntries(
+      funds
+        .map((each) => [each.currency, each.amount ?? each.amount_cents ?? 0] as const)
+        .filter(([, amount]) => amount !== 0),
+    )
+
+  it('when a linked account charges, refunds, loses a dispute and is paid out, then its balance and its payout mirror its connected account at Stripe, to the cent', async () => {
+    const account = await suite.context.newAccount('Mirrored')
+    const acct = server.connect.create()
+    await linkProcessorAccount(suite.context.sql, account.id, acct)
+    const atStripe = createStripeClient({ secretKey: server.secretKey, apiUrl: server.url, timeoutMs: 5000 }, acct)
+    const later = server.connect.later(acct)
+    const mirrors = async () => {
+      const mine = (await account.get('/v1/balance')).json()
+      const theirs = await atStripe.balance.retrieve()
+      expect(amounts(mine.available)).toEqual(amounts(theirs.available))
+      expect(amounts(mine.pending)).toEqual(amounts(theirs.pending))
+    }
+
+    await charged(account, chargeBody({ amount_cents: 10_000 }))
+    const refunded = await charged(account, chargeBody({ amount_cents: 5_000 }))
+    expect((await account.post(`/v1/charges/${refunded.id}/refunds`, { amount_cents: 2_000 })).statusCode).toBe(201)
+    const disputed = await charged(account, chargeBody({ amount_cents: 3_000 }))
+    later.dispute(disputed.processor_reference)
+    later.closeDispute(disputed.processor_reference, 'lost')
+    await delivered()
+    await mirrors()
+
+    const payout = later.payOut({ availableBy: new Date(Date.now() + 3 * DAY) })
+    expect(payout, 'a payout of something').toBeDefined()
+    await delivered()
+    later.settlePayout(payout!.id, 'paid')
+    await delivered()
+    await mirrors()
+    const line = (await payoutReport(suite.context.sql, new Date(Date.now() - DAY))).find(
+      (each) => each.payout === payout!.id,
+    )
+    expect(line).toMatchObject({ differences: [], fee_differences: [], difference_cents: 0 })
+    const share = (await account.get(`/v1/payouts/${payout!.id}`)).json()
+    expect(share).toMatchObject({ amount_cents: payout!.amount, status: 'paid' })
+    // Nobody else's books carry it.
+    for (const other of [a, b, suite.account])
+      expect((await other.get(`/v1/payouts/${payout!.id}`)).statusCode).toBe(404)
   })
 })

@@ -177,6 +177,30 @@ export class StripeBalance {
     return payout
   }
 
+  /**
+   * GET /v1/balance (docs.stripe.com/api/balance/balance_object): per currency, the net of the balance transactions
+   * available by now (a payout's own, negative, at once), and of those still pending; card payments' source type.
+   */
+  retrieve(): Answer<Stripe.Balance> {
+    const now = unixNow()
+    const sums = { available: new Map<string, number>(), pending: new Map<string, number>() }
+    for (const txn of this.all()) {
+      const side = txn.available_on <= now ? sums.available : sums.pending
+      side.set(txn.currency, (side.get(txn.currency) ?? 0) + txn.net)
+      const other = side === sums.available ? sums.pending : sums.available
+      if (!other.has(txn.currency)) other.set(txn.currency, 0)
+    }
+    const funds = (side: Map<string, number>) =>
+      [...side].map(([currency, amount]) => ({ amount, currency, source_types: { card: amount } }))
+    const balance = {
+      object: 'balance',
+      available: funds(sums.available),
+      pending: funds(sums.pending),
+      livemode: false,
+    }
+    return { status: 200, body: balance as Stripe.Balance }
+  }
+
   /** GET /v1/balance_transactions: newest first; by payout (an automatic one's), type or source; `source` expanded. */
   list(form: Form): Answer<Stripe.ApiList<Stripe.BalanceTransaction>> {
     const payout = stringParam(form, 'payout')

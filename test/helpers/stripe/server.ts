@@ -204,6 +204,7 @@ export async function startStripeServer(
       pattern: /^\/v1\/payouts\/([^/]+)$/,
       handle: (ledger, _form, _caller, id) => retrievePayout(ledger, id),
     },
+    { method: 'GET', pattern: /^\/v1\/balance$/, handle: (ledger) => ledger.balance.retrieve() },
     { method: 'GET', pattern: /^\/v1\/balance_transactions$/, handle: (ledger, form) => ledger.balance.list(form) },
     { method: 'GET', pattern: /^\/v1\/events$/, handle: (ledger, form) => listEvents(ledger.events, form) },
     {
