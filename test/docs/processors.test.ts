@@ -2,7 +2,8 @@
 // the test server's own port swapped for a free one): the Stripe test server from its npm script, in the
 // background, the service started with the settings the page gives, and the page's curl, which makes an API key and
 // a charge whose processor_reference is the PaymentIntent. Then a bank debit settles at the test server, and its
-// signed webhook moves the charge in the service. The test server, killed as the page says, stops.
+// signed webhook moves the charge in the service; Stripe Connect's walkthrough links a merchant to a connected
+// account of the test server and its charge lands there. The test server, killed as the page says, stops.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { readFile } from 'node:fs/promises'
@@ -44,6 +45,16 @@ async function run(line: string, env: Record<string, string>, ready: RegExp): Pr
   })
 }
 
+/** Runs a block as a reader pastes it (stopping at the first failure), to its end: its exit code and output. */
+async function runToEnd(block: string, env: Record<string, string>): Promise<{ code: number; output: string }> {
+  const shell = spawn('bash', ['-euo', 'pipefail', '-c', block], { cwd: ROOT, env: { ...process.env, ...env } })
+  let output = ''
+  shell.stdout.on('data', (chunk) => (output += chunk))
+  shell.stderr.on('data', (chunk) => (output += chunk))
+  const [code] = await once(shell, 'exit')
+  return { code, output }
+}
+
 describe('docs/processors.md', () => {
   it("when its offline walkthrough runs as written at the reader's PORT, then the charge is a PaymentIntent of the Stripe test server", async () => {
     database = await createTestDatabase()
@@ -55,13 +66,9 @@ describe('docs/processors.md', () => {
     expect(printed).toContain(`STRIPE_API_URL=http://127.0.0.1:${stripePort}`)
 
     const curl = shellBlocks.find((block) => block.includes('curl'))!
-    const shell = spawn('bash', ['-euo', 'pipefail', '-c', curl], { cwd: ROOT, env: { ...process.env, ...reader } })
-    let output = ''
-    shell.stdout.on('data', (chunk) => (output += chunk))
-    shell.stderr.on('data', (chunk) => (output += chunk))
-    const [code] = await once(shell, 'exit')
-    expect(code, output).toBe(0)
-    expect(JSON.parse(output)).toMatchObject({
+    const charged = await runToEnd(curl, reader)
+    expect(charged.code, charged.output).toBe(0)
+    expect(JSON.parse(charged.output)).toMatchObject({
       object: 'charge',
       status: 'succeeded',
       processor_reference: expect.stringMatching(/^pi_/),
@@ -91,6 +98,14 @@ describe('docs/processors.md', () => {
       status = ((await (await fetch(`${api}/${processing.id}`, { headers })).json()) as { status: string }).status
     }
     expect(status).toBe('succeeded')
+
+    // Stripe Connect as the page walks it: a connected account, a merchant linked to it, its charge made there.
+    const connect = await runToEnd(shellBlocks.find((block) => block.includes('account:link'))!, reader)
+    expect(connect.code, connect.output).toBe(0)
+    const [link, payment, platform] = connect.output.trim().split('\n')
+    expect(JSON.parse(link!)).toMatchObject({ id: expect.stringMatching(/^acct_/), processorAccount: /^acct_/ })
+    expect(JSON.parse(payment!)).toMatchObject({ object: 'payment_intent', status: 'succeeded', amount: 2500 })
+    expect(platform).toBe('404')
   }, 120_000)
 
   it('when the test server started in the background is killed as the page says, then nothing listens on its port', async () => {
