@@ -41,7 +41,7 @@ export type { Applied, LaterSettings }
  * Applies one change an event of `processorAccount` tells (null: the platform's own account). What it names is found
  * by the ids the processor keeps for the service (a payment's charge_id, a refund's operation id), but those are
  * only metadata that whoever holds the processor account can write: a change applies only to a charge made on that
- * very processor account, as that very payment (heldThere). An account's connected account can never move another's.
+ * very processor account, as that very payment (notHeldThere). A connected account can never move another account's.
  */
 export function applyChange(
   tx: Transaction,

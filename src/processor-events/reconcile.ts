@@ -31,11 +31,18 @@ export async function pullEvents(
   log: Logger,
 ): Promise<PullResult> {
   const result: PullResult = { read: 0, fresh: 0, appliedFromWaiting: 0 }
-  // The platform's own events, then each linked connected account's (Stripe Connect): each is its own list.
+  // The platform's own events, then each linked connected account's (Stripe Connect): each is its own list, and one
+  // that cannot be read (its access revoked, the processor down) does not keep the others from being read.
+  const unread: string[] = []
   for (const processorAccount of [null, ...(await linkedProcessorAccounts(sql))]) {
-    const pulled = await pullEventsOf(sql, later, settings, log, processorAccount)
-    result.read += pulled.read
-    result.fresh += pulled.fresh
+    try {
+      const pulled = await pullEventsOf(sql, later, settings, log, processorAccount)
+      result.read += pulled.read
+      result.fresh += pulled.fresh
+    } catch (error) {
+      log.error({ err: error, processor_account: processorAccount }, `the events of ${later.name} could not be read`)
+      unread.push(processorAccount ?? "the platform's account")
+    }
   }
   result.appliedFromWaiting = await retryWaitingEvents(sql, settings, { later, log })
   const waiting = theRow(
@@ -44,6 +51,8 @@ export async function pullEvents(
     'a count',
   )
   processorEventsWaiting.set(waiting.count)
+  // The run fails, as it would have, once the others are read: the job's failure is counted and retried.
+  if (unread.length > 0) throw new Error(`the events of ${unread.join(', ')} at ${later.name} could not be read`)
   return result
 }
 

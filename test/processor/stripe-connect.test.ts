@@ -234,6 +234,27 @@ describe('Connect webhooks and each connected account’s list of events', () =>
       },
     ])
   })
+  it('when one linked connected account cannot be read (its access revoked), then the others are read all the same, and the run fails naming it', async () => {
+    const revoked = await suite.context.newAccount('Revoked')
+    // Sorted before acct_B's, so that it is read first.
+    await linkProcessorAccount(suite.context.sql, revoked.id, 'acct_0000RevokedAccess')
+    try {
+      const pending = await charged(b, debit())
+      server.connect.webhooks.fault(/./, 'drop', Number.POSITIVE_INFINITY)
+      try {
+        server.connect.later(acctB).settle(pending.processor_reference)
+        await delivered()
+      } finally {
+        server.connect.webhooks.clearFaults()
+      }
+      await expect(
+        pullEvents(suite.context.sql, suite.context.processor.later, suite.context.chargeSettings, silent),
+      ).rejects.toThrow('the events of acct_0000RevokedAccess at stripe could not be read')
+      expect(await statusOf(b, pending.id)).toBe('succeeded')
+    } finally {
+      await linkProcessorAccount(suite.context.sql, revoked.id, null)
+    }
+  })
 })
 
 describe('balances and payouts per connected account (issue 52 item 5)', () => {
