@@ -4,6 +4,7 @@
 // database. Each step is bounded, so a dead database cannot keep the process from exiting.
 import { pino } from 'pino'
 import { buildApp, buildHealthApp } from './app.js'
+import { linkedProcessorAccounts } from './accounts/api-keys.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { openDatabase } from './db/database.js'
 import { whileDatabaseUnavailable } from './db/start-up.js'
@@ -51,6 +52,20 @@ async function start() {
     log.info(
       'webhook endpoints may be http:// and on this machine or a private network (WEBHOOK_ALLOW_PRIVATE_URLS, on ' +
         'by default with the embedded database)',
+    )
+  }
+  // Only Stripe has connected accounts: on another processor a linked account's charges would be recorded on a
+  // connected account none of its events name, and never move on. Said once, at start-up, rather than found later.
+  const linked =
+    config.PROCESSOR === 'stripe'
+      ? []
+      : await duringStartUp('reading the links to connected accounts', () => linkedProcessorAccounts(database.sql))
+  if (linked.length > 0) {
+    await database.close()
+    throw new ConfigError(
+      `PROCESSOR is ${config.PROCESSOR}, but ${linked.length} account(s) are linked to Stripe connected accounts ` +
+        `(${linked.slice(0, 3).join(', ')}): run with PROCESSOR=stripe, or unlink them with npm run account:link ` +
+        '-- --account ACCOUNT --unlink',
     )
   }
   const processor = createProcessor(config, database.sql, log)

@@ -87,6 +87,12 @@ describe('npm run account:link', () => {
       id: first.account_id,
       processorAccount: null,
     })
+    // The service on another processor, with an account linked: it says so, and does not start.
+    await expect(startServer({ DATABASE_URL: database.url, PROCESSOR: 'simulated' })).rejects.toThrow(
+      'PROCESSOR is simulated, but 1 account(s) are linked to Stripe connected accounts (acct_1ConnectedAbc): run ' +
+        'with PROCESSOR=stripe, or unlink them',
+    )
+    expect((await link(second.account_id, '--unlink')).code).toBe(0)
   })
 
   it('when the processor account is not a Stripe account id, or both --unlink and one are given, then it exits 2 with usage', async () => {
