@@ -255,7 +255,11 @@ async function statesOnEveryProcessorAccount(
       const references = named.flatMap((row) =>
         row.processor_account === processorAccount && row.processor_reference ? [row.processor_reference] : [],
       )
-      return later.statesSince(since, references, processorAccount)
+      // Not skipped when unreadable: its charges would be reported missing at the processor. The run fails, naming it.
+      return later.statesSince(since, references, processorAccount).catch((error: unknown) => {
+        const which = processorAccount ?? "the platform's account"
+        throw new Error(`the payments of ${which} at ${later.name} could not be read`, { cause: error })
+      })
     }),
   )
   return { payments: states.flatMap((each) => each.payments), refunds: states.flatMap((each) => each.refunds) }

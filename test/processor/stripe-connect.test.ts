@@ -251,6 +251,10 @@ describe('Connect webhooks and each connected account’s list of events', () =>
         pullEvents(suite.context.sql, suite.context.processor.later, suite.context.chargeSettings, silent),
       ).rejects.toThrow('the events of acct_0000RevokedAccess at stripe could not be read')
       expect(await statusOf(b, pending.id)).toBe('succeeded')
+      // The comparison cannot skip it (its charges would look missing): it fails, naming it.
+      await expect(
+        compareWithProcessor(suite.context.sql, suite.context.processor.later, silent, { settleMarginMs: 0 }),
+      ).rejects.toThrow('the payments of acct_0000RevokedAccess at stripe could not be read')
     } finally {
       await linkProcessorAccount(suite.context.sql, revoked.id, null)
     }
