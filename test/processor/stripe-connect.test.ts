@@ -139,6 +139,16 @@ describe('direct charges: each call on the connected account the charge was made
 
 describe('Connect webhooks and each connected account’s list of events', () => {
   const debit = () => chargeBody({ source: 'pm_usBankAccount_success', mandate: MANDATE })
+  /** The bank debit settles on the connected account, and none of Connect's webhooks of it arrive. */
+  const settledUntold = async (processorAccount: string, reference: string) => {
+    server.connect.webhooks.fault(/./, 'drop', Number.POSITIVE_INFINITY)
+    try {
+      server.connect.later(processorAccount).settle(reference)
+      await delivered()
+    } finally {
+      server.connect.webhooks.clearFaults()
+    }
+  }
 
   it('when a linked account’s bank debit settles, then Connect’s event (naming the connected account) is applied to its charge, once however often it comes', async () => {
     const pending = await charged(a, debit())
@@ -200,13 +210,7 @@ describe('Connect webhooks and each connected account’s list of events', () =>
 
   it('when Connect’s webhooks are lost, then the reconciliation reads each linked connected account’s list and applies them; the comparison finds every account’s charges where they are', async () => {
     const pending = await charged(b, debit())
-    server.connect.webhooks.fault(/./, 'drop', Number.POSITIVE_INFINITY)
-    try {
-      server.connect.later(acctB).settle(pending.processor_reference)
-      await delivered()
-    } finally {
-      server.connect.webhooks.clearFaults()
-    }
+    await settledUntold(acctB, pending.processor_reference)
     expect(await statusOf(b, pending.id)).toBe('processing')
     const pulled = await pullEvents(
       suite.context.sql,
@@ -234,19 +238,14 @@ describe('Connect webhooks and each connected account’s list of events', () =>
       },
     ])
   })
+
   it('when one linked connected account cannot be read (its access revoked), then the others are read all the same, and the run fails naming it', async () => {
     const revoked = await suite.context.newAccount('Revoked')
     // Sorted before acct_B's, so that it is read first.
     await linkProcessorAccount(suite.context.sql, revoked.id, 'acct_0000RevokedAccess')
     try {
       const pending = await charged(b, debit())
-      server.connect.webhooks.fault(/./, 'drop', Number.POSITIVE_INFINITY)
-      try {
-        server.connect.later(acctB).settle(pending.processor_reference)
-        await delivered()
-      } finally {
-        server.connect.webhooks.clearFaults()
-      }
+      await settledUntold(acctB, pending.processor_reference)
       await expect(
         pullEvents(suite.context.sql, suite.context.processor.later, suite.context.chargeSettings, silent),
       ).rejects.toThrow('the events of acct_0000RevokedAccess at stripe could not be read')
