@@ -51,7 +51,7 @@ create trigger events_fan_out after insert on events for each row execute functi
 
 -- Each ledger transaction balances, checked as it is inserted (a CHECK constraint calls it): it has two entries at
 -- least, each of a known ledger account and not zero, summing to zero, its balance entries summing to its net. A
--- refusal (LG001) rolls back the business write with it. Last defined by 0014.
+-- refusal (LG001) rolls back the business write with it. Last defined by 0025.
 create or replace function ledger_balances(id text, posting text, net_cents bigint, accounts text[], cents bigint[])
 returns boolean language plpgsql immutable as $$
 declare
@@ -63,7 +63,7 @@ begin
       id, posting, cardinality(accounts), cardinality(cents) using errcode = 'LG001';
   end if;
   for i in 1 .. cardinality(cents) loop
-    if accounts[i] is null or accounts[i] not in ('balance', 'processor', 'processor_fees', 'payouts_in_transit', 'bank')
+    if accounts[i] is null or accounts[i] not in ('balance', 'processor', 'processor_fees', 'platform_fees', 'payouts_in_transit', 'bank')
        or cents[i] is null or cents[i] = 0 then
       raise exception 'ledger transaction % (%): entry % (%, %) is not of a ledger account, or is nothing',
         id, posting, i, accounts[i], cents[i] using errcode = 'LG001';

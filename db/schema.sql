@@ -5,7 +5,7 @@
 
 create schema simulated_processor;
 
--- accounts: 0001, 0005, 0007, 0014, 0017, 0022, 0024
+-- accounts: 0001, 0005, 0007, 0014, 0017, 0022, 0024, 0025
 create table accounts (
   id text not null,
   name text not null,
@@ -35,7 +35,7 @@ create table api_keys (
 );
 CREATE INDEX api_keys_account_id ON api_keys USING btree (account_id);
 
--- charges: 0001, 0002, 0006, 0009, 0012, 0016, 0020, 0023, 0024
+-- charges: 0001, 0002, 0006, 0009, 0012, 0016, 0020, 0023, 0024, 0025
 create table charges (
   id text not null,
   seq bigint generated always as identity,
@@ -90,7 +90,7 @@ CREATE INDEX charges_account_id_seq ON charges USING btree (account_id, seq DESC
 CREATE INDEX charges_authorizations_expiring ON charges USING btree (authorization_expires_at) WHERE (status = 'requires_capture'::text);
 CREATE INDEX charges_undecided ON charges USING btree (seq) WHERE (status = ANY (ARRAY['requires_action'::text, 'processing'::text]));
 
--- refunds: 0001, 0002, 0006, 0007, 0012, 0023, 0024
+-- refunds: 0001, 0002, 0006, 0007, 0012, 0023, 0024, 0025
 create table refunds (
   id text not null,
   seq bigint generated always as identity,
@@ -104,6 +104,7 @@ create table refunds (
   currency text not null,
   failure_reason text,
   origin text not null default 'api'::text,
+  refund_application_fee boolean not null default false,
   constraint refunds_pkey PRIMARY KEY (id),
   constraint refunds_operation_id_key UNIQUE (operation_id),
   constraint refunds_seq_key UNIQUE (seq),
@@ -344,7 +345,7 @@ create table simulated_processor.disputes (
   constraint disputes_payment_reference_key UNIQUE (payment_reference)
 );
 
--- ledger_transactions: 0014, 0015, 0017, 0022
+-- ledger_transactions: 0014, 0015, 0017, 0022, 0025
 create table ledger_transactions (
   account_id text not null,
   id text not null,
@@ -367,7 +368,7 @@ create table ledger_transactions (
   constraint ledger_transaction_balances CHECK (ledger_balances(id, posting, net_cents, entry_accounts, entry_cents)),
   constraint ledger_transactions_check CHECK ((net_cents = (amount_cents - fee_cents))),
   constraint ledger_transactions_currency_check CHECK ((currency ~ '^[a-z]{3}$'::text)),
-  constraint ledger_transactions_fee_cents_check CHECK ((fee_cents >= 0)),
+  constraint ledger_transactions_fee_cents_check CHECK (((fee_cents >= 0) OR (type = 'refund'::text))),
   constraint ledger_transactions_fee_details_check CHECK ((jsonb_typeof(fee_details) = 'array'::text)),
   constraint ledger_transactions_id_check CHECK ((id ~ '^txn_[0-9a-f]{24}$'::text)),
   constraint ledger_transactions_payout_check CHECK ((char_length(payout) <= 255)),
@@ -430,3 +431,39 @@ create table payouts (
   constraint payouts_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id)
 );
 CREATE INDEX payouts_account_seq ON payouts USING btree (account_id, seq DESC);
+
+-- platform_pricing: 0025
+create table platform_pricing (
+  account_id text not null,
+  currency text not null,
+  percent_basis_points integer not null,
+  fixed_amount integer not null,
+  constraint platform_pricing_pkey PRIMARY KEY (account_id, currency),
+  constraint platform_pricing_currency_check CHECK ((currency ~ '^[a-z]{3}$'::text)),
+  constraint platform_pricing_fixed_amount_check CHECK (((fixed_amount >= 0) AND (fixed_amount <= 99999999))),
+  constraint platform_pricing_percent_basis_points_check CHECK (((percent_basis_points >= 0) AND (percent_basis_points <= 10000))),
+  constraint platform_pricing_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id)
+);
+
+-- platform_fees: 0025
+create table platform_fees (
+  account_id text not null,
+  id text not null,
+  seq bigint generated always as identity,
+  type text not null,
+  source text not null,
+  posting text not null,
+  amount_cents bigint not null,
+  currency text not null,
+  created_at timestamp with time zone not null default now(),
+  constraint platform_fees_pkey PRIMARY KEY (account_id, id),
+  constraint platform_fees_account_id_posting_key UNIQUE (account_id, posting),
+  constraint platform_fees_amount_cents_check CHECK ((amount_cents <> 0)),
+  constraint platform_fees_check CHECK (((type = 'application_fee'::text) = (amount_cents > 0))),
+  constraint platform_fees_currency_check CHECK ((currency ~ '^[a-z]{3}$'::text)),
+  constraint platform_fees_id_check CHECK ((id ~ '^pfee_[0-9a-f]{24}$'::text)),
+  constraint platform_fees_posting_check CHECK (((char_length(posting) >= 1) AND (char_length(posting) <= 300))),
+  constraint platform_fees_source_check CHECK (((char_length(source) >= 1) AND (char_length(source) <= 255))),
+  constraint platform_fees_type_check CHECK ((type = ANY (ARRAY['application_fee'::text, 'application_fee_refund'::text]))),
+  constraint platform_fees_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id)
+);

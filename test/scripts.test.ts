@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs'
 import { readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { findAccountByApiKey } from '../src/accounts/api-keys.js'
+import { findAccountByApiKey, linkProcessorAccount } from '../src/accounts/api-keys.js'
 import { WHERE_FILE } from '../src/db/embedded.js'
 import { createTestDatabase, type TestDatabase } from './helpers/database.js'
 import { runNpmScript, startServer } from './helpers/processes.js'
@@ -103,6 +103,68 @@ describe('npm run account:link', () => {
       expect(code).toBe(2)
       expect(stderr).toContain('usage')
     }
+  })
+})
+
+describe('npm run account:platform-fee, platform:fees', () => {
+  it('when the operator prices a linked account’s payments, then authentication carries the price; removed, it does not; an unlinked account pays none', async () => {
+    const created = JSON.parse(
+      (await runNpmScript(['account:create', '--', '--name', 'Priced'], { DATABASE_URL: database.url })).stdout,
+    )
+    const price = (...rest: string[]) =>
+      runNpmScript(['account:platform-fee', '--', '--account', created.account_id, ...rest], {
+        DATABASE_URL: database.url,
+      })
+    const set = await price('--currency', 'usd', '--percent-basis-points', '150', '--fixed-amount', '25')
+    expect(set).toMatchObject({ code: 0, stderr: '' })
+    expect(JSON.parse(set.stdout)).toEqual({
+      account: created.account_id,
+      currency: 'usd',
+      price: { percentBasisPoints: 150, fixedAmount: 25 },
+    })
+    // Priced but not linked: its charges are the platform's own, and pay no fee.
+    expect(await findAccountByApiKey(database.sql, created.api_key)).toEqual({
+      id: created.account_id,
+      processorAccount: null,
+    })
+    await linkProcessorAccount(database.sql, created.account_id, 'acct_1PricedAbc')
+    try {
+      expect(await findAccountByApiKey(database.sql, created.api_key)).toEqual({
+        id: created.account_id,
+        processorAccount: 'acct_1PricedAbc',
+        platformPricing: { usd: { percentBasisPoints: 150, fixedAmount: 25 } },
+      })
+      expect((await price('--currency', 'usd', '--remove')).code).toBe(0)
+      expect(await findAccountByApiKey(database.sql, created.api_key)).toEqual({
+        id: created.account_id,
+        processorAccount: 'acct_1PricedAbc',
+      })
+    } finally {
+      await linkProcessorAccount(database.sql, created.account_id, null)
+    }
+    const stranger = await runNpmScript(
+      ['account:platform-fee', '--', '--account', 'acct_nobody', '--currency', 'usd', '--remove'],
+      { DATABASE_URL: database.url },
+    )
+    expect(stranger).toMatchObject({ code: 1, stderr: 'account:platform-fee: no account acct_nobody\n' })
+    for (const args of [
+      ['--currency', 'usd', '--percent-basis-points', '10001', '--fixed-amount', '0'],
+      ['--currency', 'USD', '--percent-basis-points', '100', '--fixed-amount', '0'],
+      ['--currency', 'usd', '--percent-basis-points', '100'],
+      ['--currency', 'usd', '--remove', '--fixed-amount', '1'],
+    ]) {
+      const { code, stderr } = await price(...args)
+      expect(code, args.join(' ')).toBe(2)
+      expect(stderr).toContain('usage')
+    }
+    // Nothing collected yet: the platform's books print no line.
+    expect(await runNpmScript(['platform:fees'], { DATABASE_URL: database.url })).toMatchObject({
+      code: 0,
+      stdout: '',
+    })
+    expect(
+      (await runNpmScript(['platform:fees', '--', '--since', 'yesterday'], { DATABASE_URL: database.url })).code,
+    ).toBe(2)
   })
 })
 

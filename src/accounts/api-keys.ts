@@ -3,6 +3,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { Sql, Transaction } from '../db/connect.js'
 import type { ApiKeyCache } from './api-key-cache.js'
+import type { PlatformPricing } from './platform-pricing.js'
 
 export type KeyMode = 'test' | 'live'
 
@@ -72,6 +73,8 @@ export interface AuthenticatedAccount {
   id: string
   /** The connected account at the processor its new charges are made on (Stripe Connect); null: the platform's. */
   processorAccount: string | null
+  /** The platform's fee on its charges made there, by currency (platform-pricing.ts); unset when it has none. */
+  platformPricing?: PlatformPricing
 }
 
 export async function findAccountByApiKey(
@@ -82,12 +85,18 @@ export async function findAccountByApiKey(
   const keyHash = hashApiKey(apiKey)
   const cached = cache?.get(keyHash.toString('base64'))
   if (cached) return cached
-  const [account] = await sql<AuthenticatedAccount[]>`
-    select k.account_id as id, a.processor_account as "processorAccount"
+  const [row] = await sql<(AuthenticatedAccount & { platformPricing: PlatformPricing | null })[]>`
+    select k.account_id as id, a.processor_account as "processorAccount",
+      (select jsonb_object_agg(p.currency, jsonb_build_object('percentBasisPoints', p.percent_basis_points,
+         'fixedAmount', p.fixed_amount))
+       from platform_pricing p where p.account_id = a.id and a.processor_account is not null) as "platformPricing"
     from api_keys k join accounts a on a.id = k.account_id
     where k.key_hash = ${keyHash} and k.revoked_at is null`
-  if (account) cache?.set(keyHash.toString('base64'), account)
-  return account
+  if (!row) return undefined
+  const { platformPricing, ...account } = row
+  const found: AuthenticatedAccount = platformPricing ? { ...account, platformPricing } : account
+  cache?.set(keyHash.toString('base64'), found)
+  return found
 }
 
 /**

@@ -5,6 +5,7 @@ import type { CaptureRequest, ChargeRequest, VoidRequest } from '../processor/pr
 import { idOfOperation } from '../db/ids.js'
 import type { CreateChargeBody } from '../schemas/charge.js'
 import type { AuthenticatedAccount } from '../accounts/api-keys.js'
+import { applicationFeeOf, type PlatformPricing } from '../accounts/platform-pricing.js'
 
 /** A new charge, made on the account's processor account (the request's, or the one its claim kept for recovery). */
 export function chargeCall(
@@ -22,8 +23,23 @@ export function chargeCall(
     mandate: input.mandate ? { ipAddress: input.mandate.ip_address, userAgent: input.mandate.user_agent } : null,
     accountId: account.id,
     processorAccount: account.processorAccount,
+    ...platformFee(account.processorAccount, account.platformPricing, input.amount_cents, input.currency),
     idempotencyKey,
   }
+}
+
+/**
+ * The platform's fee on a payment made on a connected account (Stripe Connect), by the account's pricing: none on
+ * the platform's own account, nor in a currency the pricing has no price for.
+ */
+function platformFee(
+  processorAccount: string | null,
+  pricing: PlatformPricing | undefined,
+  amountCents: number,
+  currency: string,
+): { applicationFeeCents?: number } {
+  const fee = processorAccount === null ? undefined : applicationFeeOf(pricing, amountCents, currency)
+  return fee === undefined ? {} : { applicationFeeCents: fee }
 }
 
 /** The charge a create-charge operation records, decided before the processor is called (src/db/ids.ts). */
@@ -34,9 +50,24 @@ export function chargeIdOf(operationId: string): string {
 /** What a charge's later calls need of it: they go to the processor account it was made on. */
 export type ChargeOf = { account_id: string; processor_reference: string | null; processor_account: string | null }
 
-/** A capture of `amountCents` (what was reserved) of the authorization; the rest of it is released. */
-export function captureCall(charge: ChargeOf, amountCents: number, idempotencyKey: string): CaptureRequest {
-  return { chargeReference: authorizationOf(charge), amountCents, ...madeOn(charge), idempotencyKey }
+/**
+ * A capture of `amountCents` (what was reserved) of the authorization; the rest of it is released. On a connected
+ * account, the platform's fee is set again for what is captured, by the account's pricing now (`pricing`: the
+ * recovery worker, which only asks what the capture did, sends none).
+ */
+export function captureCall(
+  charge: ChargeOf & { currency: string },
+  amountCents: number,
+  idempotencyKey: string,
+  pricing?: PlatformPricing,
+): CaptureRequest {
+  return {
+    chargeReference: authorizationOf(charge),
+    amountCents,
+    ...madeOn(charge),
+    ...platformFee(charge.processor_account, pricing, amountCents, charge.currency),
+    idempotencyKey,
+  }
 }
 
 export function voidCall(charge: ChargeOf, idempotencyKey: string): VoidRequest {

@@ -1,6 +1,7 @@
 // Settles abandoned charges, captures and voids: the processor says what it did under the claim's operation id
 // (a charge or authorization, with its outcome; a capture; a void), and it is recorded as the live request would
 // have recorded it, or, when the processor never saw it, the reservation is given back.
+import type { AuthenticatedAccount } from '../accounts/api-keys.js'
 import type { Sql } from '../db/connect.js'
 import {
   type ChargeOutcome,
@@ -18,11 +19,12 @@ import { pendingCaptureOf, recordCapture, recordVoid, type Settlement } from './
 
 export function chargeRecovery(processor: PaymentProcessor, settings: ChargeSettings): Recovery<ChargeOutcome> {
   const bodyOf = (claim: { request: { body: unknown } }) => claim.request.body as CreateChargeBody
-  // The account as the request had it: its charge was sent to the processor account the claim kept.
-  const accountOf = (claim: ClaimedOperation) => ({
-    id: claim.accountId,
-    processorAccount: claim.request.processorAccount,
-  })
+  // The account as the request had it: its charge was sent to the processor account the claim kept, with the fee
+  // of the platform's pricing the claim kept.
+  const accountOf = (claim: ClaimedOperation): AuthenticatedAccount => {
+    const { processorAccount, platformPricing } = claim.request
+    return { id: claim.accountId, processorAccount, ...(platformPricing ? { platformPricing } : {}) }
+  }
   return {
     name: 'charge',
     lookup: (claim) =>

@@ -188,6 +188,12 @@ export type Refund = {
 export type CreateRefund = {
   /** Left out: refund whatever is left of the charge. */
   amount_cents?: AmountCents
+  /**
+   * On a charge made on the account’s connected account (Stripe Connect): give back the platform’s fee with the
+   * refund, all of what is left of it when the refund leaves nothing of the charge, else in proportion (the
+   * refund’s balance transaction shows it). `false` when left out; no effect on other charges.
+   */
+  refund_application_fee?: boolean
 }
 
 export type RefundList = {
@@ -213,8 +219,12 @@ export type Balance = {
 export type BalanceTransactionId = string
 
 export type FeeDetail = {
-  /** `processor_fee`: the processor’s price for a payment; `dispute_fee`: its price for a dispute. */
-  type: 'processor_fee' | 'dispute_fee'
+  /**
+   * `processor_fee`: the processor’s price for a payment; `dispute_fee`: its price for a dispute;
+   * `application_fee`: the platform’s, on a payment made on the account’s connected account (Stripe Connect).
+   */
+  type: 'processor_fee' | 'dispute_fee' | 'application_fee'
+  /** Negative when given back: a refund that gave back the platform’s fee. */
   amount_cents: number
   /** ISO 4217, in lower case. */
   currency: Currency
@@ -236,7 +246,10 @@ export type BalanceTransaction = {
   source: string
   /** Gross: positive into the balance, negative out of it. */
   amount_cents: number
-  /** What the processor kept: the sum of `fee_details`. */
+  /**
+   * What the processor and the platform kept: the sum of `fee_details`; negative on a refund that gave back the
+   * platform’s fee.
+   */
   fee_cents: number
   fee_details: FeeDetail[]
   /** `amount_cents - fee_cents`: what the balance moved by. */

@@ -4,6 +4,7 @@
 //   claim the key (the caller) -> reserve (fenced by the claim) -> callOut -> complete: the writes and the key's
 //   completion, one transaction -> or, on any failure, letGo.
 // The model of this protocol (test/model/idempotency.pml) does not tell a request from a task: neither does this file.
+import type { PlatformPricing } from '../accounts/platform-pricing.js'
 import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
 import type { Sql, Transaction } from '../db/connect.js'
@@ -94,6 +95,8 @@ export interface OperationStart extends ClaimedStart {
   accountId: string
   /** The processor account its calls go to (Keyed.processorAccount): kept with the claim for its Recovery. */
   processorAccount: string | null
+  /** The platform's pricing there, if any: kept with the claim likewise. */
+  platformPricing?: PlatformPricing | undefined
   recovery: Recovery | undefined
   /** The validated path parameters and body (a task: what it would have sent as a request), for the Recovery. */
   input: OperationInput
@@ -110,14 +113,17 @@ export interface OperationInput {
 
 /**
  * What a claim keeps for the recovery worker: which Recovery settles it, what the operation was asked, and the
- * processor account its calls go to (a lost answer is asked about where the call went, whatever the link is later).
+ * processor account its calls go to (a lost answer is asked about where the call went, whatever the link is later),
+ * with the platform's pricing there if the account has one (the fee sent is the fee first sent).
  */
 export function recoveryRequest(
   recovery: Recovery,
   input: OperationInput,
   processorAccount: string | null,
+  platformPricing?: PlatformPricing,
 ): ClaimedOperation['request'] {
-  return { recovery: recovery.name, params: input.params ?? {}, body: input.body ?? null, processorAccount }
+  const request = { recovery: recovery.name, params: input.params ?? {}, body: input.body ?? null, processorAccount }
+  return platformPricing ? { ...request, platformPricing } : request
 }
 
 const RELEASE_RETRY_MS = 250
@@ -230,8 +236,9 @@ export class HeldOperation implements Operation {
   }
 
   #claimed(recovery: Recovery): ClaimedOperation {
-    const { accountId, input, processorAccount } = this.#start
-    return { operationId: this.id, accountId, request: recoveryRequest(recovery, input, processorAccount) }
+    const { accountId, input, processorAccount, platformPricing } = this.#start
+    const request = recoveryRequest(recovery, input, processorAccount, platformPricing)
+    return { operationId: this.id, accountId, request }
   }
 
   /**

@@ -5,6 +5,7 @@
 // worker asks downstream what happened under the claim's operation id and records it exactly as a live request
 // would have. The idempotency plugin uses the same Recovery to give back what a request reserved when it lets go
 // of its key before anything went downstream. Neither the route's path nor its documentation decides any of it.
+import type { PlatformPricing } from '../accounts/platform-pricing.js'
 import type { Transaction } from '../db/connect.js'
 import type { RouteResponse } from './response.js'
 
@@ -17,9 +18,16 @@ export interface ClaimedOperation {
   accountId: string
   /**
    * The name of the route's Recovery, the validated path parameters and body the request was claimed with, and the
-   * processor account its calls went to (Keyed.processorAccount; null in a claim made before there were any).
+   * processor account its calls went to (Keyed.processorAccount; null in a claim made before there were any), with
+   * the platform's pricing there when the account had one (its fee is sent again as first sent).
    */
-  request: { recovery: string; params: unknown; body: unknown; processorAccount: string | null }
+  request: {
+    recovery: string
+    params: unknown
+    body: unknown
+    processorAccount: string | null
+    platformPricing?: PlatformPricing
+  }
 }
 
 /** An abandoned claim, as the recovery worker holds it: fenced by its own token. */

@@ -14,6 +14,9 @@ export const LEDGER_ACCOUNTS = {
     'available; money out counts against the available balance at once',
   processor: 'the other side of what customers paid, or were given back',
   processor_fees: 'what the processor kept',
+  platform_fees:
+    "what the platform kept (Stripe Connect's application fee, taken by the processor from a payment on the " +
+    "account's connected account); given back, negative",
   payouts_in_transit: 'paid out, on its way to the bank',
   bank: 'paid out, arrived at the bank',
 } as const
@@ -21,11 +24,13 @@ export type LedgerAccount = keyof typeof LEDGER_ACCOUNTS
 
 /**
  * What a movement is posted from: `cents`, its gross signed as it moves the balance (a payout's legs: the account's
- * share, positive), `fee`, what the processor kept, and for a failed payout `from`, where the money comes back from.
+ * share, positive), `fee`, what was kept of it, of which `platformFee` the platform's (the rest the processor's),
+ * and for a failed payout `from`, where the money comes back from.
  */
 export interface LegAmounts {
   cents: number
   fee: number
+  platformFee?: number
   from?: LedgerAccount | undefined
 }
 
@@ -41,11 +46,13 @@ export interface MovementKind {
 }
 
 /**
- * Between the processor and the balance: the gross from the processor, the fee to its account, the net to the balance.
+ * Between the processor and the balance: the gross from the processor, the fee to whoever kept it (the processor,
+ * the platform), the net to the balance.
  */
-const throughProcessor = ({ cents, fee }: LegAmounts): [LedgerAccount, number][] => [
+const throughProcessor = ({ cents, fee, platformFee = 0 }: LegAmounts): [LedgerAccount, number][] => [
   ['balance', cents - fee],
-  ['processor_fees', fee],
+  ['processor_fees', fee - platformFee],
+  ['platform_fees', platformFee],
   ['processor', -cents],
 ]
 
@@ -55,7 +62,9 @@ export type LedgerTransactionType = BalanceTransaction['type'] | 'payout_arrival
 export const MOVEMENTS = {
   charge: {
     legs: throughProcessor,
-    fee: 'the processor’s (Stripe’s), else the pricing’s (2.9% + 30)',
+    fee:
+      'the processor’s (Stripe’s, with the platform’s application fee on a connected account), else the ' +
+      'pricing’s (2.9% + 30)',
     available: 'the processor’s day, else FUNDS_AVAILABLE_AFTER_DAYS (2) later',
     postedBy: {
       posting: 'postCapture',
@@ -64,7 +73,9 @@ export const MOVEMENTS = {
   },
   refund: {
     legs: throughProcessor,
-    fee: '0 (the payment’s fee is not given back)',
+    fee:
+      '0 (the payment’s fee is not given back), less the platform’s fee given back with it ' +
+      '(`refund_application_fee`)',
     available: 'at once',
     postedBy: { posting: 'postRefund', callers: ['src/refunds/refunds.ts', 'src/processor-events/apply.ts'] },
   },

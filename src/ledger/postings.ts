@@ -8,6 +8,7 @@ import type { CapturedFunds } from '../processor/processor.js'
 import type { BalanceTransaction, FeeDetail } from '../schemas/balance.js'
 import { disputeFee, feeTotal, paymentFee, type Pricing } from '../processor/pricing.js'
 import { type LedgerAccount, MOVEMENTS } from './movements.js'
+import { postPlatformFee } from './platform-fees.js'
 import { availableOf, lockBalance, post } from './repository.js'
 
 interface Money {
@@ -41,21 +42,37 @@ export function postCapture(
   })
 }
 
-/** The fee the processor told, as the API shows it: every part of it of one type (its processing or dispute fee). */
+/**
+ * The fee the processor told, as the API shows it: the processor's parts of one type (its processing or dispute
+ * fee), and the platform's application fee where the processor took one for it (Stripe Connect).
+ */
 function toldFees(parts: FeePart[], currency: string, type: FeeDetail['type']): FeeDetail[] {
   return parts
     .filter((part) => part.amountCents !== 0)
     .map((part) => ({
-      type,
+      type: part.keptBy === 'platform' ? 'application_fee' : type,
       amount_cents: part.amountCents,
       currency: currency as FeeDetail['currency'],
       description: part.description,
     }))
 }
 
-/** A refund made: its amount out of the balance at once (the processor keeps its fee on the payment). */
-export function postRefund(tx: Transaction, refund: Money & { id: string; amount_cents: number }, movedAt?: Date) {
-  return postMovement(tx, refund, { type: 'refund', source: refund.id, cents: -refund.amount_cents, movedAt })
+/**
+ * A refund made: its amount out of the balance at once (the processor keeps its fee on the payment), less what it
+ * gave back of the platform's fee (`given`, as the processor told it: negative parts).
+ */
+export function postRefund(
+  tx: Transaction,
+  refund: Money & { id: string; amount_cents: number },
+  when: { given?: FeePart[] | undefined; movedAt?: Date | undefined } = {},
+) {
+  return postMovement(tx, refund, {
+    type: 'refund',
+    source: refund.id,
+    cents: -refund.amount_cents,
+    fees: toldFees(when.given ?? [], refund.currency, 'processor_fee'),
+    movedAt: when.movedAt,
+  })
 }
 
 /** A refund that failed after it was made: its amount back into the balance. */
@@ -99,10 +116,11 @@ export function postDisputeReversal(tx: Transaction, charge: Money, dispute: str
 
 /**
  * Money between the processor and the balance: `cents` (gross, signed as it moves the balance) from the processor,
- * the fees to `processor_fees`, the rest to the balance, available after `availableAfterDays` (at once by default).
- * An entry of nothing is left out (a free payment; the database refuses zero).
+ * the fees to `processor_fees` and the platform's to `platform_fees`, the rest to the balance, available after
+ * `availableAfterDays` (at once by default). An entry of nothing is left out (a free payment; the database refuses
+ * zero). The platform's fee is posted in its own books too (platform-fees.ts), in the same transaction.
  */
-function postMovement(
+async function postMovement(
   tx: Transaction,
   money: Money,
   movement: {
@@ -116,12 +134,16 @@ function postMovement(
   },
 ) {
   const { fees = [], availableAfterDays = 0, availableOn, movedAt } = movement
-  const entries = MOVEMENTS[movement.type].legs({ cents: movement.cents, fee: feeTotal(fees) })
+  const platformFee = feeTotal(fees.filter((part) => part.type === 'application_fee'))
+  const entries = MOVEMENTS[movement.type].legs({ cents: movement.cents, fee: feeTotal(fees), platformFee })
+  const cause = `${movement.type}:${movement.source}`
+  if (platformFee !== 0)
+    await postPlatformFee(tx, { ...money, source: movement.source, cause, amountCents: platformFee })
   return post(tx, {
     accountId: money.account_id,
     type: movement.type,
     source: movement.source,
-    cause: `${movement.type}:${movement.source}`,
+    cause,
     amountCents: movement.cents,
     fees,
     currency: money.currency,

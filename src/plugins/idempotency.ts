@@ -134,7 +134,7 @@ export default fp(
         if (!settings)
           throw new Error(`${endpoint} calls reply.idempotent without declaring config: { idempotency: { ... } }`)
         const { recovery } = settings
-        const { id: accountId, processorAccount } = accountOf(request)
+        const { id: accountId, processorAccount, platformPricing } = accountOf(request)
         const input = { params: request.params, body: request.body }
         const key = idempotencyKeyFromRawHeaders(request.raw.rawHeaders)
         let claimed: ClaimedStart
@@ -151,7 +151,7 @@ export default fp(
           const result = await claimKey(
             request,
             { accountId, endpoint, key },
-            recovery && recoveryRequest(recovery, input, processorAccount),
+            recovery && recoveryRequest(recovery, input, processorAccount, platformPricing),
           )
           if (result.outcome === 'completed') return replay(this, result.response)
           claimed = startedBy(result)
@@ -160,6 +160,7 @@ export default fp(
           endpoint,
           accountId,
           processorAccount,
+          platformPricing,
           recovery,
           input,
           deadline: request.deadline,

@@ -56,10 +56,14 @@ export interface CapturedFunds {
   availableOn: string
 }
 
-/** A part of a fee the processor kept, in the payment's minor unit. */
+/**
+ * A part of a fee kept of a payment, in the payment's minor unit: by the processor, or by the platform (Stripe
+ * Connect's application fee, which the processor takes for it); negative when given back.
+ */
 export interface FeePart {
   amountCents: number
   description: string
+  keptBy?: 'platform'
 }
 
 export interface DisputeState {

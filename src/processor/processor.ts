@@ -2,7 +2,7 @@
 // (docs/processors.md: how to write the next one); the rest of the service sees only these types and errors.
 import { Problem } from '../problems.js'
 import type { REFUSED_FIELDS } from '../schemas/problem-types.js'
-import type { CapturedFunds, LaterOutcomes } from './later-outcomes.js'
+import type { CapturedFunds, FeePart, LaterOutcomes } from './later-outcomes.js'
 
 export type { CapturedFunds }
 
@@ -36,6 +36,8 @@ export interface ChargeRequest extends Keyed {
   returnUrl?: string | null
   /** The customer's online acceptance of a debit mandate, which bank debits need. */
   mandate?: { ipAddress: string; userAgent: string } | null
+  /** The platform's fee on a payment made on a connected account (Stripe's application_fee_amount), if any. */
+  applicationFeeCents?: number
 }
 
 /** What the customer must do before the processor decides: authenticate, at its page or through its SDK. */
@@ -57,16 +59,22 @@ export type ChargeOutcome =
 export interface RefundRequest extends Keyed {
   chargeReference: string
   amountCents: number
+  /** Give back the platform's fee on the payment with it, in proportion (Stripe's refund_application_fee). */
+  refundApplicationFee?: boolean
 }
 
 export interface RefundOutcome {
   processorReference: string
+  /** What the refund gave back of the payment's fees, as negative parts, when the processor said (the platform's). */
+  fees?: FeePart[]
 }
 
 /** Capture all or part of an authorization; the rest of it is released. */
 export interface CaptureRequest extends Keyed {
   chargeReference: string
   amountCents: number
+  /** The platform's fee on what is captured, on a connected account (Stripe's application_fee_amount), if any. */
+  applicationFeeCents?: number
 }
 
 export interface VoidRequest extends Keyed {

@@ -12,9 +12,16 @@ export function refundRecovery(processor: PaymentProcessor, sql: Sql): Recovery<
     async lookup(claim) {
       // The pending refund is reserved before the call: without it, nothing under this operation went out.
       const [pending] = await sql<
-        { account_id: string; amount_cents: number; reference: string; processor_account: string | null }[]
+        {
+          account_id: string
+          amount_cents: number
+          refund_application_fee: boolean
+          reference: string
+          processor_account: string | null
+        }[]
       >`
-        select r.account_id, r.amount_cents, coalesce(c.processor_reference, c.id) as reference, c.processor_account
+        select r.account_id, r.amount_cents, r.refund_application_fee,
+          coalesce(c.processor_reference, c.id) as reference, c.processor_account
         from refunds r join charges c on c.id = r.charge_id and c.account_id = r.account_id
         where r.account_id = ${claim.accountId} and r.operation_id = ${claim.operationId} and r.status = 'pending'`
       if (!pending) return undefined
@@ -30,7 +37,7 @@ export function refundRecovery(processor: PaymentProcessor, sql: Sql): Recovery<
       // The processor refunded, so the reservation was made first; without it the books and the processor disagree.
       if (!refund)
         throw new Error(`the processor refunded operation ${claim.operationId}, but no pending refund records it`)
-      return recordRefund(tx, refund, outcome.processorReference)
+      return recordRefund(tx, refund, outcome)
     },
     release: (tx, claim) => deletePendingRefund(tx, claim.operationId),
   }

@@ -8,7 +8,7 @@
 import type { Transaction } from '../db/connect.js'
 import { insertEvent } from '../events/events.js'
 import type { RouteResponse } from '../idempotency/response.js'
-import type { RefundRequest } from '../processor/processor.js'
+import type { RefundOutcome, RefundRequest } from '../processor/processor.js'
 import { Problem } from '../problems.js'
 import { lockCharge } from '../charges/repository.js'
 import { postRefund } from '../ledger/postings.js'
@@ -28,7 +28,13 @@ export interface RefundedPayment {
 /** Phase 1. A retry of the same operation finds its pending refund again instead of reserving twice. */
 export async function reserveRefund(
   tx: Transaction,
-  request: { accountId: string; chargeId: string; amountCents: number | undefined; operationId: string },
+  request: {
+    accountId: string
+    chargeId: string
+    amountCents: number | undefined
+    refundApplicationFee: boolean
+    operationId: string
+  },
 ): Promise<RefundReservation> {
   const charge = await lockCharge(tx, request.accountId, request.chargeId)
   if (!charge) throw new Problem('resource-not-found', `No charge ${request.chargeId}.`)
@@ -59,12 +65,13 @@ export async function reserveRefund(
       },
     )
   }
-  return { refund: await insertPendingRefund(tx, charge, amountCents, request.operationId), payment }
+  const refund = { amountCents, refundApplicationFee: request.refundApplicationFee }
+  return { refund: await insertPendingRefund(tx, charge, refund, request.operationId), payment }
 }
 
 /** What the processor is sent for a reserved refund: the route sends it, the recovery worker asks about it. */
 export function refundCall(
-  refund: { account_id: string; amount_cents: number },
+  refund: { account_id: string; amount_cents: number; refund_application_fee: boolean },
   payment: RefundedPayment,
   idempotencyKey: string,
 ): RefundRequest {
@@ -73,21 +80,19 @@ export function refundCall(
     amountCents: refund.amount_cents,
     accountId: refund.account_id,
     processorAccount: payment.processorAccount,
+    // Only a payment made on a connected account paid the platform a fee to give back.
+    ...(refund.refund_application_fee && payment.processorAccount !== null ? { refundApplicationFee: true } : {}),
     idempotencyKey,
   }
 }
 
 /**
- * Phase 3: what the processor did becomes the refund, its money leaves the balance (the ledger's `refund`), and
- * the response a request for it returns.
+ * Phase 3: what the processor did becomes the refund, its money leaves the balance (the ledger's `refund`, with the
+ * platform's fee it gave back), and the response a request for it returns.
  */
-export async function recordRefund(
-  tx: Transaction,
-  refund: RefundRow,
-  processorReference: string,
-): Promise<RouteResponse> {
-  const settled = await markRefundSucceeded(tx, refund, processorReference)
-  await postRefund(tx, refund)
+export async function recordRefund(tx: Transaction, refund: RefundRow, outcome: RefundOutcome): Promise<RouteResponse> {
+  const settled = await markRefundSucceeded(tx, refund, outcome.processorReference)
+  await postRefund(tx, refund, { given: outcome.fees })
   await insertEvent(tx, refund.account_id, 'charge.refunded', { object: settled.charge, refund: settled.refund })
   return { status: 201, location: `/v1/refunds/${settled.refund.id}`, body: settled.refund }
 }

@@ -20,6 +20,8 @@ export interface RefundRow {
   origin: Refund['origin']
   operation_id: string | null
   processor_reference: string | null
+  /** Whether it gives back the platform's fee on the charge (sent to the processor with it). */
+  refund_application_fee: boolean
   created_at: Date
 }
 
@@ -49,14 +51,15 @@ export async function listRefunds(
 export async function insertPendingRefund(
   tx: Transaction,
   charge: { id: string; account_id: string; currency: string },
-  amountCents: number,
+  refund: { amountCents: number; refundApplicationFee: boolean },
   operationId: string,
 ): Promise<RefundRow> {
-  await addRefundPending(tx, charge, amountCents)
+  await addRefundPending(tx, charge, refund.amountCents)
   const rows = await tx<RefundRow[]>`
-    insert into refunds (id, account_id, charge_id, amount_cents, currency, status, operation_id)
-    values (${newId('re')}, ${charge.account_id}, ${charge.id}, ${amountCents}, ${charge.currency}, 'pending',
-      ${operationId})
+    insert into refunds (id, account_id, charge_id, amount_cents, currency, status, operation_id,
+      refund_application_fee)
+    values (${newId('re')}, ${charge.account_id}, ${charge.id}, ${refund.amountCents}, ${charge.currency}, 'pending',
+      ${operationId}, ${refund.refundApplicationFee})
     returning *`
   return theRow(rows, 'the refund inserted')
 }

@@ -124,7 +124,9 @@ export default async function chargeRoutes(
           }),
         )
         const outcome = await operation
-          .callOut((idempotencyKey) => processor.capture(captureCall(charge, amountCents, idempotencyKey)))
+          .callOut((idempotencyKey) =>
+            processor.capture(captureCall(charge, amountCents, idempotencyKey, request.account.platformPricing)),
+          )
           .catch(rethrowAsProblem)
         return operation.complete((tx) => recordCapture(tx, pricing, charge, amountCents, outcome))
       }),

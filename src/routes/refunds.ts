@@ -44,13 +44,14 @@ export default async function refundRoutes(base: FastifyInstance, options: { sql
             accountId: request.account.id,
             chargeId: request.params.id,
             amountCents: request.body.amount_cents,
+            refundApplicationFee: request.body.refund_application_fee ?? false,
             operationId: operation.id,
           }),
         )
         const outcome = await operation
           .callOut((idempotencyKey) => processor.refund(refundCall(refund, payment, idempotencyKey)))
           .catch(rethrowAsProblem)
-        return operation.complete((tx) => recordRefund(tx, refund, outcome.processorReference))
+        return operation.complete((tx) => recordRefund(tx, refund, outcome))
       }),
   )
 

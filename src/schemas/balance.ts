@@ -45,10 +45,15 @@ export type Balance = Static<typeof Balance>
 
 export const FeeDetail = Type.Object(
   {
-    type: Type.Enum(['processor_fee', 'dispute_fee'], {
-      description: '`processor_fee`: the processor’s price for a payment; `dispute_fee`: its price for a dispute.',
+    type: Type.Enum(['processor_fee', 'dispute_fee', 'application_fee'], {
+      description:
+        '`processor_fee`: the processor’s price for a payment; `dispute_fee`: its price for a dispute; ' +
+        '`application_fee`: the platform’s, on a payment made on the account’s connected account (Stripe Connect).',
     }),
-    amount_cents: Type.Integer({ minimum: 0 }),
+    amount_cents: {
+      ...SignedCents,
+      description: 'Negative when given back: a refund that gave back the platform’s fee.',
+    },
     currency: Currency,
     description: Type.String(),
   },
@@ -70,7 +75,12 @@ export const BalanceTransaction = Type.Object(
       description: 'What moved the money: the charge (`ch_…`), the refund (`re_…`), the dispute (the processor’s id).',
     }),
     amount_cents: { ...SignedCents, description: 'Gross: positive into the balance, negative out of it.' },
-    fee_cents: Type.Integer({ minimum: 0, description: 'What the processor kept: the sum of `fee_details`.' }),
+    fee_cents: {
+      ...SignedCents,
+      description:
+        'What the processor and the platform kept: the sum of `fee_details`; negative on a refund that gave back the ' +
+        'platform’s fee.',
+    },
     fee_details: Type.Array(FeeDetail),
     net_cents: { ...SignedCents, description: '`amount_cents - fee_cents`: what the balance moved by.' },
     currency: Currency,

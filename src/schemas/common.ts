@@ -45,6 +45,8 @@ export const ID_PREFIXES = {
   WebhookEndpointId: 'we',
   WebhookDeliveryId: 'wd',
   BalanceTransactionId: 'txn',
+  /** The platform's books' rows (src/ledger/platform-fees.ts): never shown by the API. */
+  PlatformFeeId: 'pfee',
 } as const
 export type IdPrefix = (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES]
 

@@ -6,6 +6,14 @@ import { ListOf, PageQuery } from './page.js'
 export const CreateRefundBody = Type.Object(
   {
     amount_cents: Type.Optional({ ...AmountCents, description: 'Left out: refund whatever is left of the charge.' }),
+    refund_application_fee: Type.Optional(
+      Type.Boolean({
+        description:
+          'On a charge made on the account’s connected account (Stripe Connect): give back the platform’s fee with ' +
+          'the refund, all of what is left of it when the refund leaves nothing of the charge, else in proportion ' +
+          '(the refund’s balance transaction shows it). `false` when left out; no effect on other charges.',
+      }),
+    ),
   },
   { title: 'CreateRefund', additionalProperties: false },
 )

@@ -22,7 +22,14 @@ export function capturedFunds(intent: Stripe.PaymentIntent): CapturedFunds | und
   }
 }
 
-/** What Stripe kept, part by part, of a balance transaction's money (a charge's, a dispute's withdrawal). */
+/**
+ * What was kept, part by part, of a balance transaction's money (a charge's, a refund's, a dispute's withdrawal):
+ * Stripe's fees, and on a connected account the platform's application fee (negative on a refund that gave it back).
+ */
 export function feePartsOf(txn: Stripe.BalanceTransaction): FeePart[] {
-  return txn.fee_details.map((part) => ({ amountCents: part.amount, description: part.description ?? part.type }))
+  return txn.fee_details.map((part) => ({
+    amountCents: part.amount,
+    description: part.description ?? part.type,
+    ...(part.type === 'application_fee' ? { keptBy: 'platform' as const } : {}),
+  }))
 }

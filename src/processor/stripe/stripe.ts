@@ -14,6 +14,7 @@ import type {
   NextAction,
   OperationRecord,
   PaymentProcessor,
+  RefundOutcome,
   RefundRequest,
   SettlementOutcome,
   VoidRequest,
@@ -22,7 +23,7 @@ import { ProcessorRequestError, ProcessorUnavailableError } from '../processor.j
 import { type StripeClients, withDeadline } from './client.js'
 import { toBoundaryError } from './errors.js'
 import { stripeLater } from './later-outcomes.js'
-import { FUNDS, capturedFunds } from './funds.js'
+import { FUNDS, capturedFunds, feePartsOf } from './funds.js'
 
 type ChargeKind = 'charge' | 'authorization'
 
@@ -158,13 +159,15 @@ export function createStripeProcessor(options: {
   /** A PaymentIntent's refunds, listed (lists do not lag), by the operation id in their metadata. */
   async function lookupRefund(request: RefundRequest): Promise<OperationRecord | undefined> {
     const { chargeReference, idempotencyKey } = request
+    const expand = request.refundApplicationFee ? ['data.balance_transaction'] : []
     const refund = await call(async () => {
-      for await (const each of stripeFor(request).refunds.list({ payment_intent: chargeReference, limit: 100 })) {
+      const listed = stripeFor(request).refunds.list({ payment_intent: chargeReference, limit: 100, expand })
+      for await (const each of listed) {
         if (each.metadata?.operation_id === idempotencyKey) return each
       }
       return undefined
     })
-    return refund && { kind: 'refund', outcome: { processorReference: refund.id } }
+    return refund && { kind: 'refund', outcome: refundOutcome(refund) }
   }
 
   return {
@@ -178,6 +181,7 @@ export function createStripeProcessor(options: {
     async capture(request) {
       const params = {
         amount_to_capture: request.amountCents,
+        ...(request.applicationFeeCents ? { application_fee_amount: request.applicationFeeCents } : {}),
         metadata: { capture_operation_id: request.idempotencyKey },
       }
       const capture = (sent: Stripe.PaymentIntentCaptureParams) =>
@@ -205,11 +209,14 @@ export function createStripeProcessor(options: {
         payment_intent: request.chargeReference,
         amount: request.amountCents,
         metadata: metadataOf(request),
+        // Only a refund that gives the platform's fee back asks for its balance transaction (what it gave back): the
+        // parameters of a refund sent before there were fees stay as they were sent.
+        ...(request.refundApplicationFee ? { refund_application_fee: true, expand: ['balance_transaction'] } : {}),
       }
       const refund = await call(() =>
         stripeFor(request).refunds.create(params, { idempotencyKey: request.idempotencyKey }),
       )
-      return { processorReference: refund.id }
+      return refundOutcome(refund)
     },
     async lookup(lookup: LookupRequest): Promise<OperationRecord | undefined> {
       switch (lookup.kind) {
@@ -259,9 +266,18 @@ function intentParams(kind: ChargeKind, request: ChargeRequest): Stripe.PaymentI
           },
         }
       : {}),
+    // The platform's fee, on a connected account (Stripe Connect), taken by Stripe from the payment for the platform.
+    ...(request.applicationFeeCents ? { application_fee_amount: request.applicationFeeCents } : {}),
     // charge_id: what Stripe's events about this payment are recorded against (src/processor/stripe/later-outcomes.ts).
     metadata: { ...metadataOf(request), charge_id: request.chargeId },
   }
+}
+
+/** A refund's outcome: the Refund, and the fees it gave back when its balance transaction was expanded. */
+function refundOutcome(refund: Stripe.Refund): RefundOutcome {
+  const txn = refund.balance_transaction
+  const fees = typeof txn === 'object' && txn !== null ? feePartsOf(txn).filter((part) => part.amountCents !== 0) : []
+  return { processorReference: refund.id, ...(fees.length ? { fees } : {}) }
 }
 
 /** A capture's outcome: the PaymentIntent, and what Stripe kept of what it captured. */

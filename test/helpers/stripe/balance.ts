@@ -1,14 +1,16 @@
 // The Stripe balance as docs.stripe.com/api/balance_transactions and docs.stripe.com/payouts/reconciliation describe
 // it: a balance transaction for each movement of money (a captured payment, `charge`; a refund and a refund's
 // failure; a dispute's withdrawal and reinstatement, `adjustment` with reporting_category `dispute` and
-// `dispute_reversal`; a failed payout's money back, `payout_failure`), with Stripe's fees (US cards: 2.9% + 30
-// cents; a dispute: 15.00, kept when it is won), available two days after a payment. Automatic payouts, made on
-// cue (payOut: what Stripe's schedule does), carry every available balance transaction not paid out before;
+// `dispute_reversal`; a failed payout's money back, `payout_failure`; the platform's application fees and their
+// refunds, `application_fee` and `application_fee_refund`: application-fees.ts), with Stripe's fees (US cards:
+// 2.9% + 30 cents; a dispute: 15.00, kept when it is won), available two days after a payment. Automatic payouts,
+// made on cue (payOut: what Stripe's schedule does), carry every available balance transaction not paid out before;
 // `GET /v1/balance_transactions?payout=` lists them (with `expand[]=data.source`), once the payout's
 // reconciliation completes (`payout.reconciliation_completed`), as Stripe's docs say to wait for.
 import type Stripe from 'stripe'
 import { noSuch } from './errors.js'
 import { chargeOf } from './events.js'
+import { collectedFee, PLATFORM_APPLICATION } from './application-fees.js'
 import { arrayParam, type Form, stringParam } from './form.js'
 import { stripeId, unixNow } from './ids.js'
 import { payoutOf } from './payouts.js'
@@ -40,7 +42,7 @@ export class StripeBalance {
     for (const refund of ledger.refunds.values()) {
       if (refund.status === 'canceled') continue
       const at = { source: refund.id, currency: refund.currency, fee_details: [], available_on: refund.created }
-      this.make(`refund:${refund.id}`, { ...at, type: 'refund', reporting_category: 'refund', amount: -refund.amount })
+      this.ofRefund(refund)
       if (refund.status === 'failed')
         this.make(`refund_failure:${refund.id}`, {
           ...at,
@@ -60,7 +62,52 @@ export class StripeBalance {
           fee_details: [],
           available_on: unixNow(),
         })
+    for (const fee of ledger.applicationFees.values())
+      for (const feeRefund of fee.refunds.data) this.ofFeeRefund(feeRefund)
     return [...this.transactions.values()]
+  }
+
+  /**
+   * A refund's balance transaction: its amount out; on a connected account, the application fee it gave back
+   * (application-fees.ts) as a negative fee part, so that the fee comes back with it.
+   */
+  ofRefund(refund: Stripe.Refund): Stripe.BalanceTransaction {
+    const feeBack = this.ledger.feeRefundedBy.get(refund.id) ?? 0
+    return this.make(`refund:${refund.id}`, {
+      type: 'refund',
+      reporting_category: 'refund',
+      source: refund.id,
+      amount: -refund.amount,
+      currency: refund.currency,
+      fee_details: feeBack === 0 ? [] : [applicationFeePart(-feeBack, refund.currency)],
+      available_on: refund.created,
+    })
+  }
+
+  /** The platform's: an application fee collected, available when the payment that paid it is. */
+  ofApplicationFee(fee: Stripe.ApplicationFee, paidAt: number): Stripe.BalanceTransaction {
+    return this.make(`application_fee:${fee.id}`, {
+      type: 'application_fee',
+      reporting_category: 'platform_earning',
+      source: fee.id,
+      amount: fee.amount,
+      currency: fee.currency,
+      fee_details: [],
+      available_on: paidAt + 2 * DAY,
+    })
+  }
+
+  /** The platform's: an application fee given back, out of its balance at once. */
+  ofFeeRefund(feeRefund: Stripe.FeeRefund): Stripe.BalanceTransaction {
+    return this.make(`application_fee_refund:${feeRefund.id}`, {
+      type: 'application_fee_refund',
+      reporting_category: 'platform_earning_refund',
+      source: feeRefund.id,
+      amount: -feeRefund.amount,
+      currency: feeRefund.currency,
+      fee_details: [],
+      available_on: feeRefund.created,
+    })
   }
 
   /** A captured payment's balance transaction (its charge's `balance_transaction`); none before it is captured. */
@@ -81,6 +128,7 @@ export class StripeBalance {
           description: 'Stripe processing fees',
           type: 'stripe_fee',
         },
+        ...(collectedFee(intent) === 0 ? [] : [applicationFeePart(collectedFee(intent), intent.currency)]),
       ],
       available_on: intent.created + 2 * DAY,
     })
@@ -222,7 +270,8 @@ export class StripeBalance {
     const id = txn.source as string
     const intent = [...this.ledger.paymentIntents.values()].find((each) => each.latest_charge === id)
     if (intent) return chargeOf(this.ledger, intent)
-    return (this.ledger.refunds.get(id) ?? this.ledger.disputes.get(id) ?? this.ledger.payouts.get(id) ?? id) as never
+    const { refunds, disputes, payouts, applicationFees } = this.ledger
+    return (refunds.get(id) ?? disputes.get(id) ?? payouts.get(id) ?? applicationFees.get(id) ?? id) as never
   }
 
   private make(
@@ -249,5 +298,16 @@ export class StripeBalance {
     }
     this.transactions.set(key, txn)
     return txn
+  }
+}
+
+/** The platform's fee as a part of a connected account's balance transaction: positive taken, negative given back. */
+function applicationFeePart(amount: number, currency: string): Stripe.BalanceTransaction.FeeDetail {
+  return {
+    amount,
+    application: PLATFORM_APPLICATION,
+    currency,
+    description: 'Application fee',
+    type: 'application_fee',
   }
 }

@@ -3,6 +3,7 @@
 // sent to the webhook endpoint (webhooks.ts). The objects events carry but this server does not otherwise hold
 // (the Charge of a charge.refunded, a Dispute) are built here, typed with the SDK's own types.
 import type Stripe from 'stripe'
+import { collectedFee } from './application-fees.js'
 import { invalidRequest, noSuch } from './errors.js'
 import { arrayParam, type Form, stringParam } from './form.js'
 import { stripeId, unixNow } from './ids.js'
@@ -77,9 +78,9 @@ export function chargeOf(ledger: StripeLedger, intent: Stripe.PaymentIntent): St
     amount: intent.amount,
     amount_captured: intent.amount_received,
     amount_refunded: refunded,
-    application: null,
-    application_fee: null,
-    application_fee_amount: null,
+    application: intent.application,
+    application_fee: ledger.applicationFeeOf.get(intent.id) ?? null,
+    application_fee_amount: intent.amount_received > 0 ? collectedFee(intent) || null : intent.application_fee_amount,
     balance_transaction: ledger.balance.ofPayment(intent)?.id ?? null,
     billing_details: { address: null, email: null, name: null, phone: null, tax_id: null },
     calculated_statement_descriptor: null,

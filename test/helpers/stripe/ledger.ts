@@ -21,6 +21,11 @@ export class StripeLedger {
   readonly refunds = new Map<string, Stripe.Refund>()
   readonly disputes = new Map<string, Stripe.Dispute>()
   readonly payouts = new Map<string, Stripe.Payout>()
+  /** The platform's: the application fees it collected from its connected accounts (application-fees.ts). */
+  readonly applicationFees = new Map<string, Stripe.ApplicationFee>()
+  /** A connected account's: the ApplicationFee each of its PaymentIntents paid, and what each refund gave back. */
+  readonly applicationFeeOf = new Map<string, string>()
+  readonly feeRefundedBy = new Map<string, number>()
   readonly movements: Movement[] = []
   /** Every change, as an Event (listed, and sent to the webhook endpoint; a connected account's, to Connect's). */
   readonly events: StripeEvents
@@ -39,6 +44,8 @@ export class StripeLedger {
     cardPricing = STANDARD_CARD_PRICING,
     /** The connected account whose objects these are (connect.ts); unset: the platform's own. */
     readonly account?: string,
+    /** A connected account's platform, which collects its application fees. */
+    readonly platform?: StripeLedger,
   ) {
     this.events = new StripeEvents(account)
     this.balance = new StripeBalance(this, cardPricing)

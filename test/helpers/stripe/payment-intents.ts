@@ -5,6 +5,7 @@
 // last_payment_error; canceled from any state but succeeded. Every change is an event (events.ts).
 import { randomBytes } from 'node:crypto'
 import type Stripe from 'stripe'
+import { applicationFeeParam, collectApplicationFee, PLATFORM_APPLICATION } from './application-fees.js'
 import { invalidRequest, noSuch, StripeFailure, unexpectedState } from './errors.js'
 import { arrayParam, booleanParam, type Form, hashParam, integerParam, stringMap, stringParam } from './form.js'
 import type { StripeLedger } from './ledger.js'
@@ -31,6 +32,7 @@ export function createPaymentIntent(ledger: StripeLedger, form: Form, caller: Ca
   const paymentMethod = stringParam(form, 'payment_method')
   if (paymentMethod !== undefined && !testPaymentMethod(paymentMethod))
     throw noSuch('PaymentMethod', paymentMethod, 'payment_method')
+  const applicationFee = applicationFeeParam(ledger, form, amount)
   const paymentMethodTypes = arrayParam(form, 'payment_method_types')
   // Since API version 2023-08-16, automatic payment methods are on unless payment_method_types is given.
   const automatic = hashParam(form, 'automatic_payment_methods')
@@ -45,8 +47,8 @@ export function createPaymentIntent(ledger: StripeLedger, form: Form, caller: Ca
     amount,
     amount_capturable: 0,
     amount_received: 0,
-    application: null,
-    application_fee_amount: null,
+    application: applicationFee === undefined ? null : PLATFORM_APPLICATION,
+    application_fee_amount: applicationFee ?? null,
     automatic_payment_methods: automaticEnabled
       ? { enabled: true, allow_redirects: allowRedirects as 'always' | 'never' }
       : null,
@@ -218,6 +220,7 @@ function succeed(ledger: StripeLedger, intent: Stripe.PaymentIntent, idempotency
   }
   intent.status = 'succeeded'
   intent.amount_received = intent.amount
+  collectApplicationFee(ledger, intent)
   ledger.move({ kind: 'charge', object: intent.id, amount: intent.amount, idempotencyKey })
   ledger.events.emit('charge.succeeded', chargeOf(ledger, intent), idempotencyKey)
   ledger.events.emit('payment_intent.succeeded', intent, idempotencyKey)
@@ -370,10 +373,13 @@ export function capturePaymentIntent(
       'amount_too_large',
     )
   }
+  const applicationFee = applicationFeeParam(ledger, form, amount)
+  if (applicationFee !== undefined) intent.application_fee_amount = applicationFee
   intent.status = 'succeeded'
   intent.amount_received = amount
   intent.amount_capturable = 0
   intent.metadata = mergedMetadata(intent.metadata, stringMap(form, 'metadata'))
+  collectApplicationFee(ledger, intent)
   ledger.move({ kind: 'capture', object: intent.id, amount, idempotencyKey: caller.idempotencyKey })
   ledger.events.emit('charge.captured', chargeOf(ledger, intent), caller.idempotencyKey)
   ledger.events.emit('payment_intent.succeeded', intent, caller.idempotencyKey)

@@ -1,8 +1,10 @@
 // Refunds as docs.stripe.com/api/refunds describes them: of a PaymentIntent's received amount, in part or in full,
-// never more than is left; listed by PaymentIntent; each with metadata.
+// never more than is left; listed by PaymentIntent; each with metadata and its balance transaction (expandable); on a
+// connected account, `refund_application_fee` gives back the platform's fee with it (application-fees.ts).
 import type Stripe from 'stripe'
 import { invalidRequest, noSuch } from './errors.js'
-import { type Form, integerParam, stringMap, stringParam } from './form.js'
+import { refundApplicationFee } from './application-fees.js'
+import { arrayParam, booleanParam, type Form, integerParam, stringMap, stringParam } from './form.js'
 import type { StripeLedger } from './ledger.js'
 import { stripeId, unixNow } from './ids.js'
 import { listOf, type Answer } from './lists.js'
@@ -62,11 +64,19 @@ export function createRefund(ledger: StripeLedger, form: Form, caller: Caller): 
     transfer_reversal: null,
   }
   ledger.refunds.set(refund.id, refund)
+  if (booleanParam(form, 'refund_application_fee') === true) refundApplicationFee(ledger, intent, refund)
+  refund.balance_transaction = ledger.balance.ofRefund(refund).id
   ledger.move({ kind: 'refund', object: refund.id, amount, idempotencyKey: caller.idempotencyKey })
   told(ledger, refund, 'refund.created', caller.idempotencyKey)
   // docs.stripe.com/testing#refunds: this card's refunds succeed, then fail.
   if (intent.payment_method === 'pm_card_refundFail') ledger.afterwards(() => failRefund(ledger, refund.id))
-  return { status: 200, body: refund }
+  return { status: 200, body: answeredRefund(ledger, refund, form) }
+}
+
+/** The Refund as answered: its balance transaction expanded when the request asks (`expand[]=balance_transaction`). */
+function answeredRefund(ledger: StripeLedger, refund: Stripe.Refund, form: Form): Stripe.Refund {
+  if (!(arrayParam(form, 'expand') ?? []).includes('balance_transaction')) return refund
+  return { ...refund, balance_transaction: ledger.balance.ofRefund(refund) }
 }
 
 /** A refund made in the Dashboard: no metadata of the service's, and its own events. */
@@ -95,10 +105,10 @@ function told(ledger: StripeLedger, refund: Stripe.Refund, type: string, idempot
   ledger.events.emit('charge.refunded', chargeOf(ledger, intent), idempotencyKey)
 }
 
-export function retrieveRefund(ledger: StripeLedger, id: string): Answer<Stripe.Refund> {
+export function retrieveRefund(ledger: StripeLedger, id: string, form: Form = {}): Answer<Stripe.Refund> {
   const refund = ledger.refunds.get(id)
   if (!refund) throw noSuch('refund', id, 'refund')
-  return { status: 200, body: refund }
+  return { status: 200, body: answeredRefund(ledger, refund, form) }
 }
 
 /** `payment_intent` or `charge` narrow the list to one payment's refunds. */

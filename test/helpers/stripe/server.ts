@@ -15,13 +15,15 @@
 // failing or made in the Dashboard, an authorization lapsing, an automatic payout (balance.ts: balance transactions
 // with Stripe's fees, GET /v1/balance_transactions?payout=) arriving or failing.
 // Connect (connect.ts): connected accounts, each with its own of all the above, reached with Stripe-Account; their
-// events name them and go to Connect's endpoint (connect.webhooks).
+// events name them and go to Connect's endpoint (connect.webhooks); the platform's application fees on their payments
+// and refunds (application-fees.ts), with the platform's own events and balance transactions.
 // Everything it received is logged (requests) and every movement of money is in its ledger, for tests to count.
 import { createHash, randomBytes } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type Stripe from 'stripe'
+import { listApplicationFees, retrieveApplicationFee } from './application-fees.js'
 import { invalidRequest, StripeFailure } from './errors.js'
 import { ConnectedAccounts } from './connect.js'
 import { type Form, FormError, parseForm } from './form.js'
@@ -151,7 +153,7 @@ export async function startStripeServer(
   /** Responses saved under idempotency keys, each key the account's own: `${account}:${key}` ('' the platform's). */
   const saved = new Map<string, Saved>()
   const connect = new ConnectedAccounts((account) => {
-    const connected = new StripeLedger(options.searchLagMs ?? 60_000, options.cardPricing, account)
+    const connected = new StripeLedger(options.searchLagMs ?? 60_000, options.cardPricing, account, ledger)
     watch(connected, connectWebhooks)
     return connected
   })
@@ -191,7 +193,7 @@ export async function startStripeServer(
     {
       method: 'GET',
       pattern: /^\/v1\/refunds\/([^/]+)$/,
-      handle: (ledger, _form, _caller, id) => retrieveRefund(ledger, id),
+      handle: (ledger, form, _caller, id) => retrieveRefund(ledger, id, form),
     },
     {
       method: 'POST',
@@ -203,6 +205,16 @@ export async function startStripeServer(
       method: 'GET',
       pattern: /^\/v1\/payouts\/([^/]+)$/,
       handle: (ledger, _form, _caller, id) => retrievePayout(ledger, id),
+    },
+    {
+      method: 'GET',
+      pattern: /^\/v1\/application_fees$/,
+      handle: (ledger, form) => listApplicationFees(ledger, form),
+    },
+    {
+      method: 'GET',
+      pattern: /^\/v1\/application_fees\/([^/]+)$/,
+      handle: (ledger, _form, _caller, id) => retrieveApplicationFee(ledger, id),
     },
     { method: 'GET', pattern: /^\/v1\/balance$/, handle: (ledger) => ledger.balance.retrieve() },
     { method: 'GET', pattern: /^\/v1\/balance_transactions$/, handle: (ledger, form) => ledger.balance.list(form) },
