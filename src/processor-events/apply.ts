@@ -147,7 +147,7 @@ async function recordRefundMadeAtProcessor(
   // Its twin (the same refund told by another event) was recorded first: under the payment's lock
   // (src/processor-events/inbox.ts) the lookup above finds it, so only a writer that does not take that lock gets here.
   if (!row) return ignored(`refund ${refund.reference} is recorded already`)
-  if (!failed) await postRefund(tx, row)
+  if (!failed) await postRefund(tx, row, { given: refund.given })
   const updated = failed ? charge : await addRefunded(tx, charge, refund.amountCents)
   await insertEvent(tx, charge.account_id, failed ? 'charge.refund.failed' : 'charge.refunded', {
     object: toCharge(updated),

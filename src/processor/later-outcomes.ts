@@ -42,6 +42,12 @@ export interface RefundState {
   status: RefundStatus
   amountCents: number
   failureReason?: string
+  /**
+   * What a refund made at the processor gave back of the platform's fee (Stripe Connect's application fee, refunded
+   * with it from the Dashboard), as negative parts, read from its balance transaction. One this service asked for
+   * is posted from the processor's answer instead.
+   */
+  given?: FeePart[]
 }
 
 /**

@@ -150,6 +150,50 @@ describe('the platform’s fee on a linked account’s charges', () => {
     expect(usd(mine.available)).toEqual(usd(theirs.available))
   })
 
+  it('when a refund made in the Dashboard gives the fee back, then the books learn what it gave from its balance transaction', async () => {
+    const { account, acct, stripe } = await linkedAccount('Refunded in the Dashboard')
+    const charge = await charged(account, chargeBody({ amount_cents: 10_000 }))
+    const refund = server.connect.later(acct).refundFromDashboard(charge.processor_reference, 5_000, true)
+    await Promise.all([server.webhooks.idle(), server.connect.webhooks.idle()])
+
+    const [row] = await suite.context.sql<{ id: string }[]>`
+      select id from refunds where account_id = ${account.id} and processor_reference = ${refund.id}`
+    expect(row, 'the refund recorded from its event').toBeDefined()
+    expect((await transactionsOf(account, row!.id))[0]).toMatchObject({
+      amount_cents: -5_000,
+      fee_cents: -60,
+      net_cents: -4_940,
+    })
+    expect(feesAtStripe().filter((fee) => fee.account === acct)).toEqual([{ account: acct, amount: 120, refunded: 60 }])
+    expect((await platformBooks(account.id))[0]).toMatchObject({ collected_cents: 120, refunded_cents: 60 })
+    const theirs = await stripe.balance.retrieve()
+    const mine = (await account.get('/v1/balance')).json()
+    const usd = (funds: { currency: string; amount?: number; amount_cents?: number }[]) =>
+      funds.filter((each) => each.currency === 'usd').map((each) => each.amount ?? each.amount_cents)
+    expect(usd(mine.pending)).toEqual(usd(theirs.pending))
+    expect(usd(mine.available)).toEqual(usd(theirs.available))
+  })
+
+  it('when a bank debit settles later, its event doubled, then the fee Stripe took is read with the capture and posted once in both books', async () => {
+    const { account, acct } = await linkedAccount('Debited')
+    const debit = chargeBody({
+      amount_cents: 10_000,
+      source: 'pm_usBankAccount_success',
+      mandate: { ip_address: '203.0.113.7', user_agent: 'Mozilla/5.0 (test)' },
+    })
+    const pending = await charged(account, debit)
+    expect(pending.status).toBe('processing')
+    server.connect.webhooks.fault(/^payment_intent\.succeeded$/, 'duplicate', 1)
+    server.connect.later(acct).settle(pending.processor_reference)
+    await Promise.all([server.webhooks.idle(), server.connect.webhooks.idle()])
+
+    const [txn] = await transactionsOf(account, pending.id)
+    expect(txn!.fee_details.find((part) => part.type === 'application_fee')?.amount_cents).toBe(120)
+    expect(await platformBooks(account.id)).toEqual([
+      { account_id: account.id, currency: 'usd', collected_cents: 120, refunded_cents: 0, net_cents: 120, fees: 1 },
+    ])
+  })
+
   it('when the account is not linked, or the currency has no price, then no fee is asked', async () => {
     const unlinked = await suite.context.newAccount('Unlinked, priced')
     await setPlatformPrice(suite.context.sql, unlinked.id, 'usd', ONE_PERCENT_AND_20)

@@ -5,6 +5,7 @@
 // one without (a payment taken in the Dashboard, a lookup's probe) changes nothing here.
 import Stripe from 'stripe'
 import type {
+  FeePart,
   DisputeState,
   DisputeStatus,
   LaterOutcomes,
@@ -205,7 +206,17 @@ function readerOn(stripe: Stripe, listing: <T>(work: () => Promise<T>) => Promis
     const operationId = refund.metadata?.operation_id
     if (operationId) return { ...state, operationId }
     const chargeId = (await intentOf(paymentReference)).metadata.charge_id
-    return chargeId ? { ...state, chargeId } : undefined
+    if (!chargeId) return undefined
+    const given = await feeGivenBack(refund)
+    return { ...state, chargeId, ...(given.length ? { given } : {}) }
+  }
+
+  /** What a refund made in the Dashboard gave back of the platform's fee, from its balance transaction. */
+  async function feeGivenBack(refund: Stripe.Refund): Promise<FeePart[]> {
+    const txn = refund.balance_transaction
+    if (typeof txn !== 'string') return []
+    const read = await listing(() => stripe.balanceTransactions.retrieve(txn))
+    return feePartsOf(read).filter((part) => part.keptBy === 'platform' && part.amountCents !== 0)
   }
 
   async function disputeState(dispute: Stripe.Dispute): Promise<DisputeState | undefined> {

@@ -266,6 +266,13 @@ export class StripeBalance {
     return { status: 200, body: { ...page, data: page.data.map((txn) => ({ ...txn, source: this.sourceOf(txn) })) } }
   }
 
+  /** GET /v1/balance_transactions/:id. */
+  retrieveOne(id: string): Answer<Stripe.BalanceTransaction> {
+    const txn = this.all().find((each) => each.id === id)
+    if (!txn) throw noSuch('balance_transaction', id, 'id')
+    return { status: 200, body: txn }
+  }
+
   private sourceOf(txn: Stripe.BalanceTransaction): Stripe.BalanceTransaction['source'] {
     const id = txn.source as string
     const intent = [...this.ledger.paymentIntents.values()].find((each) => each.latest_charge === id)

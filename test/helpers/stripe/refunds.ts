@@ -79,9 +79,21 @@ function answeredRefund(ledger: StripeLedger, refund: Stripe.Refund, form: Form)
   return { ...refund, balance_transaction: ledger.balance.ofRefund(refund) }
 }
 
-/** A refund made in the Dashboard: no metadata of the service's, and its own events. */
-export function refundFromDashboard(ledger: StripeLedger, intentId: string, amount?: number): Stripe.Refund {
-  const form: Form = { payment_intent: intentId, ...(amount === undefined ? {} : { amount: String(amount) }) }
+/**
+ * A refund made in the Dashboard: no metadata of the service's, and its own events; on a connected account, the
+ * platform's fee given back with it if `refundApplicationFee`.
+ */
+export function refundFromDashboard(
+  ledger: StripeLedger,
+  intentId: string,
+  amount?: number,
+  refundApplicationFee = false,
+): Stripe.Refund {
+  const form: Form = {
+    payment_intent: intentId,
+    ...(amount === undefined ? {} : { amount: String(amount) }),
+    ...(refundApplicationFee ? { refund_application_fee: 'true' } : {}),
+  }
   return createRefund(ledger, form, { idempotencyKey: undefined, baseUrl: '' }).body
 }
 

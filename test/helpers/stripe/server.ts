@@ -101,7 +101,7 @@ export interface StripeTestServer {
     settle(paymentIntent: string): Stripe.PaymentIntent
     dispute(paymentIntent: string): Stripe.Dispute
     closeDispute(paymentIntent: string, outcome: 'won' | 'lost'): Stripe.Dispute
-    refundFromDashboard(paymentIntent: string, amount?: number): Stripe.Refund
+    refundFromDashboard(paymentIntent: string, amount?: number, refundApplicationFee?: boolean): Stripe.Refund
     failRefund(refund: string): Stripe.Refund
     expireAuthorization(paymentIntent: string): Stripe.PaymentIntent
     /** Stripe's payout schedule, on cue: an automatic payout of what is available by `availableBy` (now). */
@@ -218,6 +218,11 @@ export async function startStripeServer(
     },
     { method: 'GET', pattern: /^\/v1\/balance$/, handle: (ledger) => ledger.balance.retrieve() },
     { method: 'GET', pattern: /^\/v1\/balance_transactions$/, handle: (ledger, form) => ledger.balance.list(form) },
+    {
+      method: 'GET',
+      pattern: /^\/v1\/balance_transactions\/([^/]+)$/,
+      handle: (ledger, _form, _caller, id) => ledger.balance.retrieveOne(id),
+    },
     { method: 'GET', pattern: /^\/v1\/events$/, handle: (ledger, form) => listEvents(ledger.events, form) },
     {
       method: 'GET',
@@ -486,7 +491,8 @@ function laterOf(ledger: StripeLedger): StripeTestServer['later'] {
     settle: (paymentIntent) => settleBankDebit(ledger, paymentIntent),
     dispute: (paymentIntent) => openDispute(ledger, retrievePaymentIntent(ledger, paymentIntent).body),
     closeDispute: (paymentIntent, outcome) => closeDispute(ledger, paymentIntent, outcome),
-    refundFromDashboard: (paymentIntent, amount) => refundFromDashboard(ledger, paymentIntent, amount),
+    refundFromDashboard: (paymentIntent, amount, refundApplicationFee) =>
+      refundFromDashboard(ledger, paymentIntent, amount, refundApplicationFee),
     failRefund: (refund) => failRefund(ledger, refund),
     expireAuthorization: (paymentIntent) => expireAuthorization(ledger, paymentIntent),
     payOut: ({ currency = 'usd', availableBy = new Date() } = {}) =>
