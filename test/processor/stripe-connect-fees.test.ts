@@ -4,6 +4,7 @@
 // them, and the platform's own books post each fee and each given back. Both are held to the Stripe test server's
 // records: the connected account's balance, and the platform's application fees.
 import { randomUUID } from 'node:crypto'
+import type Stripe from 'stripe'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { linkProcessorAccount } from '../../src/accounts/api-keys.js'
 import { setPlatformPrice } from '../../src/accounts/platform-pricing.js'
@@ -69,6 +70,16 @@ const feesAtStripe = () =>
     amount: fee.amount,
     refunded: fee.amount_refunded,
   }))
+
+/** The account's balance in usd is its connected account's at Stripe, available and pending, to the cent. */
+async function expectBalanceOfStripe(account: TestAccount, stripe: Stripe) {
+  const theirs = await stripe.balance.retrieve()
+  const mine = (await account.get('/v1/balance')).json()
+  const usd = (funds: { currency: string; amount?: number; amount_cents?: number }[]) =>
+    funds.filter((each) => each.currency === 'usd').map((each) => each.amount ?? each.amount_cents)
+  expect(usd(mine.pending)).toEqual(usd(theirs.pending))
+  expect(usd(mine.available)).toEqual(usd(theirs.available))
+}
 
 const platformBooks = async (accountId: string) =>
   (await platformFeeTotals(suite.context.sql)).filter((line) => line.account_id === accountId)
@@ -142,12 +153,7 @@ describe('the platform’s fee on a linked account’s charges', () => {
       { account_id: account.id, currency: 'usd', collected_cents: 120, refunded_cents: 120, net_cents: 0, fees: 1 },
     ])
     // The merchant's balance is its connected account's at Stripe, to the cent.
-    const theirs = await stripe.balance.retrieve()
-    const mine = (await account.get('/v1/balance')).json()
-    const usd = (funds: { currency: string; amount?: number; amount_cents?: number }[]) =>
-      funds.filter((each) => each.currency === 'usd').map((each) => each.amount ?? each.amount_cents)
-    expect(usd(mine.pending)).toEqual(usd(theirs.pending))
-    expect(usd(mine.available)).toEqual(usd(theirs.available))
+    await expectBalanceOfStripe(account, stripe)
   })
 
   it('when a refund made in the Dashboard gives the fee back, then the books learn what it gave from its balance transaction', async () => {
@@ -166,12 +172,7 @@ describe('the platform’s fee on a linked account’s charges', () => {
     })
     expect(feesAtStripe().filter((fee) => fee.account === acct)).toEqual([{ account: acct, amount: 120, refunded: 60 }])
     expect((await platformBooks(account.id))[0]).toMatchObject({ collected_cents: 120, refunded_cents: 60 })
-    const theirs = await stripe.balance.retrieve()
-    const mine = (await account.get('/v1/balance')).json()
-    const usd = (funds: { currency: string; amount?: number; amount_cents?: number }[]) =>
-      funds.filter((each) => each.currency === 'usd').map((each) => each.amount ?? each.amount_cents)
-    expect(usd(mine.pending)).toEqual(usd(theirs.pending))
-    expect(usd(mine.available)).toEqual(usd(theirs.available))
+    await expectBalanceOfStripe(account, stripe)
   })
 
   it('when a bank debit settles later, its event doubled, then the fee Stripe took is read with the capture and posted once in both books', async () => {
