@@ -14,3 +14,12 @@ export type Applied = { afterCommit?: (() => void)[] } & (
 export const APPLIED: Applied = { status: 'applied' }
 export const waiting = (note: string): Applied => ({ status: 'waiting', note })
 export const ignored = (note: string): Applied => ({ status: 'ignored', note })
+
+/**
+ * Where an event happened: the processor account it names (null: the platform's own), and the account linked to it,
+ * read once for the whole event (inbox.ts) and passed to what needs it (a connected account's payout).
+ */
+export interface EventOrigin {
+  processorAccount: string | null
+  linkedAccount: string | undefined
+}

@@ -18,7 +18,7 @@ import { availableOf, postedFor } from '../ledger/repository.js'
 import { balancesOverdrawn } from '../observability/metrics.js'
 import type { DisputeState, PaymentState, ProcessorChange, RefundState } from '../processor/later-outcomes.js'
 import { chargeMove, type LaterSettings } from './charge-moves.js'
-import { APPLIED, type Applied, ignored, waiting } from './applied.js'
+import { APPLIED, type Applied, type EventOrigin, ignored, waiting } from './applied.js'
 import { applyPayout } from './payouts.js'
 import {
   insertRefundMadeAtProcessor,
@@ -47,8 +47,9 @@ export function applyChange(
   tx: Transaction,
   change: ProcessorChange,
   settings: LaterSettings,
-  processorAccount: string | null,
+  origin: EventOrigin,
 ): Promise<Applied> {
+  const { processorAccount } = origin
   switch (change.object) {
     case 'payment':
       return applyPayment(tx, change, settings, processorAccount)
@@ -57,7 +58,7 @@ export function applyChange(
     case 'dispute':
       return applyDispute(tx, change, settings, processorAccount)
     case 'payout':
-      return applyPayout(tx, change, processorAccount)
+      return applyPayout(tx, change, origin)
   }
 }
 

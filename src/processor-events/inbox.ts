@@ -118,14 +118,15 @@ export async function retryWaitingEvents(
 
 /** Every change of the event; it waits if any change waits (those applied are no-ops when it is applied again). */
 async function applyAll(tx: Transaction, event: ProcessorEvent, settings: LaterSettings): Promise<Applied> {
-  const { processorAccount } = event
+  const processorAccount = event.processorAccount ?? null
+  const linkedAccount = processorAccount === null ? undefined : await accountLinkedTo(tx, processorAccount)
   // A connected account no account is linked to (any more) holds nothing of the books: recorded, never applied.
-  if (processorAccount && !(await accountLinkedTo(tx, processorAccount)))
+  if (processorAccount !== null && linkedAccount === undefined)
     return { status: 'ignored', note: `${processorAccount} is linked to no account` }
   await lockPayments(tx, event.changes)
   const results: Applied[] = []
   for (const change of event.changes)
-    results.push(await applyChange(tx, change, settings, event.processorAccount ?? null))
+    results.push(await applyChange(tx, change, settings, { processorAccount, linkedAccount }))
   const notes = results.flatMap((result) => (result.note ? [result.note] : []))
   // What the changes applied count, whether or not another change of the event waits: they are written.
   const afterCommit = results.flatMap((result) => result.afterCommit ?? [])

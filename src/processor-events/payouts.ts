@@ -13,19 +13,15 @@ import { type CarriedInBooks, findCarried, markPaidOut, postedFor } from '../led
 import { postPayout, postPayoutArrival, postPayoutFailure } from '../ledger/postings.js'
 import type { PayoutState } from '../processor/later-outcomes.js'
 import { payoutsApplied } from '../observability/metrics.js'
-import type { Applied } from './applied.js'
-import { accountLinkedTo } from '../accounts/api-keys.js'
+import type { Applied, EventOrigin } from './applied.js'
 
 /**
  * A connected account's payout (Stripe Connect: `processorAccount`) carries only the money of the account linked to
  * it: what it names of any other account's is not that account's share (its metadata is the connected account's to
  * write), and is left to the payout report.
  */
-export async function applyPayout(
-  tx: Transaction,
-  payout: PayoutState,
-  processorAccount: string | null,
-): Promise<Applied> {
+export async function applyPayout(tx: Transaction, payout: PayoutState, origin: EventOrigin): Promise<Applied> {
+  const { processorAccount, linkedAccount: owner } = origin
   if (!payout.carried)
     return {
       status: 'ignored',
@@ -40,7 +36,6 @@ export async function applyPayout(
     const named = missing.map((each) => `${each.type} ${each.reference}`).join(', ')
     return { status: 'waiting', note: `payout ${payout.reference} carries ${named}, not in the books yet` }
   }
-  const owner = processorAccount === null ? undefined : await accountLinkedTo(tx, processorAccount)
   if (processorAccount !== null && owner === undefined)
     return { status: 'ignored', note: `payout ${payout.reference}: ${processorAccount} is linked to no account` }
   for (const [accountId, share] of sharesByAccount(found)) {
