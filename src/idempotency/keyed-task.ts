@@ -12,6 +12,7 @@ import type { Sql } from '../db/connect.js'
 import { KeyClaims } from './claims.js'
 import { Completions } from './completions.js'
 import { requestFingerprint } from './fingerprint.js'
+import type { PlatformPricing } from '../accounts/platform-pricing.js'
 import { HeldOperation, type Operation, type OperationInput, recoveryRequest, startedBy } from './operation.js'
 import type { Recovery } from './recovery.js'
 import type { StoredResponse } from './response.js'
@@ -21,6 +22,8 @@ export interface KeyedTask {
   accountId: string
   /** The processor account its calls go to (Keyed.processorAccount): the account's link, read by the task. */
   processorAccount: string | null
+  /** The platform's pricing there, if the task charges with it (src/charges/calls.ts): kept with the claim. */
+  platformPricing?: PlatformPricing
   /** The task's name: a key is scoped to it (the key's endpoint is `task <name>`), as a request's is to its route. */
   task: string
   /** Derived from what the task does, the same on every run that does it, at most 255 characters. */
@@ -60,9 +63,9 @@ export class KeyedTasks {
    */
   async run(task: KeyedTask, work: (operation: Operation) => Promise<StoredResponse>): Promise<KeyedTaskResult> {
     const endpoint = `task ${task.task}`
-    const { accountId, key, input, recovery, processorAccount } = task
+    const { accountId, key, input, recovery, processorAccount, platformPricing } = task
     const fingerprint = requestFingerprint({ method: 'TASK', route: task.task, ...input })
-    const kept = recovery ? recoveryRequest(recovery, input, processorAccount) : null
+    const kept = recovery ? recoveryRequest(recovery, input, processorAccount, platformPricing) : null
     const result = await this.#claims.claim({ accountId, endpoint, key }, fingerprint, kept)
     switch (result.outcome) {
       case 'completed':
@@ -78,6 +81,7 @@ export class KeyedTasks {
       endpoint,
       accountId,
       processorAccount,
+      platformPricing,
       recovery,
       input,
       deadline: task.signal,

@@ -66,7 +66,7 @@ export interface RefundRequest extends Keyed {
 export interface RefundOutcome {
   processorReference: string
   /** What the refund gave back of the payment's fees, as negative parts, when the processor said (the platform's). */
-  fees?: FeePart[]
+  given?: FeePart[]
 }
 
 /** Capture all or part of an authorization; the rest of it is released. */

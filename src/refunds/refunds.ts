@@ -92,7 +92,7 @@ export function refundCall(
  */
 export async function recordRefund(tx: Transaction, refund: RefundRow, outcome: RefundOutcome): Promise<RouteResponse> {
   const settled = await markRefundSucceeded(tx, refund, outcome.processorReference)
-  await postRefund(tx, refund, { given: outcome.fees })
+  await postRefund(tx, refund, { given: outcome.given })
   await insertEvent(tx, refund.account_id, 'charge.refunded', { object: settled.charge, refund: settled.refund })
   return { status: 201, location: `/v1/refunds/${settled.refund.id}`, body: settled.refund }
 }

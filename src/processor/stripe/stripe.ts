@@ -4,7 +4,9 @@
 // carries the operation id as its Idempotency-Key, the same on every retry and takeover, and in metadata with the
 // account. A call for an account linked to a connected account (Stripe Connect: a direct charge) is made on it, with
 // the client that sends Stripe-Account on every request (client.ts stripeClients), lookups and its charge's later
-// calls included. Nothing Stripe-typed leaves this module: the service sees outcomes and the boundary's errors.
+// calls included; there, the platform's fee goes as application_fee_amount (set again by a partial capture) and a
+// refund may give it back (refund_application_fee), its balance transaction telling what it gave. Nothing
+// Stripe-typed leaves this module: the service sees outcomes and the boundary's errors.
 import Stripe from 'stripe'
 import type {
   CaptureRequest,
@@ -276,8 +278,8 @@ function intentParams(kind: ChargeKind, request: ChargeRequest): Stripe.PaymentI
 /** A refund's outcome: the Refund, and the fees it gave back when its balance transaction was expanded. */
 function refundOutcome(refund: Stripe.Refund): RefundOutcome {
   const txn = refund.balance_transaction
-  const fees = typeof txn === 'object' && txn !== null ? feePartsOf(txn).filter((part) => part.amountCents !== 0) : []
-  return { processorReference: refund.id, ...(fees.length ? { fees } : {}) }
+  const given = typeof txn === 'object' && txn !== null ? feePartsOf(txn).filter((part) => part.amountCents !== 0) : []
+  return { processorReference: refund.id, ...(given.length ? { given } : {}) }
 }
 
 /** A capture's outcome: the PaymentIntent, and what Stripe kept of what it captured. */
