@@ -165,6 +165,11 @@ describe('npm run account:platform-fee, platform:fees', () => {
     expect(
       (await runNpmScript(['platform:fees', '--', '--since', 'yesterday'], { DATABASE_URL: database.url })).code,
     ).toBe(2)
+    // The simulated processor takes no fees for a platform: nothing to compare with.
+    expect(await runNpmScript(['platform:fees', '--', '--compare'], { DATABASE_URL: database.url })).toMatchObject({
+      code: 1,
+      stderr: 'platform:fees: PROCESSOR is simulated: it takes no fees for the platform\n',
+    })
   })
 })
 

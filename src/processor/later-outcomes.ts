@@ -164,6 +164,18 @@ export interface ProcessorStates {
   refunds: RefundState[]
 }
 
+/**
+ * What the processor holds of the platform's fees on one processor account's payments in one currency (Stripe
+ * Connect's application fees): what it collected and what it gave back, held against the platform's books
+ * (src/ledger/platform-fees.ts).
+ */
+export interface PlatformFeesAt {
+  processorAccount: string
+  currency: string
+  collectedCents: number
+  refundedCents: number
+}
+
 export interface LaterOutcomes {
   /** The name in the path of its webhook endpoint: POST /webhooks/<name>. */
   readonly name: string
@@ -189,6 +201,11 @@ export interface LaterOutcomes {
    * said yet.
    */
   fundsOf?(payment: PaymentState, processorAccount: string | null): Promise<CapturedFunds | undefined>
+  /**
+   * Every fee the platform collected on its connected accounts' payments, summed by processor account and currency,
+   * from a list that cannot lag. Unset for a processor without them.
+   */
+  platformFees?(): Promise<PlatformFeesAt[]>
 }
 
 /** A webhook delivery that is not the processor's: unsigned, signed with another secret, tampered, or stale. */

@@ -102,7 +102,7 @@ describe('docs/processors.md', () => {
     // Stripe Connect as the page walks it: a connected account, a merchant linked to it, its charge made there.
     const connect = await runToEnd(shellBlocks.find((block) => block.includes('account:link'))!, reader)
     expect(connect.code, connect.output).toBe(0)
-    const [link, price, payment, platform, fees, books] = connect.output.trim().split('\n')
+    const [link, price, payment, platform, fees, books, compared] = connect.output.trim().split('\n')
     expect(JSON.parse(link!)).toMatchObject({ id: expect.stringMatching(/^acct_/), processorAccount: /^acct_/ })
     expect(JSON.parse(price!)).toMatchObject({ currency: 'usd', price: { percentBasisPoints: 100, fixedAmount: 20 } })
     expect(JSON.parse(payment!)).toMatchObject({
@@ -117,6 +117,12 @@ describe('docs/processors.md', () => {
       ['application_fee', 45],
     ])
     expect(JSON.parse(books!)).toMatchObject({ collected_cents: 45, refunded_cents: 0, net_cents: 45, fees: 1 })
+    expect(JSON.parse(compared!)).toMatchObject({
+      books: { collected_cents: 45, refunded_cents: 0 },
+      processor: { collected_cents: 45, refunded_cents: 0 },
+      difference_cents: 0,
+      agrees: true,
+    })
   }, 120_000)
 
   it('when the test server started in the background is killed as the page says, then nothing listens on its port', async () => {

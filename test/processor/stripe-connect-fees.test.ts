@@ -8,7 +8,7 @@ import type Stripe from 'stripe'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { linkProcessorAccount } from '../../src/accounts/api-keys.js'
 import { setPlatformPrice } from '../../src/accounts/platform-pricing.js'
-import { platformFeeTotals } from '../../src/ledger/platform-fees.js'
+import { comparePlatformFees, platformFeeTotals } from '../../src/ledger/platform-fees.js'
 import { createStripeClient } from '../../src/processor/stripe/client.js'
 import { chargeBody, type TestAccount, useTestApp } from '../helpers/app.js'
 import { STRIPE_CONNECT_WEBHOOK_SECRET, STRIPE_WEBHOOK_SECRET, useProcessor } from '../helpers/processors.js'
@@ -224,18 +224,30 @@ describe('the platform’s fee on a linked account’s charges', () => {
     expect((await platformBooks(account.id))[0]).toMatchObject({ collected_cents: 120 })
   })
 
-  it('when the platform’s books are summed, then they are Stripe’s application fees, account by account, to the cent', async () => {
-    const atStripe = new Map<string, number>()
-    for (const fee of server.ledger.applicationFees.values())
-      atStripe.set(fee.account as string, (atStripe.get(fee.account as string) ?? 0) + fee.amount - fee.amount_refunded)
-    const linked = await suite.context.sql<{ id: string; processor_account: string }[]>`
-      select id, processor_account from accounts where processor_account is not null`
-    const books = await platformFeeTotals(suite.context.sql)
-    expect(atStripe.size).toBeGreaterThanOrEqual(4)
-    for (const [acct, net] of atStripe) {
-      const owner = linked.find((row) => row.processor_account === acct)!.id
-      expect(books.filter((line) => line.account_id === owner).map((line) => line.net_cents)).toEqual([net])
-    }
+  it('when the platform’s books are held against Stripe’s application fees, then they agree, connected account by account, to the cent; a fee the books lost is named', async () => {
+    const later = suite.context.processor.later
+    const lines = await comparePlatformFees(suite.context.sql, await later.platformFees!())
+    const atStripe = new Set(feesAtStripe().map((fee) => fee.account))
+    expect(atStripe.size).toBeGreaterThanOrEqual(5)
+    expect(lines.map((line) => line.processor_account).sort()).toEqual([...atStripe].sort())
+    expect(lines.filter((line) => !line.agrees)).toEqual([])
+    for (const line of lines) expect(line.difference_cents).toBe(0)
+
+    const { account, acct } = await linkedAccount('Lost by the books')
+    await charged(account, chargeBody({ amount_cents: 10_000 }))
+    await suite.context.sql`delete from platform_fees where account_id = ${account.id}`
+    const after = await comparePlatformFees(suite.context.sql, await later.platformFees!())
+    expect(after.filter((line) => !line.agrees)).toEqual([
+      {
+        processor_account: acct,
+        account_id: null,
+        currency: 'usd',
+        books: { collected_cents: 0, refunded_cents: 0 },
+        processor: { collected_cents: 120, refunded_cents: 0 },
+        difference_cents: 120,
+        agrees: false,
+      },
+    ])
   })
 })
 

@@ -11,6 +11,7 @@ import type {
   LaterOutcomes,
   PaymentState,
   PayoutState,
+  PlatformFeesAt,
   ProcessorChange,
   ProcessorEvent,
   RefundState,
@@ -152,6 +153,20 @@ export function stripeLater(
       const stripe = clients(processorAccount)
       return capturedFunds(await listing(() => stripe.paymentIntents.retrieve(payment.reference, { expand: FUNDS })))
     },
+    // The platform's application fees, all of them (docs.stripe.com/api/application_fees/list), by connected account.
+    platformFees: () =>
+      listing(async () => {
+        const sums = new Map<string, PlatformFeesAt>()
+        for await (const fee of clients(null).applicationFees.list({ limit: 100 })) {
+          const processorAccount = typeof fee.account === 'string' ? fee.account : fee.account.id
+          const key = `${processorAccount} ${fee.currency}`
+          const sum = sums.get(key) ?? { processorAccount, currency: fee.currency, collectedCents: 0, refundedCents: 0 }
+          sum.collectedCents += fee.amount
+          sum.refundedCents += fee.amount_refunded
+          sums.set(key, sum)
+        }
+        return [...sums.values()]
+      }),
   }
 }
 
