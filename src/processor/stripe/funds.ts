@@ -33,3 +33,11 @@ export function feePartsOf(txn: Stripe.BalanceTransaction): FeePart[] {
     ...(part.type === 'application_fee' ? { keptBy: 'platform' as const } : {}),
   }))
 }
+
+/**
+ * What a refund gave back of the platform's fee, from the refund's balance transaction on a connected account
+ * (negative parts); Stripe gives back none of its own fee on a refund.
+ */
+export function feeGivenBackBy(txn: Stripe.BalanceTransaction): FeePart[] {
+  return feePartsOf(txn).filter((part) => part.keptBy === 'platform' && part.amountCents !== 0)
+}

@@ -19,7 +19,7 @@ import type {
 import { WebhookRefusedError } from '../later-outcomes.js'
 import { type StripeClients, withDeadline } from './client.js'
 import { toBoundaryError } from './errors.js'
-import { capturedFunds, FUNDS, feePartsOf } from './funds.js'
+import { capturedFunds, FUNDS, feeGivenBackBy, feePartsOf } from './funds.js'
 import { PAYOUT_EVENTS, type PayoutReading, payoutState } from './payouts.js'
 
 /** How old a delivery's signature may be: Stripe's own default tolerance (docs.stripe.com/webhooks#replay-attacks). */
@@ -230,8 +230,7 @@ function readerOn(stripe: Stripe, listing: <T>(work: () => Promise<T>) => Promis
   async function feeGivenBack(refund: Stripe.Refund): Promise<FeePart[]> {
     const txn = refund.balance_transaction
     if (typeof txn !== 'string') return []
-    const read = await listing(() => stripe.balanceTransactions.retrieve(txn))
-    return feePartsOf(read).filter((part) => part.keptBy === 'platform' && part.amountCents !== 0)
+    return feeGivenBackBy(await listing(() => stripe.balanceTransactions.retrieve(txn)))
   }
 
   async function disputeState(dispute: Stripe.Dispute): Promise<DisputeState | undefined> {

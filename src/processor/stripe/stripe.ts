@@ -25,7 +25,7 @@ import { ProcessorRequestError, ProcessorUnavailableError } from '../processor.j
 import { type StripeClients, withDeadline } from './client.js'
 import { toBoundaryError } from './errors.js'
 import { stripeLater } from './later-outcomes.js'
-import { FUNDS, capturedFunds, feePartsOf } from './funds.js'
+import { FUNDS, capturedFunds, feeGivenBackBy } from './funds.js'
 
 type ChargeKind = 'charge' | 'authorization'
 
@@ -278,7 +278,7 @@ function intentParams(kind: ChargeKind, request: ChargeRequest): Stripe.PaymentI
 /** A refund's outcome: the Refund, and the fees it gave back when its balance transaction was expanded. */
 function refundOutcome(refund: Stripe.Refund): RefundOutcome {
   const txn = refund.balance_transaction
-  const given = typeof txn === 'object' && txn !== null ? feePartsOf(txn).filter((part) => part.amountCents !== 0) : []
+  const given = typeof txn === 'object' && txn !== null ? feeGivenBackBy(txn) : []
   return { processorReference: refund.id, ...(given.length ? { given } : {}) }
 }
 
