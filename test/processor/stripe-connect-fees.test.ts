@@ -4,13 +4,13 @@
 // them, and the platform's own books post each fee and each given back. Both are held to the Stripe test server's
 // records: the connected account's balance, and the platform's application fees.
 import { randomUUID } from 'node:crypto'
-import type Stripe from 'stripe'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { linkProcessorAccount } from '../../src/accounts/api-keys.js'
 import { setPlatformPrice } from '../../src/accounts/platform-pricing.js'
 import { comparePlatformFees, platformFeeTotals } from '../../src/ledger/platform-fees.js'
 import { createStripeClient } from '../../src/processor/stripe/client.js'
 import { chargeBody, type TestAccount, useTestApp } from '../helpers/app.js'
+import { expectBalanceOfStripe } from '../helpers/balances.js'
 import { STRIPE_CONNECT_WEBHOOK_SECRET, STRIPE_WEBHOOK_SECRET, useProcessor } from '../helpers/processors.js'
 import type { StripeTestServer } from '../helpers/stripe/server.js'
 import { recoverNow } from '../helpers/tasks.js'
@@ -70,16 +70,6 @@ const feesAtStripe = () =>
     amount: fee.amount,
     refunded: fee.amount_refunded,
   }))
-
-/** The account's balance in usd is its connected account's at Stripe, available and pending, to the cent. */
-async function expectBalanceOfStripe(account: TestAccount, stripe: Stripe) {
-  const theirs = await stripe.balance.retrieve()
-  const mine = (await account.get('/v1/balance')).json()
-  const usd = (funds: { currency: string; amount?: number; amount_cents?: number }[]) =>
-    funds.filter((each) => each.currency === 'usd').map((each) => each.amount ?? each.amount_cents)
-  expect(usd(mine.pending)).toEqual(usd(theirs.pending))
-  expect(usd(mine.available)).toEqual(usd(theirs.available))
-}
 
 const platformBooks = async (accountId: string) =>
   (await platformFeeTotals(suite.context.sql)).filter((line) => line.account_id === accountId)

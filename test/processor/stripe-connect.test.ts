@@ -12,6 +12,7 @@ import { payoutReport } from '../../src/processor-events/payout-report.js'
 import { pullEvents } from '../../src/processor-events/reconcile.js'
 import { createStripeClient } from '../../src/processor/stripe/client.js'
 import { chargeBody, type TestAccount, useTestApp } from '../helpers/app.js'
+import { expectBalanceOfStripe } from '../helpers/balances.js'
 import { STRIPE_CONNECT_WEBHOOK_SECRET, STRIPE_WEBHOOK_SECRET, useProcessor } from '../helpers/processors.js'
 import type { StripeTestServer } from '../helpers/stripe/server.js'
 import { recoverNow } from '../helpers/tasks.js'
@@ -262,26 +263,13 @@ describe('Connect webhooks and each connected account’s list of events', () =>
 
 describe('balances and payouts per connected account (issue 52 item 5)', () => {
   const DAY = 86_400_000
-  /** Per currency, what is non-zero: the service's balance and Stripe's, side by side. */
-  const amounts = (funds: { amount?: number; amount_cents?: number; currency: string }[]) =>
-    Object.fromEntries(
-      funds
-        .map((each) => [each.currency, each.amount ?? each.amount_cents ?? 0] as const)
-        .filter(([, amount]) => amount !== 0),
-    )
-
   it('when a linked account charges, refunds, loses a dispute and is paid out, then its balance and its payout mirror its connected account at Stripe, to the cent', async () => {
     const account = await suite.context.newAccount('Mirrored')
     const acct = server.connect.create()
     await linkProcessorAccount(suite.context.sql, account.id, acct)
     const atStripe = createStripeClient({ secretKey: server.secretKey, apiUrl: server.url, timeoutMs: 5000 }, acct)
     const later = server.connect.later(acct)
-    const mirrors = async () => {
-      const mine = (await account.get('/v1/balance')).json()
-      const theirs = await atStripe.balance.retrieve()
-      expect(amounts(mine.available)).toEqual(amounts(theirs.available))
-      expect(amounts(mine.pending)).toEqual(amounts(theirs.pending))
-    }
+    const mirrors = () => expectBalanceOfStripe(account, atStripe)
 
     await charged(account, chargeBody({ amount_cents: 10_000 }))
     const refunded = await charged(account, chargeBody({ amount_cents: 5_000 }))
