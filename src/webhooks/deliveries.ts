@@ -109,18 +109,23 @@ export async function recordAttempt(
   await tx`
     insert into webhook_attempts (delivery_id, status_code, duration_ms, response_excerpt, error)
     values (${delivery.id}, ${result.status_code}, ${result.duration_ms}, ${result.response_excerpt}, ${result.error})`
-  await tx`
+  // Fenced by the claim: a redelivery asked for during the attempt cleared its lease (the delivery is pending and
+  // due now, and is sent again once this attempt has let go of the endpoint), and a sender that took the delivery
+  // after this one's lease ran out counted an attempt of its own. Either way what comes next is no longer this
+  // attempt's to decide: only the attempt itself is recorded.
+  const settled = await tx`
     update webhook_deliveries set
       status = ${next.status}, locked_until = null, last_status_code = ${result.status_code},
       delivered_at = case when ${next.status === 'delivered'} then now() end,
       next_attempt_at = ${next.status === 'pending' ? next.retryAt : new Date()}
-    where id = ${delivery.id}`
-  if (next.status === 'pending') await wake(tx, delivery.id, next.retryAt)
+    where id = ${delivery.id} and attempts = ${delivery.attempt} and locked_until is not null`
+  if (settled.count === 1 && next.status === 'pending') await wake(tx, delivery.id, next.retryAt)
   return { recorded: true, handedOver: await releaseEndpoint(tx, delivery, handOverSeconds) }
 }
 
 /**
- * The endpoint is free for its next delivery; the oldest one due (if any) is woken now. With `handOverSeconds`,
+ * The endpoint is free for its next delivery; the oldest one due (if any, the one just attempted included when a
+ * redelivery made it due again) is woken now. With `handOverSeconds`,
  * that delivery is claimed here instead, for the sender that holds this transaction: the endpoint's row stays
  * locked until commit, so no other sender takes the endpoint in between, and a backlog drains without a job
  * per delivery. Should that sender die, the claim's lease runs out and the sweep wakes the delivery.
@@ -133,8 +138,7 @@ async function releaseEndpoint(
   await tx`update webhook_endpoints set sending_until = null where id = ${delivery.endpointId}`
   const [next] = await tx<{ id: string }[]>`
     select id from webhook_deliveries
-    where endpoint_id = ${delivery.endpointId} and status = 'pending' and next_attempt_at <= now() and id <>
-      ${delivery.id}
+    where endpoint_id = ${delivery.endpointId} and status = 'pending' and next_attempt_at <= now()
       and (locked_until is null or locked_until <= now())
     order by next_attempt_at limit 1`
   if (!next) return undefined

@@ -20,11 +20,17 @@ interface Delivery {
   body: string
 }
 
-/** A receiver whose answers the test decides, one after another; the last one repeats. */
-/** A webhook receiver answering each delivery as told; `log` (shared between receivers) records in order when each
- * got a delivery and when its connection closed. */
-async function receiver(answers: (number | 'hang' | 'slow')[] = [200], log?: { name: string; events: string[] }) {
+/**
+ * A webhook receiver answering each delivery as told, one answer after another (the last one repeats): a status,
+ * 'hang' (never), 'slow' (200 after 300 ms) or 'held' (200 once the test calls `release`). `log` (shared between
+ * receivers) records in order when each got a delivery and when its connection closed.
+ */
+async function receiver(
+  answers: (number | 'hang' | 'slow' | 'held')[] = [200],
+  log?: { name: string; events: string[] },
+) {
   const received: Delivery[] = []
+  const held: (() => void)[] = []
   const concurrency = { now: 0, max: 0 }
   const server: Server = createServer((request, response) => {
     let body = ''
@@ -40,13 +46,21 @@ async function receiver(answers: (number | 'hang' | 'slow')[] = [200], log?: { n
         received.push({ headers: request.headers, body })
         const answer = answers[Math.min(received.length - 1, answers.length - 1)]!
         if (answer === 'slow') setTimeout(() => response.writeHead(200).end('ok'), 300)
+        else if (answer === 'held') held.push(() => response.writeHead(200).end('ok'))
         else if (answer !== 'hang') response.writeHead(answer).end(answer === 200 ? 'ok' : 'no')
       })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/hooks`
   receivers.push(server)
-  return { url, received, concurrency }
+  return {
+    url,
+    received,
+    concurrency,
+    release: () => {
+      for (const answer of held.splice(0)) answer()
+    },
+  }
 }
 const receivers: Server[] = []
 
@@ -276,6 +290,31 @@ describe('delivery', () => {
 })
 
 describe('redelivery', () => {
+  it('when an event is redelivered while its attempt is still waiting for the answer, then it goes again once that attempt is recorded', async () => {
+    const user = await suite.context.newAccount()
+    const hooks = await receiver(['held', 200])
+    const endpoint = await endpointFor(user, hooks.url)
+    await user.post('/v1/charges', chargeBody())
+    await until(async () => hooks.received.length === 1)
+    const eventId = String(hooks.received[0]!.headers['webhook-id'])
+    // Asked for and committed while the first attempt waits for its answer: its record, after, must not undo it.
+    expect((await user.post(`/v1/events/${eventId}/redeliver`, { endpoint_id: endpoint.id })).statusCode).toBe(202)
+    hooks.release()
+    await until(async () => hooks.received.length === 2)
+    expect(hooks.received[1]!.headers['webhook-id']).toBe(eventId)
+    const deliveries = async () =>
+      (await user.get(`/v1/webhook_endpoints/${endpoint.id}/deliveries`)).json().data as {
+        status: string
+        attempts: { status_code: number }[]
+      }[]
+    await until(async () => (await deliveries())[0]!.attempts.length === 2)
+    const [delivery] = await deliveries()
+    expect([delivery!.status, delivery!.attempts.map((attempt) => attempt.status_code)]).toEqual([
+      'delivered',
+      [200, 200],
+    ])
+  })
+
   it('when an event came before its endpoint, then redelivery sends it to the endpoint made since; with no endpoint at all, 404 says so', async () => {
     const user = await suite.context.newAccount()
     await user.post('/v1/charges', chargeBody())
