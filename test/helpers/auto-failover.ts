@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs'
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { connect } from '../../src/db/connect.js'
+import { connect, type Sql } from '../../src/db/connect.js'
 import { PGBOUNCER, pgBouncerIni } from './pgbouncer.js'
 import { canConnect, freePort, scratchDir, until } from './system.js'
 
@@ -45,7 +45,10 @@ export interface Formation {
   primary(): Promise<FormationNode | undefined>
   /** Waits until the monitor reports one primary and one secondary; resolves with the primary. */
   settled(timeoutMs?: number): Promise<FormationNode>
-  /** A planned switchover: `pg_autoctl perform failover`, which returns once the roles have switched. */
+  /**
+   * A planned switchover: the monitor's perform_failover, called while no keeper's node_active call is in flight
+   * (SWITCHOVER_SQL); returns once the roles have switched.
+   */
   switchover(): Promise<void>
   /** The primary's keeper, its PostgreSQL and every backend, SIGKILL at once: nothing restarts it in place. */
   killPrimary(): Promise<FormationNode>
@@ -192,7 +195,10 @@ export async function startFormation(database = 'payments'): Promise<Formation> 
       return (await formation.primary())!
     },
     switchover: async () => {
-      await pgautoctl('perform', 'failover', '--pgdata', monitorData, '--wait', '60')
+      const before = await formation.settled()
+      await onMonitor((monitor) => monitor.unsafe(SWITCHOVER_SQL).simple())
+      const after = await formation.settled(60_000)
+      if (after.name === before.name) throw new Error(`the switchover left ${before.name} the primary`)
     },
     killPrimary: async () => {
       const primary = await formation.settled()
@@ -203,16 +209,11 @@ export async function startFormation(database = 'payments'): Promise<Formation> 
       service(node.name, ['run', '--pgdata', node.pgdata])
     },
     shortenFailover: async () => {
-      const monitor = connect(`postgres://postgres@127.0.0.1:${monitorPort}/pg_auto_failover?sslmode=require`, {
-        max: 1,
-      })
-      try {
+      await onMonitor(async (monitor) => {
         for (const [name, value] of Object.entries(SHORTER_FAILOVER.monitor))
           await monitor.unsafe(`alter system set pgautofailover.${name} = ${value}`)
         await monitor`select pg_reload_conf()`
-      } finally {
-        await monitor.end({ timeout: 1 })
-      }
+      })
       for (const node of nodes) {
         await pgautoctl(
           'config',
@@ -268,6 +269,16 @@ export async function startFormation(database = 'payments'): Promise<Formation> 
       await rm(dir, { recursive: true, force: true })
     },
   }
+  const onMonitor = async (work: (monitor: Sql) => Promise<unknown>) => {
+    const monitor = connect(`postgres://postgres@127.0.0.1:${monitorPort}/pg_auto_failover?sslmode=require`, {
+      max: 1,
+    })
+    try {
+      await work(monitor)
+    } finally {
+      await monitor.end({ timeout: 1 })
+    }
+  }
   const checkpoint = async (rows: NodeState[]) => {
     const primary = rows.find(
       (row) =>
@@ -294,6 +305,22 @@ export async function startFormation(database = 'payments'): Promise<Formation> 
   }
   return formation
 }
+
+/**
+ * `pg_autoctl perform failover` without pg_auto_failover 2.0's race (upstream #774, fixed by #1165 after 2.2),
+ * run on the monitor as docs/high-availability.md tells an operator to (test/docs/high-availability.test.ts holds
+ * the two equal). A keeper's node_active reads its own node's row, then waits for the group's lock; if
+ * perform_failover takes that lock in between, the primary's call goes on with its row from before (goal still
+ * `primary`) and the candidate's from after (`prepare_promotion`), finds no healthy standby, and replaces `draining`
+ * with `wait_primary`: the old primary acknowledges commits with no synchronous standby while the candidate stops
+ * replicating and is promoted. Holding the node table exclusively first waits out every node_active that has read a
+ * row (each keeps its read lock to its end) and keeps new ones from reading until both goals are committed.
+ */
+export const SWITCHOVER_SQL = `begin;
+set local lock_timeout = '20s';
+lock table pgautofailover.node in access exclusive mode;
+select pgautofailover.perform_failover('default', 0);
+commit;`
 
 interface NodeState {
   nodename: string
