@@ -6,6 +6,7 @@
 // http://127.0.0.1:3000/processor/webhooks]
 import { parseArgs } from 'node:util'
 import { startStripeServer } from '../../test/helpers/stripe/server.js'
+import { serveUntilStopped } from '../test-servers.js'
 
 const { values } = parseArgs({
   options: {
@@ -17,7 +18,7 @@ const { values } = parseArgs({
   },
 })
 const port = Number(values.port)
-try {
+await serveUntilStopped('Stripe test server', port, async () => {
   const server = await startStripeServer({
     port,
     secretKey: values.key,
@@ -25,17 +26,5 @@ try {
   })
   if (values['webhook-url']) server.webhooks.endpoint(values['webhook-url'], values['webhook-secret'])
   const webhookSecret = values['webhook-url'] ? ` STRIPE_WEBHOOK_SECRET=${values['webhook-secret']}` : ''
-  console.log(`STRIPE_API_URL=${server.url} STRIPE_SECRET_KEY=${server.secretKey}${webhookSecret}`)
-  console.error(`Stripe test server listening at ${server.url} (Ctrl-C stops it)`)
-  const stop = () => void server.close().then(() => process.exit(0))
-  process.on('SIGINT', stop)
-  process.on('SIGTERM', stop)
-} catch (error) {
-  const code = (error as { code?: string }).code
-  console.error(
-    code === 'EADDRINUSE'
-      ? `port ${port} is taken: pass another with --port`
-      : `could not start: ${(error as Error).message}`,
-  )
-  process.exit(1)
-}
+  return { ...server, settings: `STRIPE_API_URL=${server.url} STRIPE_SECRET_KEY=${server.secretKey}${webhookSecret}` }
+})
