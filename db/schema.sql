@@ -35,7 +35,7 @@ create table api_keys (
 );
 CREATE INDEX api_keys_account_id ON api_keys USING btree (account_id);
 
--- charges: 0001, 0002, 0006, 0009, 0012, 0016, 0020, 0023, 0024, 0025
+-- charges: 0001, 0002, 0006, 0009, 0012, 0016, 0020, 0023, 0024, 0025, 0026
 create table charges (
   id text not null,
   seq bigint generated always as identity,
@@ -69,6 +69,7 @@ create table charges (
   constraint charges_amount_refunded_cents_check CHECK ((amount_refunded_cents >= 0)),
   constraint charges_captured_within_amount CHECK ((amount_captured_cents <= amount_cents)),
   constraint charges_currency_check CHECK ((currency ~ '^[a-z]{3}$'::text)),
+  constraint charges_decided_later_pending CHECK (((status <> ALL (ARRAY['capture_pending'::text, 'void_pending'::text])) OR (pending_operation = "left"(status, '-8'::integer)))),
   constraint charges_description_check CHECK ((char_length(description) <= 1000)),
   constraint charges_failure_code CHECK (((status = 'failed'::text) = (failure_code IS NOT NULL))),
   constraint charges_failure_code_check CHECK ((char_length(failure_code) <= 64)),
@@ -83,12 +84,12 @@ create table charges (
   constraint charges_processor_reference_check CHECK ((char_length(processor_reference) <= 255)),
   constraint charges_refunds_within_captured CHECK (((amount_refunded_cents + amount_refund_pending_cents) <= amount_captured_cents)),
   constraint charges_source_check CHECK (((char_length(source) >= 1) AND (char_length(source) <= 255))),
-  constraint charges_status_check CHECK ((status = ANY (ARRAY['requires_action'::text, 'processing'::text, 'succeeded'::text, 'failed'::text, 'requires_capture'::text, 'voided'::text, 'expired'::text]))),
+  constraint charges_status_check CHECK ((status = ANY (ARRAY['requires_action'::text, 'processing'::text, 'succeeded'::text, 'failed'::text, 'requires_capture'::text, 'capture_pending'::text, 'void_pending'::text, 'voided'::text, 'expired'::text]))),
   constraint charges_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id)
 );
 CREATE INDEX charges_account_id_seq ON charges USING btree (account_id, seq DESC);
 CREATE INDEX charges_authorizations_expiring ON charges USING btree (authorization_expires_at) WHERE (status = 'requires_capture'::text);
-CREATE INDEX charges_undecided ON charges USING btree (seq) WHERE (status = ANY (ARRAY['requires_action'::text, 'processing'::text]));
+CREATE INDEX charges_undecided ON charges USING btree (seq) WHERE (status = ANY (ARRAY['requires_action'::text, 'processing'::text, 'capture_pending'::text, 'void_pending'::text]));
 
 -- refunds: 0001, 0002, 0006, 0007, 0012, 0023, 0024, 0025
 create table refunds (
@@ -154,7 +155,7 @@ create table idempotency_keys (
 CREATE INDEX idempotency_keys_abandoned ON idempotency_keys USING btree (locked_until) WHERE (completed_at IS NULL);
 CREATE INDEX idempotency_keys_expires_at ON idempotency_keys USING btree (expires_at);
 
--- simulated_processor.operations: 0002, 0006, 0011, 0012
+-- simulated_processor.operations: 0002, 0006, 0011, 0012, 0026
 create table simulated_processor.operations (
   idempotency_key text not null,
   kind text not null,
@@ -165,7 +166,7 @@ create table simulated_processor.operations (
   constraint operations_pkey PRIMARY KEY (idempotency_key),
   constraint operations_idempotency_key_check CHECK ((char_length(idempotency_key) <= 255))
 );
-CREATE UNIQUE INDEX operations_one_settlement ON simulated_processor.operations USING btree (((parameters ->> 'charge_reference'::text))) WHERE (kind = ANY (ARRAY['capture'::text, 'void'::text]));
+CREATE UNIQUE INDEX operations_one_settlement ON simulated_processor.operations USING btree (((parameters ->> 'charge_reference'::text))) WHERE ((kind = ANY (ARRAY['capture'::text, 'void'::text])) AND (COALESCE((state ->> 'performed'::text), 'true'::text) <> 'false'::text));
 CREATE INDEX simulated_processor_refunds ON simulated_processor.operations USING btree (((parameters ->> 'charge_reference'::text))) WHERE (kind = 'refund'::text);
 
 -- events: 0005, 0007, 0009, 0012, 0015, 0022, 0024

@@ -24,8 +24,8 @@ export async function expireAuthorizations(
   for (const charge of claimed) {
     try {
       // Claimed above with its derived key as the pending operation.
-      await processor.void(voidCall(charge, charge.pending_operation_id ?? ''))
-      await sql.begin((tx) => recordVoid(tx, charge, 'expired'))
+      const outcome = await processor.void(voidCall(charge, charge.pending_operation_id ?? ''))
+      await sql.begin((tx) => recordVoid(tx, charge, 'expired', outcome))
       expired++
     } catch (error) {
       // The lease runs out and the next run tries again, with the same key.

@@ -55,6 +55,8 @@ export const CHARGE_EVENT: Record<Charge['status'], EventType> = {
   succeeded: 'charge.succeeded',
   failed: 'charge.failed',
   requires_capture: 'charge.authorized',
+  capture_pending: 'charge.capture_pending',
+  void_pending: 'charge.void_pending',
   voided: 'charge.voided',
   expired: 'charge.expired',
 }

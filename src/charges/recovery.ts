@@ -74,7 +74,7 @@ export function settlementRecovery(
         throw new Error(`the processor performed ${kind} ${claim.operationId}, but the charge does not have it pending`)
       return kind === 'capture'
         ? recordCapture(tx, pricing, charge, pendingCaptureOf(charge), outcome)
-        : recordVoid(tx, charge, 'voided')
+        : recordVoid(tx, charge, 'voided', outcome)
     },
     release: (tx, claim) =>
       clearPendingOperation(tx, { accountId: claim.accountId, chargeId: chargeNamedIn(claim) }, claim.operationId),

@@ -203,6 +203,23 @@ export async function settlePendingOperation(
   return row
 }
 
+/**
+ * The pending capture or void received by the processor, to be decided by its later news: the charge waits in
+ * capture_pending or void_pending with the operation still pending on it. Undefined where that operation is no
+ * longer the pending one, or the charge no longer awaits capture.
+ */
+export async function awaitDecision(
+  tx: Transaction,
+  charge: ChargeKey & Pick<ChargeRow, 'pending_operation_id' | 'pending_operation'>,
+): Promise<ChargeRow | undefined> {
+  const [row] = await tx<ChargeRow[]>`
+    update charges set status = ${`${charge.pending_operation}_pending`}
+    where account_id = ${charge.account_id} and id = ${charge.id}
+      and pending_operation_id = ${charge.pending_operation_id} and status = 'requires_capture'
+    returning *`
+  return row
+}
+
 /** The processor never saw the pending operation: the charge is free for another capture or void. */
 export async function clearPendingOperation(
   db: Sql | Transaction,

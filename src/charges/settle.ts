@@ -16,6 +16,7 @@ import type { Pricing } from '../processor/pricing.js'
 import type { SettlementOutcome } from '../processor/processor.js'
 import { Problem } from '../problems.js'
 import {
+  awaitDecision,
   type ChargeRow,
   lockCharge,
   type Settled,
@@ -91,7 +92,10 @@ export function pendingCaptureOf(charge: ChargeRow): number {
   return charge.pending_amount_cents
 }
 
-/** Phase 3 of a capture: what was captured, posted less the processor's fee; the rest of the authorization released. */
+/**
+ * Phase 3 of a capture: what was captured, posted less the processor's fee; the rest of the authorization released.
+ * One the processor decides later waits for its news (recordDecidedLater), and nothing is posted yet.
+ */
 export async function recordCapture(
   tx: Transaction,
   pricing: Pricing,
@@ -100,15 +104,38 @@ export async function recordCapture(
   /** The processor's answer to the capture: what it kept, when it said. */
   outcome: SettlementOutcome,
 ): Promise<RouteResponse> {
+  if (outcome.decidedLater) return recordDecidedLater(tx, charge, 'charge.capture_pending')
   const captured = { status: 'succeeded', captured: true, amount_captured_cents: amountCents } as const
   const response = await recordSettlement(tx, charge, captured, 'charge.captured')
   await postCapture(tx, pricing, charge, amountCents, { funds: outcome.funds })
   return response
 }
 
-/** Phase 3 of a void: the authorization released; `expired` when the expiry worker voided it. */
-export function recordVoid(tx: Transaction, charge: ChargeRow, status: 'voided' | 'expired'): Promise<RouteResponse> {
+/**
+ * Phase 3 of a void: the authorization released; `expired` when the expiry worker voided it. One the processor
+ * decides later waits for its news.
+ */
+export function recordVoid(
+  tx: Transaction,
+  charge: ChargeRow,
+  status: 'voided' | 'expired',
+  outcome: SettlementOutcome,
+): Promise<RouteResponse> {
+  if (outcome.decidedLater) return recordDecidedLater(tx, charge, 'charge.void_pending')
   return recordSettlement(tx, charge, { status }, status === 'voided' ? 'charge.voided' : 'charge.expired')
+}
+
+/**
+ * A capture or void the processor received and decides later: the charge says so (capture_pending, void_pending),
+ * its event tells it, and the answer is 202, the request accepted but not done. Its decision comes as the
+ * processor's news (src/processor-events/charge-moves.ts).
+ */
+async function recordDecidedLater(tx: Transaction, charge: ChargeRow, eventType: EventType): Promise<RouteResponse> {
+  const row = await awaitDecision(tx, charge)
+  if (!row) throw new Error(`charge ${charge.id} no longer has this ${charge.pending_operation} pending`)
+  const waiting = toCharge(row)
+  await insertEvent(tx, row.account_id, eventType, { object: waiting })
+  return { status: 202, body: waiting }
 }
 
 /** The charge changed as settled, where this operation is still the pending one, and its event. */

@@ -72,12 +72,24 @@ export type Charge = {
   /**
    * `requires_action` (the customer must authenticate: `next_action`), `processing` (the payment method settles
    * later, as bank debits do), `succeeded` (captured, in full or in part), `failed` (declined),
-   * `requires_capture` (authorized, to capture or void), `voided` (the authorization released on request),
-   * `expired` (released because it was not captured by `authorization_expires_at`, or lapsed at the processor).
-   * Only `requires_action` and `processing` move on by themselves, forward only, when the processor tells (an
-   * event `charge.succeeded`, `charge.authorized` or `charge.failed` follows).
+   * `requires_capture` (authorized, to capture or void), `capture_pending` and `void_pending` (a capture or
+   * void the processor received and decides later), `voided` (the authorization released on request), `expired`
+   * (released because it was not captured by `authorization_expires_at`, or lapsed at the processor). Only
+   * `requires_action`, `processing`, `capture_pending` and `void_pending` move on by themselves, forward only,
+   * when the processor tells (an event follows: `charge.succeeded`, `charge.authorized`, `charge.failed`;
+   * `charge.captured`, `charge.voided`, or `charge.capture_failed` and `charge.void_failed`, which give the
+   * authorization back).
    */
-  status: 'requires_action' | 'processing' | 'succeeded' | 'failed' | 'requires_capture' | 'voided' | 'expired'
+  status:
+    | 'requires_action'
+    | 'processing'
+    | 'succeeded'
+    | 'failed'
+    | 'requires_capture'
+    | 'capture_pending'
+    | 'void_pending'
+    | 'voided'
+    | 'expired'
   /** While `requires_action`: what the customer must do. `null` otherwise. */
   next_action: NextAction | null
   /** The customer’s dispute of the charge at their bank, as the processor tells it; `null` if there is none. */
@@ -317,8 +329,12 @@ export type Event =
         | 'charge.succeeded'
         | 'charge.authorized'
         | 'charge.failed'
+        | 'charge.capture_pending'
         | 'charge.captured'
+        | 'charge.capture_failed'
+        | 'charge.void_pending'
         | 'charge.voided'
+        | 'charge.void_failed'
         | 'charge.expired'
         | 'charge.refunded'
         | 'charge.refund.failed'
@@ -358,8 +374,12 @@ export type EventType =
   | 'charge.succeeded'
   | 'charge.authorized'
   | 'charge.failed'
+  | 'charge.capture_pending'
   | 'charge.captured'
+  | 'charge.capture_failed'
+  | 'charge.void_pending'
   | 'charge.voided'
+  | 'charge.void_failed'
   | 'charge.expired'
   | 'charge.refunded'
   | 'charge.refund.failed'

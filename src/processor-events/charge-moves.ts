@@ -36,6 +36,9 @@ export const CHARGE_STATUS_OF_PAYMENT: Record<
  * cancellation.)
  */
 export function agreesWith(charge: Status, payment: PaymentStatus): boolean {
+  // Awaiting a decision: the payment is still authorized at the processor. Decided there and not here is a
+  // discrepancy until its news arrives, as for an undecided charge.
+  if (charge === 'capture_pending' || charge === 'void_pending') return payment === 'requires_capture'
   const { undecided, authorized } = CHARGE_STATUS_OF_PAYMENT[payment]
   const leads = [undecided, ...(typeof authorized === 'object' ? Object.values(authorized) : [authorized])]
   return leads.includes(charge)
@@ -51,8 +54,21 @@ export type ChargeMove =
   | { ignore: string }
 
 const UNDECIDED = new Set<Status>(['requires_action', 'processing'])
+/** A capture or void the processor received to decide later (SettlementOutcome.decidedLater), by its status. */
+const DECIDED_LATER: Partial<Record<Status, 'capture' | 'void'>> = { capture_pending: 'capture', void_pending: 'void' }
+const NO_PENDING_OPERATION = {
+  pending_operation: null,
+  pending_operation_id: null,
+  pending_amount_cents: null,
+  pending_until: null,
+}
 
-/** Where the payment's news takes the charge: forward only, and never past an operation of its own in flight. */
+/**
+ * Where the payment's news takes the charge: forward only, and never past an operation of its own in flight. A
+ * capture or void decided later is decided by the news: captured, canceled (voided, or expired when the
+ * authorization lapsed first), or refused, which gives the authorization back; any other news of the payment is
+ * older than the operation, and changes nothing.
+ */
 export function chargeMove(
   charge: ChargeRow,
   payment: PaymentState,
@@ -61,13 +77,26 @@ export function chargeMove(
 ): ChargeMove {
   const from = charge.status
   const undecided = UNDECIDED.has(from)
+  const decidedLater = DECIDED_LATER[from]
   const lead = undecided
     ? CHARGE_STATUS_OF_PAYMENT[payment.status].undecided
-    : from === 'requires_capture'
+    : from === 'requires_capture' || decidedLater
       ? CHARGE_STATUS_OF_PAYMENT[payment.status].authorized
       : undefined
   const to = typeof lead === 'object' ? lead[payment.cancellation ?? 'canceled'] : lead
-  if (to === undefined || to === from) return { ignore: `charge ${charge.id} is ${from}` }
+  if (decidedLater) {
+    if (to === 'requires_capture' && payment.refused?.operation !== decidedLater)
+      return { ignore: `charge ${charge.id} is ${from}: the payment's news does not decide its ${decidedLater}` }
+    if (to === 'requires_capture')
+      return { set: { status: to, ...NO_PENDING_OPERATION }, event: `charge.${decidedLater}_failed` }
+    const move = to === undefined ? undefined : settledMove(charge, payment, to, settings, now, false)
+    return move && 'set' in move ? { ...move, set: { ...move.set, ...NO_PENDING_OPERATION } } : (move ?? ignore(charge))
+  }
+  // The refusal of a capture or void decided later, overtaking the answer it follows: it waits for the operation to
+  // be recorded as waiting for it.
+  if (payment.refused && payment.refused.operation === charge.pending_operation)
+    return { wait: `the ${charge.pending_operation} of charge ${charge.id} is being recorded` }
+  if (to === undefined || to === from) return ignore(charge)
   if (!undecided) {
     // An authorization moved at the processor (its dashboard), unless this is the service's own capture or void
     // being recorded, or one of them in flight.
@@ -76,6 +105,20 @@ export function chargeMove(
     if (charge.pending_operation === 'void' && to !== 'succeeded')
       return { wait: `the void of charge ${charge.id} is being recorded` }
   }
+  return settledMove(charge, payment, to, settings, now, undecided)
+}
+
+const ignore = (charge: ChargeRow): ChargeMove => ({ ignore: `charge ${charge.id} is ${charge.status}` })
+
+/** The columns and event of a charge's move to `to`, from an undecided charge or from an authorization. */
+function settledMove(
+  charge: ChargeRow,
+  payment: PaymentState,
+  to: Status,
+  settings: LaterSettings,
+  now: Date,
+  undecided: boolean,
+): ChargeMove {
   switch (to) {
     case 'processing':
       return { set: { status: 'processing', next_action: null }, event: CHARGE_EVENT.processing }
@@ -87,7 +130,8 @@ export function chargeMove(
       }
     }
     case 'succeeded': {
-      const amountCaptured = payment.amountCapturedCents || charge.amount_cents
+      // A capture decided later captures what it asked for, unless the news says how much.
+      const amountCaptured = payment.amountCapturedCents || charge.pending_amount_cents || charge.amount_cents
       const set = {
         status: 'succeeded' as const,
         captured: true,
@@ -110,6 +154,8 @@ export function chargeMove(
     case 'expired':
       return { set: { status: to }, event: CHARGE_EVENT[to] }
     case 'requires_action':
-      return { ignore: `charge ${charge.id} is ${from}` }
+    case 'capture_pending':
+    case 'void_pending':
+      return ignore(charge)
   }
 }

@@ -49,9 +49,10 @@ export async function compareWithProcessor(
   const fresh = await sql<(ChargeRow & { seq: string })[]>`
     select * from charges where seq > ${cursor.compared_after_seq} and created_at < ${settledBefore} order by seq
       limit ${BATCH}`
-  // Undecided charges, and those found to disagree before (to see whether they agree now), whatever their age.
+  // Undecided charges (a capture or void decided later included), and those found to disagree before (to see
+  // whether they agree now), whatever their age.
   const again = await sql<ChargeRow[]>`
-    select * from charges where status in ('requires_action', 'processing')
+    select * from charges where status in ('requires_action', 'processing', 'capture_pending', 'void_pending')
     union
     select c.* from charges c join reconciliation_discrepancies d on d.reference = c.id
     where d.resolved_at is null and d.kind = any(${PAYMENT_KINDS})`

@@ -28,6 +28,11 @@ export interface PaymentState {
   cancellation?: 'expired' | 'canceled'
   /** What the processor kept of it once succeeded, read before its event is accepted (LaterOutcomes.fundsOf). */
   funds?: CapturedFunds
+  /**
+   * A capture or void the processor received to decide later (SettlementOutcome.decidedLater) and then refused
+   * (Adyen's CAPTURE or CANCELLATION with success false): the authorization stands, as `status` says.
+   */
+  refused?: { operation: 'capture' | 'void'; reason: string }
 }
 
 export interface RefundState {

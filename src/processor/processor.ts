@@ -81,11 +81,17 @@ export interface VoidRequest extends Keyed {
   chargeReference: string
 }
 
-/** A capture or a void that the processor performed. */
+/** A capture or a void that the processor performed, or received to decide later. */
 export interface SettlementOutcome {
   processorReference: string
   /** A capture's: what the processor kept of it, when it said. */
   funds?: CapturedFunds
+  /**
+   * Received, not decided (Adyen's modifications answer `received`): the processor's later news decides it
+   * (PaymentState: captured or canceled, or `refused`), and until then the charge says capture_pending or
+   * void_pending. `funds` come with the decision.
+   */
+  decidedLater?: true
 }
 
 /**

@@ -26,6 +26,8 @@ const insufficientFunds = { failureCode: 'insufficient_funds', failureMessage: '
  *   currency is attempted in this process; later attempts go through
  * - pm_card_createDispute: succeeds, then the customer disputes it (an event, at once)
  * - pm_card_refundFail: succeeds; its refunds succeed, then fail (an event, at once)
+ * - pm_card_decidedLater: succeeds; its captures and voids are received and decided later, as Adyen's are (the
+ *   decide control tells the decision)
  * Captures, voids and refunds of a pm_card_slow, pm_card_responseLost or pm_card_timeoutBeforeCharge charge behave
  * the same way. Anything else is refused, as Stripe refuses a payment method it does not know.
  */
@@ -37,6 +39,7 @@ const SOURCES: Record<string, SourceBehaviour> = {
   pm_card_timeoutBeforeCharge: succeeds,
   pm_card_createDispute: succeeds,
   pm_card_refundFail: succeeds,
+  pm_card_decidedLater: succeeds,
   pm_card_chargeDeclined: declines('generic_decline', 'Your card was declined.'),
   pm_card_chargeDeclinedInsufficientFunds: declines(insufficientFunds.failureCode, insufficientFunds.failureMessage),
   pm_card_insufficientFunds: declines(insufficientFunds.failureCode, insufficientFunds.failureMessage),

@@ -36,6 +36,11 @@ export interface SimulatedControls {
   dispute(reference: string): Promise<ProcessorEvent>
   /** The dispute of the payment is decided. */
   closeDispute(reference: string, outcome: 'won' | 'lost'): Promise<ProcessorEvent>
+  /**
+   * The capture or void of a pm_card_decidedLater payment, received earlier, is decided: performed, or refused
+   * (the authorization stands).
+   */
+  decide(reference: string, performed: boolean): Promise<ProcessorEvent>
   /** The payment as the processor holds it now. */
   payment(reference: string): Promise<PaymentState | undefined>
   /** Where the customer goes back to after authenticating, as the charge request said. */
@@ -186,6 +191,32 @@ export function simulatedLater(sql: Sql): {
         await tx`update simulated_processor.disputes set state = ${tx.json(closed as never)} where payment_reference =
           ${reference}`
         return tell(tx, 'dispute.closed', [closed])
+      }),
+    decide: (reference, performed) =>
+      sql.begin(async (tx) => {
+        const [received] = await tx<{ idempotency_key: string; kind: 'capture' | 'void'; amount_cents: number }[]>`
+          select idempotency_key, kind, (parameters->>'amount_cents')::int as amount_cents
+          from simulated_processor.operations
+          where kind in ('capture', 'void') and parameters->>'charge_reference' = ${reference}
+            and outcome->>'decidedLater' = 'true' and state is null
+          for update`
+        if (!received) throw new SimulatedControlError(`payment ${reference} has no capture or void to decide`)
+        await tx`update simulated_processor.operations set state = ${tx.json({ performed })}
+          where idempotency_key = ${received.idempotency_key}`
+        if (performed) {
+          const settled =
+            received.kind === 'capture'
+              ? ({ status: 'succeeded', amountCapturedCents: received.amount_cents } as const)
+              : ({ status: 'canceled' } as const)
+          const moved = await recordSettlement(tx, reference, settled)
+          if (!moved) throw new SimulatedControlError(`no payment ${reference}`)
+          return tell(tx, received.kind === 'capture' ? 'payment.captured' : 'payment.canceled', [moved])
+        }
+        const row = await paymentRow(tx, reference, true)
+        if (!row) throw new SimulatedControlError(`no payment ${reference}`)
+        // The refusal is told with the payment, not kept in its state: it is news of one operation.
+        const refused = { operation: received.kind, reason: `the processor refused the ${received.kind}` }
+        return tell(tx, `payment.${received.kind}_failed`, [{ ...paymentState(row), refused }])
       }),
     payment: async (reference) => {
       const row = await paymentRow(sql, reference, false)
@@ -342,9 +373,9 @@ export async function recordSettlement(
   tx: Transaction,
   reference: string,
   settled: { status: 'succeeded'; amountCapturedCents: number } | { status: 'canceled' },
-): Promise<void> {
+): Promise<PaymentState | undefined> {
   const row = await paymentRow(tx, reference, true)
-  if (!row) return
+  if (!row) return undefined
   const moved: PaymentState = {
     ...paymentState(row),
     ...settled,
@@ -352,4 +383,5 @@ export async function recordSettlement(
   }
   await tx`update simulated_processor.operations set state = ${tx.json(moved as never)} where idempotency_key =
     ${row.idempotency_key}`
+  return moved
 }

@@ -87,7 +87,10 @@ export function createSimulatedProcessor(options: {
     return outcome
   }
 
-  /** Captures, voids and refunds behave as the charge they act on: slow, losing answers, timing out first. */
+  /**
+   * Captures, voids and refunds behave as the charge they act on: slow, losing answers, timing out first. Those of a
+   * pm_card_decidedLater payment are received, and decided later (the decide control).
+   */
   async function settle<Outcome>(
     kind: 'capture' | 'void' | 'refund',
     chargeReference: string,
@@ -95,18 +98,19 @@ export function createSimulatedProcessor(options: {
     parameters: Record<string, unknown>,
     outcome: () => Outcome,
     /** What else changes at the processor once it is performed (the payment's state; a refund that will fail). */
-    performedThen: (tx: Transaction, outcome: Outcome) => Promise<void>,
+    performedThen: (tx: Transaction, outcome: Outcome) => Promise<unknown>,
   ) {
     const [charge] = await sql<{ source: string }[]>`
       select parameters->>'source' as source from simulated_processor.operations
       where kind in ('charge', 'authorization') and outcome->>'processorReference' = ${chargeReference}`
     if (charge?.source === 'pm_card_timeoutBeforeCharge')
       timeOutOnce(`${kind}:${chargeReference}:${JSON.stringify(parameters)}`)
+    const decidedLater = charge?.source === 'pm_card_decidedLater' && kind !== 'refund'
     const done = await perform<Outcome>(
       sql,
       { idempotencyKey, kind, parameters: { charge_reference: chargeReference, ...parameters } },
-      outcome,
-      performedThen,
+      decidedLater ? () => ({ ...outcome(), decidedLater: true }) : outcome,
+      decidedLater ? undefined : performedThen,
     )
     if (done.performed && charge?.source === 'pm_card_slow') await sleep(slowDelayMs)
     if (done.performed && charge?.source === 'pm_card_responseLost')
@@ -174,7 +178,7 @@ async function perform<Outcome>(
   sql: Sql,
   operation: { idempotencyKey: string; kind: OperationRecord['kind']; parameters: Record<string, unknown> },
   decide: () => Outcome,
-  then?: (tx: Transaction, outcome: Outcome) => Promise<void>,
+  then?: (tx: Transaction, outcome: Outcome) => Promise<unknown>,
 ): Promise<{ outcome: Outcome; performed: boolean }> {
   const { idempotencyKey, kind, parameters } = operation
   const record = async (db: Sql | Transaction) => {

@@ -105,7 +105,15 @@ export default async function chargeRoutes(
           summary: 'Capture an authorized charge, in full or in part',
           bodyOptional: true,
           bodyExample: { amount_cents: 2000 },
-          responses: { 200: { description: 'The charge after the capture.', schema: Charge } },
+          responses: {
+            200: { description: 'The charge after the capture.', schema: Charge },
+            202: {
+              description:
+                'The processor received the capture and decides it later: the charge is `capture_pending` until ' +
+                '`charge.captured` or `charge.capture_failed` tells the outcome.',
+              schema: Charge,
+            },
+          },
           problems: [...SETTLEMENT_PROBLEMS, 'capture-exceeds-authorization'],
         },
       },
@@ -144,7 +152,15 @@ export default async function chargeRoutes(
           tag: 'Charges',
           summary: 'Void an authorization',
           bodyOptional: true,
-          responses: { 200: { description: 'The charge after the void.', schema: Charge } },
+          responses: {
+            200: { description: 'The charge after the void.', schema: Charge },
+            202: {
+              description:
+                'The processor received the void and decides it later: the charge is `void_pending` until ' +
+                '`charge.voided` or `charge.void_failed` tells the outcome.',
+              schema: Charge,
+            },
+          },
           problems: SETTLEMENT_PROBLEMS,
         },
       },
@@ -160,10 +176,10 @@ export default async function chargeRoutes(
             operationId: operation.id,
           }),
         )
-        await operation
+        const outcome = await operation
           .callOut((idempotencyKey) => processor.void(voidCall(charge, idempotencyKey)))
           .catch(rethrowAsProblem)
-        return operation.complete((tx) => recordVoid(tx, charge, 'voided'))
+        return operation.complete((tx) => recordVoid(tx, charge, 'voided', outcome))
       }),
   )
 

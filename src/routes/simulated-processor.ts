@@ -71,6 +71,7 @@ export default async function simulatedProcessorRoutes(
   act('refund', (reference, body) =>
     controls.refund(reference, typeof body.amount_cents === 'number' ? body.amount_cents : undefined),
   )
+  act('decide', (reference, body) => controls.decide(reference, body.result !== 'refused'))
   act('dispute', (reference) => controls.dispute(reference))
   act('dispute/close', (reference, body) => controls.closeDispute(reference, body.outcome === 'lost' ? 'lost' : 'won'))
 

@@ -71,6 +71,8 @@ export const CHARGE_STATUSES = [
   'succeeded',
   'failed',
   'requires_capture',
+  'capture_pending',
+  'void_pending',
   'voided',
   'expired',
 ] as const
@@ -154,10 +156,13 @@ export const Charge = Type.Object(
       description:
         '`requires_action` (the customer must authenticate: `next_action`), `processing` (the payment method ' +
         'settles later, as bank debits do), `succeeded` (captured, in full or in part), `failed` (declined), ' +
-        '`requires_capture` (authorized, to capture or void), `voided` (the authorization released on request), ' +
+        '`requires_capture` (authorized, to capture or void), `capture_pending` and `void_pending` (a capture or ' +
+        'void the processor received and decides later), `voided` (the authorization released on request), ' +
         '`expired` (released because it was not captured by `authorization_expires_at`, or lapsed at the ' +
-        'processor). Only `requires_action` and `processing` move on by themselves, forward only, when the ' +
-        'processor tells (an event `charge.succeeded`, `charge.authorized` or `charge.failed` follows).',
+        'processor). Only `requires_action`, `processing`, `capture_pending` and `void_pending` move on by ' +
+        'themselves, forward only, when the processor tells (an event follows: `charge.succeeded`, ' +
+        '`charge.authorized`, `charge.failed`; `charge.captured`, `charge.voided`, or `charge.capture_failed` and ' +
+        '`charge.void_failed`, which give the authorization back).',
     }),
     next_action: Type.Union([NextAction, Type.Null()], {
       description: 'While `requires_action`: what the customer must do. `null` otherwise.',

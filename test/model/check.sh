@@ -51,6 +51,8 @@ configs=(
   # about 140 s, 5.5 GB. Largest first: what is left at the end runs beside whatever else frees a core.
   "clean|collapse|-DREFUND -DWORKERS=2" "clean|plain|-DREFUND -DTHIRD -DMAXT=5" "clean|plain|-DTHIRD -DMAXT=5"
   "clean|plain|-DREFUND" "clean|plain|"
+  # A capture the processor decides later (Adyen): 17 million states, about 50 s.
+  "clean|plain|-DREFUND -DDECIDED_LATER"
   "caught|plain|-DMUT_COMPLETE_UNFENCED"            # never two completions
   "caught|plain|-DMUT_RELEASE_UNFENCED"             # a late holder deletes its successor's claim: a second operation
   "caught|plain|-DMUT_GIVEBACK_UNFENCED -DREFUND"   # the worker gives back a reservation its successor uses
@@ -60,6 +62,7 @@ configs=(
   "caught|plain|-DMUT_EXPIRE_UNSETTLED"             # an expired unsettled key becomes a new operation
   "caught|plain|-DMUT_GRACE_NOT_LONGER"             # the worker asks while a call can still arrive
   "caught|plain|-DMUT_REFUSAL_FORGETS_INHERITED"    # a refused call frees a key an earlier holder's call still performs
+  "caught|plain|-DREFUND -DDECIDED_LATER -DMUT_EARLY_NEWS_IGNORED"   # a decision ahead of the books is dropped
 )
 for index in "${!configs[@]}"; do
   while [ "$(jobs -rp | wc -l)" -ge "$jobs_at_once" ]; do wait -n; done

@@ -18,6 +18,11 @@
  *   (d) a replay returns the stored response of an operation of that request;
  *   (e) another body never gets the first body's outcome, nor a processor call;
  *   (f) no expiry removes a key a holder may still call out for.
+ * With DECIDED_LATER the processor answers "received" and decides later (Adyen's modifications): the record step
+ * leaves the reservation waiting for the decision, the processor decides (performed or refused) at any time, and
+ * its news, delivered at any time after, applies the decision once the books wait for it; (c) then reads: the books
+ * record what the processor performed and nothing it refused, and a reservation outlives its key only while its
+ * decision has not been applied.
  *
  * Step                          Code (src/)
  * claim (insert/read/takeover)  idempotency/claims.ts KeyClaims.claim: claimStatement + takeOver (the read and the
@@ -60,6 +65,12 @@
  * worker record / release       the same fenced completion; releaseClaim then Recovery.release, one transaction
  * worker give-back on failure   idempotency/abandoned-claims.ts giveBack (fenced), attempts + 1
  * reaper                        idempotency/reap-expired-keys.ts: completed keys past expires_at only
+ * record, decided later         charges/settle.ts recordDecidedLater: charges/repository.ts awaitDecision (the
+ *                               charge waits, its operation still pending on it), and the key completes
+ * decide                        the processor, on its own time (processor/simulated-later-outcomes.ts decide)
+ * news                          processor-events/apply.ts applyChange by processor-events/charge-moves.ts chargeMove:
+ *                               a decision waits while its operation is reserved and not yet waiting, then applies
+ *                               once (captured and posted, or refused: the reservation freed)
  *
  * Guards, each with a mutation that must fail (test/model/check.sh):
  *   MUT_COMPLETE_UNFENCED   completion without the token     MUT_RELEASE_UNFENCED   key release without the token
@@ -67,6 +78,7 @@
  *   MUT_TAKEOVER_NOT_SENT   a takeover counts as not sent    MUT_DEADLINE_PAST_LEASE deadline longer than the lease
  *   MUT_EXPIRE_UNSETTLED    an expired unsettled key is new  MUT_GRACE_NOT_LONGER   grace not longer than the timeout
  *   MUT_REFUSAL_FORGETS_INHERITED  a refusal frees an inherited claim too
+ *   MUT_EARLY_NEWS_IGNORED  (DECIDED_LATER) a decision that comes before the books wait for it is dropped
  */
 
 #define L   2           /* IDEMPOTENCY_LEASE_SECONDS */
@@ -104,6 +116,12 @@ bool reserved[MAXOP];   /* a pending refund or capture under the operation id */
 bool performed[MAXOP];  /* the processor's ledger */
 byte recorded[MAXOP];   /* the books: charges or refunds recorded for the operation */
 byte performedInLife[MAXLIFE]; byte completionsInLife[MAXLIFE];
+#ifdef DECIDED_LATER
+/* performed[] is then what the processor received; it decides later. */
+byte decision[MAXOP];   /* 0: not yet; 1: performed; 2: refused */
+bool waiting[MAXOP];    /* the books recorded the operation as waiting for its decision (capture_pending) */
+bool applied[MAXOP];    /* the decision's news has been applied to the books */
+#endif
 
 /* Calls in flight, one slot per request, and whether the processor refused the request's call (nothing performed
    for it). A refusal is assumed to say nothing of other calls of the operation: another may still be performed
@@ -125,6 +143,18 @@ byte finished; byte workersBusy;
 #define RESERVED(o) reserved[o]
 #else
 #define RESERVED(o) true
+#endif
+#ifdef DECIDED_LATER
+#define RECORDABLE(o) (reserved[o] && !waiting[o])   /* awaitDecision: the charge still requires_capture */
+#define ANSWERED(o) waiting[o]
+#else
+#define RECORDABLE(o) RESERVED(o)
+#define ANSWERED(o) (recorded[o] == 1)
+#endif
+#ifdef DECIDED_LATER
+#define RECORD(o) waiting[o] = 1                        /* the reservation stays, for the decision */
+#else
+#define RECORD(o) reserved[o] = 0; recorded[o]++
 #endif
 
 /* The clock moves at any time, but not past a call's timeout while the call still flies: the assumption that a
@@ -180,7 +210,7 @@ proctype Request(byte me; byte body) {
          exists = 1; fp = body; NEWOP(body); NEWTOKEN; locked_until = now + L; completed = 0; expires = now + TTL;
          attempts = 0; mytok = token; myop = op; inherited = 0
     :: exists && completed && now < expires && fp == body ->
-         assert(recorded[resp_op] == 1 && opBody[resp_op] == body);   /* (d), (e): the stored response replayed */
+         assert(ANSWERED(resp_op) && opBody[resp_op] == body);   /* (d), (e): the stored response replayed */
          goto done
     :: exists && completed && now < expires && fp != body -> goto done          /* 422 */
     :: exists && completed && now >= expires ->                  /* a new request: new lifetime, new operation */
@@ -254,11 +284,12 @@ proctype Request(byte me; byte body) {
 #endif
 #ifdef REFUND
          if
-         :: reserved[myop] -> reserved[myop] = 0
+         :: RECORDABLE(myop) -> RECORD(myop)
          :: else -> goto letgo                                   /* "no longer pending": rolled back */
          fi;
-#endif
+#else
          recorded[myop]++;
+#endif
          assert(completionsInLife[life] == 0);                   /* (b) */
          completionsInLife[life]++;
          completed = 1; resp_op = myop; token = 0;
@@ -313,12 +344,11 @@ end: do
           atomic {
             if
 #ifdef MUT_COMPLETE_UNFENCED
-            :: exists && RESERVED(wop) ->
+            :: exists && RECORDABLE(wop) ->
 #else
-            :: exists && token == wtok && RESERVED(wop) ->
+            :: exists && token == wtok && RECORDABLE(wop) ->
 #endif
-               reserved[wop] = 0;
-               recorded[wop]++;
+               RECORD(wop);
                assert(completionsInLife[life] == 0);             /* (b) */
                completionsInLife[life]++;
                completed = 1; resp_op = wop; token = 0;
@@ -339,6 +369,39 @@ end: do
   od
 }
 
+#ifdef DECIDED_LATER
+/* The processor decides what it received, on its own time. */
+active proctype Decider() {
+end: do
+  :: atomic { performed[1] && decision[1] == 0 -> if :: decision[1] = 1 :: decision[1] = 2 fi }
+  :: atomic { performed[2] && decision[2] == 0 -> if :: decision[2] = 1 :: decision[2] = 2 fi }
+  :: atomic { performed[3] && decision[3] == 0 -> if :: decision[3] = 1 :: decision[3] = 2 fi }
+  :: atomic { performed[4] && decision[4] == 0 -> if :: decision[4] = 1 :: decision[4] = 2 fi }
+  :: atomic { performed[5] && decision[5] == 0 -> if :: decision[5] = 1 :: decision[5] = 2 fi }
+  od
+}
+
+/* Its news, at any time after the decision: applied once the books wait for it (before, it waits in the inbox, and
+   is applied again later: src/processor-events/inbox.ts); applied again, it changes nothing. */
+inline applyNews(o) {
+  if :: decision[o] == 1 -> recorded[o]++ :: else -> skip fi;
+  reserved[o] = 0; applied[o] = 1
+}
+active proctype News() {
+end: do
+  :: atomic { decision[1] != 0 && !applied[1] && waiting[1] -> applyNews(1) }
+  :: atomic { decision[2] != 0 && !applied[2] && waiting[2] -> applyNews(2) }
+  :: atomic { decision[3] != 0 && !applied[3] && waiting[3] -> applyNews(3) }
+  :: atomic { decision[4] != 0 && !applied[4] && waiting[4] -> applyNews(4) }
+  :: atomic { decision[5] != 0 && !applied[5] && waiting[5] -> applyNews(5) }
+#ifdef MUT_EARLY_NEWS_IGNORED
+  :: atomic { decision[1] != 0 && !applied[1] && !waiting[1] -> applied[1] = 1 }
+  :: atomic { decision[2] != 0 && !applied[2] && !waiting[2] -> applied[2] = 1 }
+#endif
+  od
+}
+#endif
+
 active proctype Reaper() {
 end: do
   :: atomic { exists && completed && now >= expires -> expire(); exists = 0 }
@@ -351,9 +414,16 @@ end: do
    so once the key is settled, the books equal the processor's ledger and nothing is left pending. The books
    (recorded + pending) never fall short of the processor. */
 #define UNSETTLED(o) (exists && !completed && op == o)
+#ifdef DECIDED_LATER
+#define BOOKS_OK(o) (recorded[o] <= 1 && (recorded[o] == 0 || (decision[o] == 1 && applied[o])) && \
+                     (!applied[o] || recorded[o] == (decision[o] == 1)) && \
+                     (!performed[o] || waiting[o] || (UNSETTLED(o) && reserved[o])) && \
+                     (!reserved[o] || UNSETTLED(o) || (waiting[o] && !applied[o])))
+#else
 #define BOOKS_OK(o) (recorded[o] <= performed[o] && \
                      (!performed[o] || recorded[o] == 1 || (UNSETTLED(o) && RESERVED(o))) && \
                      (!reserved[o] || UNSETTLED(o)))
+#endif
 #define QUIET (finished == NREQ && workersBusy == 0 && !callPending[1] && !callPending[2] && !callPending[3])
 active proctype Quiescence() {
 end: do
