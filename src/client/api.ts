@@ -177,9 +177,10 @@ export type Refund = {
   /** ISO 4217, in lower case. */
   currency: Currency
   /**
-   * `pending` from the moment its amount is reserved on the charge until the processor’s answer is recorded;
-   * `succeeded` once it answered; `failed` when the processor later said the refund failed (the money stays
-   * with the merchant: the charge’s `amount_refunded_cents` no longer counts it).
+   * `pending` from the moment its amount is reserved on the charge until the processor’s answer is recorded,
+   * or, when the processor received it to decide later (answered `202`), until its decision; `succeeded` once
+   * it refunded; `failed` when the processor refused it or later said the refund failed (the money stays with
+   * the merchant: the charge’s `amount_refunded_cents` no longer counts it).
    */
   status: 'pending' | 'succeeded' | 'failed'
   /**
@@ -336,6 +337,7 @@ export type Event =
         | 'charge.voided'
         | 'charge.void_failed'
         | 'charge.expired'
+        | 'charge.refund.pending'
         | 'charge.refunded'
         | 'charge.refund.failed'
         | 'charge.dispute.created'
@@ -343,8 +345,8 @@ export type Event =
         | 'charge.dispute.closed'
       created_at: string
       /**
-       * `object`: the charge as the API returned it at that moment; `charge.refunded` and `charge.refund.failed`
-       * also carry the `refund`.
+       * `object`: the charge as the API returned it at that moment; `charge.refund.pending`, `charge.refunded` and
+       * `charge.refund.failed` also carry the `refund`.
        */
       data: {
         object: Charge
@@ -381,6 +383,7 @@ export type EventType =
   | 'charge.voided'
   | 'charge.void_failed'
   | 'charge.expired'
+  | 'charge.refund.pending'
   | 'charge.refunded'
   | 'charge.refund.failed'
   | 'charge.dispute.created'

@@ -21,9 +21,13 @@ import { chargeMove, type LaterSettings } from './charge-moves.js'
 import { APPLIED, type Applied, type EventOrigin, ignored, waiting } from './applied.js'
 import { applyPayout } from './payouts.js'
 import {
+  awaitsDecision,
   insertRefundMadeAtProcessor,
   lockRefundOfProcessor,
   markRefundFailed,
+  markRefundRefused,
+  markRefundSucceeded,
+  type RefundRow,
   toRefund,
 } from '../refunds/repository.js'
 import type { Charge } from '../schemas/charge.js'
@@ -108,8 +112,9 @@ async function applyRefund(tx: Transaction, refund: RefundState, processorAccoun
   const madeAt = await whereMade(tx, known.charge_id)
   const elsewhere = madeAt && notHeldThere(madeAt, refund.paymentReference, processorAccount)
   if (elsewhere) return ignored(`refund ${known.id}: ${elsewhere}`)
-  if (known.status === 'pending') return waiting(`refund ${known.id} is being recorded`)
   const failed = refund.status === 'failed' || refund.status === 'canceled'
+  if (awaitsDecision(known)) return decideRefund(tx, known, refund, failed)
+  if (known.status === 'pending') return waiting(`refund ${known.id} is being recorded`)
   if (known.status === 'failed' || !failed) return ignored(`refund ${known.id} is ${known.status} already`)
   const row = await markRefundFailed(tx, known, refund.failureReason ?? 'unknown')
   await postRefundFailure(tx, row)
@@ -118,6 +123,26 @@ async function applyRefund(tx: Transaction, refund: RefundState, processorAccoun
     object: toCharge(charge),
     refund: toRefund(row),
   })
+  return APPLIED
+}
+
+/**
+ * A refund the processor received and decided later (RefundOutcome.decidedLater): refunded, posted now; or refused,
+ * its reservation given back. News that it is still pending changes nothing.
+ */
+async function decideRefund(tx: Transaction, known: RefundRow, refund: RefundState, failed: boolean): Promise<Applied> {
+  if (refund.status === 'pending') return ignored(`refund ${known.id} awaits the processor's decision`)
+  if (failed) {
+    const refused = await markRefundRefused(tx, known, refund.failureReason ?? 'unknown')
+    await insertEvent(tx, known.account_id, 'charge.refund.failed', {
+      object: toCharge(refused.charge),
+      refund: toRefund(refused.refund),
+    })
+    return APPLIED
+  }
+  const settled = await markRefundSucceeded(tx, known, refund.reference)
+  await postRefund(tx, known)
+  await insertEvent(tx, known.account_id, 'charge.refunded', { object: settled.charge, refund: settled.refund })
   return APPLIED
 }
 

@@ -22,6 +22,7 @@ const WAITING_TOO_LONG = '1 hour'
 const BATCH = 5000
 
 const PAYMENT_KINDS = ['payment_differs', 'payment_missing_at_processor']
+const REFUND_KINDS = ['refund_differs', 'refund_missing_at_processor']
 
 const NOT_IN_THE_BOOKS = 'its object is not in the books'
 
@@ -56,14 +57,23 @@ export async function compareWithProcessor(
     union
     select c.* from charges c join reconciliation_discrepancies d on d.reference = c.id
     where d.resolved_at is null and d.kind = any(${PAYMENT_KINDS})`
+  // A pending refund is compared once the processor has answered it: decided, or received to decide later.
   const refunds = await sql<(RefundRow & { seq: string })[]>`
     select * from refunds where seq > ${cursor.refunds_compared_after_seq} and created_at < ${settledBefore} and
-      status <> 'pending' order by seq limit ${BATCH}`
+      (status <> 'pending' or processor_reference is not null) order by seq limit ${BATCH}`
+  // Refunds the processor decides later and has not yet, and those found to disagree before, whatever their age, as
+  // for charges.
+  const undecidedRefunds = await sql<RefundRow[]>`
+    select * from refunds where status = 'pending' and processor_reference is not null
+    union
+    select r.* from refunds r join reconciliation_discrepancies d on d.reference = r.id
+    where d.resolved_at is null and d.kind = any(${REFUND_KINDS})`
+  const booksRefunds = new Map([...refunds, ...undecidedRefunds].map((row) => [row.id, row]))
 
   const oldest = Math.min(
     settledBefore.getTime(),
     ...fresh.map((row) => row.created_at.getTime()),
-    ...refunds.map((row) => row.created_at.getTime()),
+    ...[...booksRefunds.values()].map((row) => row.created_at.getTime()),
   )
   const charges = new Map([...fresh, ...again].map((row) => [row.id, row]))
   const named = [...charges.values()].filter(
@@ -76,8 +86,9 @@ export async function compareWithProcessor(
   const agreed: string[] = []
   const payments = new Map(states.payments.map((payment) => [payment.reference, payment]))
   for (const charge of charges.values()) {
-    // An operation of the service's own in flight: looked at again once it is recorded.
-    if (charge.pending_operation) continue
+    // An operation of the service's own in flight: looked at again once it is recorded (a capture or void decided
+    // later is recorded: the charge waits for it, capture_pending or void_pending).
+    if (charge.pending_operation && charge.status === 'requires_capture') continue
     // A decline the processor kept no record of: nothing to hold, so nothing that can disagree.
     if (!charge.processor_reference) {
       agreed.push(charge.id)
@@ -119,11 +130,14 @@ export async function compareWithProcessor(
       processor: payment,
     })
   }
-  found.push(...(await refundDisagreements(sql, refunds, states.refunds.filter(settled))))
+  const refundsFound = await refundDisagreements(sql, [...booksRefunds.values()], states.refunds.filter(settled))
+  found.push(...refundsFound)
+  const refundsAgreed = [...booksRefunds.keys()].filter((id) => !refundsFound.some((each) => each.reference === id))
   found.push(...(await eventsWaitingTooLong(sql)))
 
   const fresher = await recordDiscrepancies(sql, found, log)
   await resolveDiscrepancies(sql, PAYMENT_KINDS, agreed)
+  await resolveDiscrepancies(sql, REFUND_KINDS, refundsAgreed)
   await sql`
     update reconciliation_discrepancies set resolved_at = now()
     where resolved_at is null and kind = 'event_waiting' and reference not in (select id from processor_events where
@@ -166,7 +180,9 @@ async function refundDisagreements(sql: Sql, books: RefundRow[], processor: Refu
       continue
     }
     const failed = theirs.status === 'failed' || theirs.status === 'canceled'
-    if ((refund.status === 'failed') !== failed || refund.amount_cents !== theirs.amountCents) {
+    // Decided at the processor and still pending here: its news has not come (yet).
+    const undecidedHere = refund.status === 'pending' && theirs.status !== 'pending'
+    if ((refund.status === 'failed') !== failed || refund.amount_cents !== theirs.amountCents || undecidedHere) {
       found.push({
         kind: 'refund_differs',
         reference: refund.id,

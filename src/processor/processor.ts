@@ -67,6 +67,11 @@ export interface RefundOutcome {
   processorReference: string
   /** What the refund gave back of the payment's fees, as negative parts, when the processor said (the platform's). */
   given?: FeePart[]
+  /**
+   * Received, not decided (Adyen's refunds answer `received`): the processor's news decides it (RefundState
+   * succeeded or failed), and until then the refund is pending, its amount reserved on the charge.
+   */
+  decidedLater?: true
 }
 
 /** Capture all or part of an authorization; the rest of it is released. */

@@ -37,8 +37,8 @@ export interface SimulatedControls {
   /** The dispute of the payment is decided. */
   closeDispute(reference: string, outcome: 'won' | 'lost'): Promise<ProcessorEvent>
   /**
-   * The capture or void of a pm_card_decidedLater payment, received earlier, is decided: performed, or refused
-   * (the authorization stands).
+   * What a pm_card_decidedLater payment's processor received earlier (its oldest capture, void or refund not decided
+   * yet) is decided: performed, or refused (the authorization stands; the refund fails).
    */
   decide(reference: string, performed: boolean): Promise<ProcessorEvent>
   /** The payment as the processor holds it now. */
@@ -67,7 +67,7 @@ export interface RefundRow {
   /** The charge of its payment (joined in). */
   charge_id?: string | null
   parameters: { charge_reference: string; amount_cents: number; origin?: 'dashboard' }
-  outcome: { processorReference: string }
+  outcome: { processorReference: string; decidedLater?: true }
   state: RefundState | null
 }
 
@@ -194,13 +194,17 @@ export function simulatedLater(sql: Sql): {
       }),
     decide: (reference, performed) =>
       sql.begin(async (tx) => {
-        const [received] = await tx<{ idempotency_key: string; kind: 'capture' | 'void'; amount_cents: number }[]>`
+        const [received] = await tx<
+          { idempotency_key: string; kind: 'capture' | 'void' | 'refund'; amount_cents: number }[]
+        >`
           select idempotency_key, kind, (parameters->>'amount_cents')::int as amount_cents
           from simulated_processor.operations
-          where kind in ('capture', 'void') and parameters->>'charge_reference' = ${reference}
+          where kind in ('capture', 'void', 'refund') and parameters->>'charge_reference' = ${reference}
             and outcome->>'decidedLater' = 'true' and state is null
+          order by created_at limit 1
           for update`
-        if (!received) throw new SimulatedControlError(`payment ${reference} has no capture or void to decide`)
+        if (!received) throw new SimulatedControlError(`payment ${reference} has nothing received to decide`)
+        if (received.kind === 'refund') return decideRefund(tx, received.idempotency_key, performed)
         await tx`update simulated_processor.operations set state = ${tx.json({ performed })}
           where idempotency_key = ${received.idempotency_key}`
         if (performed) {
@@ -309,6 +313,22 @@ async function openDispute(tx: Transaction, payment: PaymentState): Promise<Proc
   return tell(tx, 'dispute.created', [dispute])
 }
 
+/** A refund received to decide later is decided: succeeded, or failed (refused), kept as its state and told. */
+async function decideRefund(tx: Transaction, idempotencyKey: string, performed: boolean): Promise<ProcessorEvent> {
+  const row = theRow(
+    await tx<RefundRow[]>`
+      select idempotency_key, created_at, parameters, outcome, state from simulated_processor.operations
+      where idempotency_key = ${idempotencyKey}`,
+    `refund operation ${idempotencyKey}`,
+  )
+  const decided: RefundState = performed
+    ? { ...refundState(row), status: 'succeeded' }
+    : { ...refundState(row), status: 'failed', failureReason: 'refused' }
+  await tx`update simulated_processor.operations set state = ${tx.json(decided as never)}
+    where idempotency_key = ${idempotencyKey}`
+  return tell(tx, performed ? 'refund.succeeded' : 'refund.failed', [decided])
+}
+
 /** An event of the processor, written with the change it tells. */
 export async function tell(tx: Transaction, type: string, changes: ProcessorChange[]): Promise<ProcessorEvent> {
   const id = `sim_evt_${randomBytes(12).toString('hex')}`
@@ -360,7 +380,8 @@ export function refundState(row: RefundRow): RefundState {
     reference: row.outcome.processorReference,
     paymentReference: row.parameters.charge_reference,
     createdAt: row.created_at,
-    status: 'succeeded',
+    // Received to decide later (pm_card_decidedLater): pending until decided.
+    status: row.outcome.decidedLater ? 'pending' : 'succeeded',
     amountCents: row.parameters.amount_cents,
   }
   if (row.parameters.origin !== 'dashboard') refund.operationId = row.idempotency_key

@@ -105,7 +105,7 @@ export function createSimulatedProcessor(options: {
       where kind in ('charge', 'authorization') and outcome->>'processorReference' = ${chargeReference}`
     if (charge?.source === 'pm_card_timeoutBeforeCharge')
       timeOutOnce(`${kind}:${chargeReference}:${JSON.stringify(parameters)}`)
-    const decidedLater = charge?.source === 'pm_card_decidedLater' && kind !== 'refund'
+    const decidedLater = charge?.source === 'pm_card_decidedLater'
     const done = await perform<Outcome>(
       sql,
       { idempotencyKey, kind, parameters: { charge_reference: chargeReference, ...parameters } },

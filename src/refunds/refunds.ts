@@ -12,7 +12,13 @@ import type { RefundOutcome, RefundRequest } from '../processor/processor.js'
 import { Problem } from '../problems.js'
 import { lockCharge } from '../charges/repository.js'
 import { postRefund } from '../ledger/postings.js'
-import { findRefundByOperation, insertPendingRefund, markRefundSucceeded, type RefundRow } from './repository.js'
+import {
+  awaitRefundDecision,
+  findRefundByOperation,
+  insertPendingRefund,
+  markRefundSucceeded,
+  type RefundRow,
+} from './repository.js'
 
 export interface RefundReservation {
   refund: RefundRow
@@ -91,6 +97,15 @@ export function refundCall(
  * platform's fee it gave back), and the response a request for it returns.
  */
 export async function recordRefund(tx: Transaction, refund: RefundRow, outcome: RefundOutcome): Promise<RouteResponse> {
+  if (outcome.decidedLater) {
+    // Received, decided later (src/processor-events/apply.ts): pending, answered 202, nothing posted yet.
+    const waiting = await awaitRefundDecision(tx, refund, outcome.processorReference)
+    await insertEvent(tx, refund.account_id, 'charge.refund.pending', {
+      object: waiting.charge,
+      refund: waiting.refund,
+    })
+    return { status: 202, location: `/v1/refunds/${waiting.refund.id}`, body: waiting.refund }
+  }
   const settled = await markRefundSucceeded(tx, refund, outcome.processorReference)
   await postRefund(tx, refund, { given: outcome.given })
   await insertEvent(tx, refund.account_id, 'charge.refunded', { object: settled.charge, refund: settled.refund })

@@ -4,7 +4,7 @@ import type { Sql, Transaction } from '../db/connect.js'
 import { newId } from '../db/ids.js'
 import { pageOf, type Page } from '../db/pagination.js'
 import type { PageRequest } from '../schemas/page.js'
-import { addRefundPending, settleRefundPending, toCharge } from '../charges/repository.js'
+import { addRefundPending, type ChargeRow, settleRefundPending, toCharge } from '../charges/repository.js'
 import type { Charge } from '../schemas/charge.js'
 import type { Refund } from '../schemas/refund.js'
 import { theRow } from '../db/rows.js'
@@ -83,6 +83,49 @@ export async function markRefundSucceeded(
     returning *`
   if (!row) throw new Error(`refund ${refund.id} is no longer pending`)
   return { refund: toRefund(row), charge: toCharge(charge) }
+}
+
+/**
+ * The processor received the refund and decides it later: the refund stays pending, its amount reserved, now with
+ * the processor's reference (what tells it from one still being recorded). Both as they now are.
+ */
+export async function awaitRefundDecision(
+  tx: Transaction,
+  refund: RefundRow,
+  processorReference: string,
+): Promise<{ refund: Refund; charge: Charge }> {
+  const [row] = await tx<RefundRow[]>`
+    update refunds set processor_reference = ${processorReference}
+    where account_id = ${refund.account_id} and id = ${refund.id} and status = 'pending' and processor_reference is null
+    returning *`
+  if (!row) throw new Error(`refund ${refund.id} is no longer pending`)
+  return { refund: toRefund(row), charge: toCharge(await chargeOf(tx, refund)) }
+}
+
+/** Whether a pending refund waits for the processor's decision (it has its reference), or is being recorded. */
+export const awaitsDecision = (refund: RefundRow) => refund.status === 'pending' && refund.processor_reference !== null
+
+/**
+ * The processor refused a refund it had received: the refund failed, and its reservation is given back. Both as
+ * they now are.
+ */
+export async function markRefundRefused(
+  tx: Transaction,
+  refund: RefundRow,
+  failureReason: string,
+): Promise<{ refund: RefundRow; charge: ChargeRow }> {
+  const [row] = await tx<RefundRow[]>`
+    update refunds set status = 'failed', failure_reason = ${failureReason}
+    where account_id = ${refund.account_id} and id = ${refund.id} and status = 'pending' returning *`
+  if (!row) throw new Error(`refund ${refund.id} is no longer pending`)
+  await addRefundPending(tx, { account_id: refund.account_id, id: refund.charge_id }, -refund.amount_cents)
+  return { refund: row, charge: await chargeOf(tx, refund) }
+}
+
+async function chargeOf(tx: Transaction, refund: RefundRow): Promise<ChargeRow> {
+  const rows = await tx<ChargeRow[]>`
+    select * from charges where account_id = ${refund.account_id} and id = ${refund.charge_id}`
+  return theRow(rows, `charge ${refund.charge_id}`)
 }
 
 /** The processor never refunded: the reservation is given back and the pending refund forgotten. */

@@ -32,7 +32,16 @@ export default async function refundRoutes(base: FastifyInstance, options: { sql
           tag: 'Refunds',
           summary: 'Refund a charge, in part or in full',
           bodyExample: { amount_cents: 500 },
-          responses: { 201: { description: 'The refund succeeded.', schema: Refund, headers: ['Location'] } },
+          responses: {
+            201: { description: 'The refund succeeded.', schema: Refund, headers: ['Location'] },
+            202: {
+              description:
+                'The processor received the refund and decides it later: it is `pending` until `charge.refunded` ' +
+                'or `charge.refund.failed` tells the outcome.',
+              schema: Refund,
+              headers: ['Location'],
+            },
+          },
           problems: ['charge-not-refundable', 'refund-exceeds-charge', 'processor-unavailable', 'processor-refused'],
         },
       },

@@ -27,9 +27,10 @@ export const Refund = Type.Object(
     currency: Currency,
     status: Type.Enum(['pending', 'succeeded', 'failed'], {
       description:
-        '`pending` from the moment its amount is reserved on the charge until the processor’s answer is recorded; ' +
-        '`succeeded` once it answered; `failed` when the processor later said the refund failed (the money stays ' +
-        'with the merchant: the charge’s `amount_refunded_cents` no longer counts it).',
+        '`pending` from the moment its amount is reserved on the charge until the processor’s answer is recorded, ' +
+        'or, when the processor received it to decide later (answered `202`), until its decision; `succeeded` once ' +
+        'it refunded; `failed` when the processor refused it or later said the refund failed (the money stays with ' +
+        'the merchant: the charge’s `amount_refunded_cents` no longer counts it).',
     }),
     failure_reason: Type.Union([Type.String(), Type.Null()], {
       description:

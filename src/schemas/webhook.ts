@@ -14,8 +14,8 @@ const ChargeData = Type.Object(
   { object: Charge, refund: Type.Optional(Refund) },
   {
     description:
-      '`object`: the charge as the API returned it at that moment; `charge.refunded` and `charge.refund.failed` ' +
-      'also carry the `refund`.',
+      '`object`: the charge as the API returned it at that moment; `charge.refund.pending`, `charge.refunded` and ' +
+      '`charge.refund.failed` also carry the `refund`.',
   },
 )
 
@@ -42,6 +42,7 @@ export const EVENT_DATA = {
   'charge.voided': ChargeData,
   'charge.void_failed': ChargeData,
   'charge.expired': ChargeData,
+  'charge.refund.pending': ChargeData,
   'charge.refunded': ChargeData,
   'charge.refund.failed': ChargeData,
   'charge.dispute.created': ChargeData,

@@ -66,11 +66,14 @@
  * worker give-back on failure   idempotency/abandoned-claims.ts giveBack (fenced), attempts + 1
  * reaper                        idempotency/reap-expired-keys.ts: completed keys past expires_at only
  * record, decided later         charges/settle.ts recordDecidedLater: charges/repository.ts awaitDecision (the
- *                               charge waits, its operation still pending on it), and the key completes
+ *                               charge waits, its operation still pending on it); refunds/refunds.ts recordRefund:
+ *                               refunds/repository.ts awaitRefundDecision (pending, its amount reserved); and the key
+ *                               completes
  * decide                        the processor, on its own time (processor/simulated-later-outcomes.ts decide)
- * news                          processor-events/apply.ts applyChange by processor-events/charge-moves.ts chargeMove:
- *                               a decision waits while its operation is reserved and not yet waiting, then applies
- *                               once (captured and posted, or refused: the reservation freed)
+ * news                          processor-events/apply.ts applyChange by processor-events/charge-moves.ts chargeMove
+ *                               and decideRefund: a decision waits while its operation is reserved and not yet
+ *                               waiting, then applies once (captured or refunded and posted, or refused: the
+ *                               reservation freed)
  *
  * Guards, each with a mutation that must fail (test/model/check.sh):
  *   MUT_COMPLETE_UNFENCED   completion without the token     MUT_RELEASE_UNFENCED   key release without the token

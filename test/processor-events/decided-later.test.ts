@@ -152,6 +152,84 @@ describe('a void decided later', () => {
   })
 })
 
+describe('a refund decided later', () => {
+  const refundPostings = async (refundId: string) =>
+    suite.context.sql<{ type: string; amount_cents: number }[]>`
+      select type, amount_cents::int from ledger_transactions where account_id = ${suite.account.id} and
+        source = ${refundId} order by seq`
+  const refundedOf = async (chargeId: string) => {
+    const [row] = await suite.context.sql<{ refunded: number; pending: number }[]>`
+      select amount_refunded_cents::int as refunded, amount_refund_pending_cents::int as pending from charges
+      where id = ${chargeId}`
+    return row
+  }
+  const charged = async () =>
+    (await suite.account.post('/v1/charges', chargeBody({ source: 'pm_card_decidedLater' }))).json()
+
+  it('when the processor receives a refund, then 202 pending with its amount reserved; performed, it is refunded and posted once; refused, the reservation is given back', async () => {
+    const charge = await charged()
+    const key = randomUUID()
+    const answer = await suite.account.post(`/v1/charges/${charge.id}/refunds`, { amount_cents: 1000 }, { key })
+    expect([answer.statusCode, answer.json().status, answer.headers.location]).toEqual([
+      202,
+      'pending',
+      `/v1/refunds/${answer.json().id}`,
+    ])
+    const refund = answer.json()
+    expect(await refundedOf(charge.id)).toEqual({ refunded: 0, pending: 1000 })
+    expect(await refundPostings(refund.id)).toEqual([])
+    const replay = await suite.account.post(`/v1/charges/${charge.id}/refunds`, { amount_cents: 1000 }, { key })
+    expect([replay.statusCode, replay.body]).toEqual([202, answer.body])
+
+    const event = await decide(charge.processor_reference, 'performed')
+    await acceptEvent(suite.context.sql, { ...event, id: `${event.id}_again` }, 'webhook', LATER_SETTINGS)
+    expect((await suite.account.get(`/v1/refunds/${refund.id}`)).json().status).toBe('succeeded')
+    expect(await refundedOf(charge.id)).toEqual({ refunded: 1000, pending: 0 })
+    expect(await refundPostings(refund.id)).toEqual([{ type: 'refund', amount_cents: -1000 }])
+
+    const refused = (await suite.account.post(`/v1/charges/${charge.id}/refunds`, { amount_cents: 1500 })).json()
+    await decide(charge.processor_reference, 'refused')
+    expect((await suite.account.get(`/v1/refunds/${refused.id}`)).json()).toMatchObject({
+      status: 'failed',
+      failure_reason: 'refused',
+    })
+    expect(await refundedOf(charge.id)).toEqual({ refunded: 1000, pending: 0 })
+    expect(await refundPostings(refused.id)).toEqual([])
+    expect(await eventsOf(charge.id)).toEqual([
+      'charge.succeeded',
+      'charge.refund.pending',
+      'charge.refunded',
+      'charge.refund.pending',
+      'charge.refund.failed',
+    ])
+    expect((await later.compare()).open).toBe(0)
+  })
+})
+
+describe('the comparison', () => {
+  it('when a decision is made at the processor and its news never comes, then the comparison names the charge and the refund', async () => {
+    const controls = simulatedControlsOf(suite.context.processor)!
+    const authorized = await authorize()
+    await suite.account.post(`/v1/charges/${authorized.id}/capture`, {})
+    const charged = (await suite.account.post('/v1/charges', chargeBody({ source: 'pm_card_decidedLater' }))).json()
+    const refund = (await suite.account.post(`/v1/charges/${charged.id}/refunds`, { amount_cents: 700 })).json()
+    expect((await later.compare()).open).toBe(0)
+
+    const captured = await controls.decide(authorized.processor_reference, true)
+    const refunded = await controls.decide(charged.processor_reference, true)
+    await later.compare()
+    const open = await suite.context.sql<{ kind: string; reference: string }[]>`
+      select kind, reference from reconciliation_discrepancies where resolved_at is null and reference in
+        (${authorized.id}, ${refund.id}) order by kind`
+    expect(open).toEqual([
+      { kind: 'payment_differs', reference: authorized.id },
+      { kind: 'refund_differs', reference: refund.id },
+    ])
+    for (const event of [captured, refunded]) await acceptEvent(suite.context.sql, event, 'webhook', LATER_SETTINGS)
+    expect((await later.compare()).open).toBe(0)
+  })
+})
+
 describe('the control', () => {
   it('when nothing awaits a decision, then the control says so with 409', async () => {
     const charge = await authorize()
