@@ -262,11 +262,13 @@ export async function claimExpiredAuthorizations(
     returning *`
 }
 
-/** Reserves (or, negative, gives back) a refund's amount on the charge, which the caller has locked. */
-export async function addRefundPending(tx: Transaction, charge: ChargeKey, amountCents: number): Promise<void> {
-  await tx`
+/** Reserves (or, negative, gives back) a refund's amount on the charge; the charge as it now is. */
+export async function addRefundPending(tx: Transaction, charge: ChargeKey, amountCents: number): Promise<ChargeRow> {
+  const rows = await tx<ChargeRow[]>`
     update charges set amount_refund_pending_cents = amount_refund_pending_cents + ${amountCents}
-    where account_id = ${charge.account_id} and id = ${charge.id}`
+    where account_id = ${charge.account_id} and id = ${charge.id}
+    returning *`
+  return theRow(rows, `charge ${charge.id}`)
 }
 
 /**

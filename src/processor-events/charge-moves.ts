@@ -84,14 +84,7 @@ export function chargeMove(
       ? CHARGE_STATUS_OF_PAYMENT[payment.status].authorized
       : undefined
   const to = typeof lead === 'object' ? lead[payment.cancellation ?? 'canceled'] : lead
-  if (decidedLater) {
-    if (to === 'requires_capture' && payment.refused?.operation !== decidedLater)
-      return { ignore: `charge ${charge.id} is ${from}: the payment's news does not decide its ${decidedLater}` }
-    if (to === 'requires_capture')
-      return { set: { status: to, ...NO_PENDING_OPERATION }, event: `charge.${decidedLater}_failed` }
-    const move = to === undefined ? undefined : settledMove(charge, payment, to, settings, now, false)
-    return move && 'set' in move ? { ...move, set: { ...move.set, ...NO_PENDING_OPERATION } } : (move ?? ignore(charge))
-  }
+  if (decidedLater) return decision(charge, payment, to, decidedLater, settings, now)
   // The refusal of a capture or void decided later, overtaking the answer it follows: it waits for the operation to
   // be recorded as waiting for it.
   if (payment.refused && payment.refused.operation === charge.pending_operation)
@@ -109,6 +102,28 @@ export function chargeMove(
 }
 
 const ignore = (charge: ChargeRow): ChargeMove => ({ ignore: `charge ${charge.id} is ${charge.status}` })
+
+/**
+ * The move of a charge waiting for its capture or void (`operation`) to be decided: to where the news leads, the
+ * operation no longer pending; back to requires_capture only when the news is this operation's refusal.
+ */
+function decision(
+  charge: ChargeRow,
+  payment: PaymentState,
+  to: Status | undefined,
+  operation: 'capture' | 'void',
+  settings: LaterSettings,
+  now: Date,
+): ChargeMove {
+  if (to === undefined) return ignore(charge)
+  if (to === 'requires_capture') {
+    if (payment.refused?.operation !== operation)
+      return { ignore: `charge ${charge.id} is ${charge.status}: the payment's news does not decide its ${operation}` }
+    return { set: { status: to, ...NO_PENDING_OPERATION }, event: `charge.${operation}_failed` }
+  }
+  const move = settledMove(charge, payment, to, settings, now, false)
+  return 'set' in move ? { ...move, set: { ...move.set, ...NO_PENDING_OPERATION } } : move
+}
 
 /** The columns and event of a charge's move to `to`, from an undecided charge or from an authorization. */
 function settledMove(

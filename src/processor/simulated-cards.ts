@@ -26,8 +26,8 @@ const insufficientFunds = { failureCode: 'insufficient_funds', failureMessage: '
  *   currency is attempted in this process; later attempts go through
  * - pm_card_createDispute: succeeds, then the customer disputes it (an event, at once)
  * - pm_card_refundFail: succeeds; its refunds succeed, then fail (an event, at once)
- * - pm_card_decidedLater: succeeds; its captures and voids are received and decided later, as Adyen's are (the
- *   decide control tells the decision)
+ * - pm_card_decidedLater: succeeds; its captures, voids and refunds are received and decided later, as Adyen's are
+ *   (the decide control tells each decision)
  * Captures, voids and refunds of a pm_card_slow, pm_card_responseLost or pm_card_timeoutBeforeCharge charge behave
  * the same way. Anything else is refused, as Stripe refuses a payment method it does not know.
  */

@@ -4,7 +4,7 @@ import type { Sql, Transaction } from '../db/connect.js'
 import { newId } from '../db/ids.js'
 import { pageOf, type Page } from '../db/pagination.js'
 import type { PageRequest } from '../schemas/page.js'
-import { addRefundPending, type ChargeRow, settleRefundPending, toCharge } from '../charges/repository.js'
+import { addRefundPending, type ChargeRow, lockCharge, settleRefundPending, toCharge } from '../charges/repository.js'
 import type { Charge } from '../schemas/charge.js'
 import type { Refund } from '../schemas/refund.js'
 import { theRow } from '../db/rows.js'
@@ -99,7 +99,9 @@ export async function awaitRefundDecision(
     where account_id = ${refund.account_id} and id = ${refund.id} and status = 'pending' and processor_reference is null
     returning *`
   if (!row) throw new Error(`refund ${refund.id} is no longer pending`)
-  return { refund: toRefund(row), charge: toCharge(await chargeOf(tx, refund)) }
+  const charge = await lockCharge(tx, refund.account_id, refund.charge_id)
+  if (!charge) throw new Error(`refund ${refund.id}'s charge ${refund.charge_id} is gone`)
+  return { refund: toRefund(row), charge: toCharge(charge) }
 }
 
 /** Whether a pending refund waits for the processor's decision (it has its reference), or is being recorded. */
@@ -118,14 +120,12 @@ export async function markRefundRefused(
     update refunds set status = 'failed', failure_reason = ${failureReason}
     where account_id = ${refund.account_id} and id = ${refund.id} and status = 'pending' returning *`
   if (!row) throw new Error(`refund ${refund.id} is no longer pending`)
-  await addRefundPending(tx, { account_id: refund.account_id, id: refund.charge_id }, -refund.amount_cents)
-  return { refund: row, charge: await chargeOf(tx, refund) }
-}
-
-async function chargeOf(tx: Transaction, refund: RefundRow): Promise<ChargeRow> {
-  const rows = await tx<ChargeRow[]>`
-    select * from charges where account_id = ${refund.account_id} and id = ${refund.charge_id}`
-  return theRow(rows, `charge ${refund.charge_id}`)
+  const charge = await addRefundPending(
+    tx,
+    { account_id: refund.account_id, id: refund.charge_id },
+    -refund.amount_cents,
+  )
+  return { refund: row, charge }
 }
 
 /** The processor never refunded: the reservation is given back and the pending refund forgotten. */
