@@ -2,7 +2,8 @@
 // What every processor must do, whoever moves the money: the simulated processor and the Stripe processor (against
 // the Stripe-compatible test server) alike. A new processor (Adyen, Checkout.com) passes this before anything else:
 // add it to `processors`. A new operation of the boundary (a payout) fails the last case until a case calls it, and
-// looks it up, on every processor: an operation the Stripe test server does not serve cannot go untested.
+// looks it up, on every processor: an operation the Stripe test server does not serve cannot go untested. A
+// processor that answers some operations "received" and decides them later (Adyen) names a source that shows it.
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chargeIdOf } from '../../src/charges/calls.js'
@@ -24,9 +25,15 @@ import {
   stripeUnderTest,
 } from '../helpers/processors.js'
 
-const processors: { name: string; start: () => Promise<ProcessorUnderTest & { close(): Promise<void> }> }[] = [
+const processors: {
+  name: string
+  start: () => Promise<ProcessorUnderTest & { close(): Promise<void> }>
+  /** A source whose captures, voids and refunds the processor receives and decides later; none: it decides at once. */
+  decidesLater?: string
+}[] = [
   {
     name: 'simulated',
+    decidesLater: 'pm_card_decidedLater',
     start: async () => {
       const database = await createTestDatabase()
       return { ...simulatedUnderTest(database.sql), close: () => database.drop() }
@@ -88,7 +95,7 @@ function recording(processor: PaymentProcessor, called: Set<string>): PaymentPro
   })
 }
 
-describe.each(processors)('the $name processor', ({ name, start }) => {
+describe.each(processors)('the $name processor', ({ name, start, decidesLater }) => {
   let under: ProcessorUnderTest & { close(): Promise<void> }
   const called = new Set<string>()
   beforeAll(async () => {
@@ -216,6 +223,37 @@ describe.each(processors)('the $name processor', ({ name, start }) => {
     await under.processor.void(voided)
     expect(await under.movementsUnder(voided.idempotencyKey)).toBe(1)
   })
+
+  it.runIf(decidesLater)(
+    'when it decides later, then a capture, a void and a refund say so, and a retry and the lookup say the same',
+    async () => {
+      const keyed = { accountId: 'acct_contract', processorAccount: onProcessorAccount }
+      const referenceOf = async (kind: 'authorize' | 'charge') =>
+        ((await under.processor[kind](chargeRequest({ source: decidesLater }))) as { processorReference: string })
+          .processorReference
+      const notBefore = new Date(Date.now() - 1000)
+      const capture = { ...keyed, chargeReference: await referenceOf('authorize'), amountCents: 2000 }
+      const voided = { ...keyed, chargeReference: await referenceOf('authorize') }
+      const refund = { ...keyed, chargeReference: await referenceOf('charge'), amountCents: 700 }
+      const asked = [
+        { kind: 'capture' as const, request: { ...capture, idempotencyKey: randomUUID() } },
+        { kind: 'void' as const, request: { ...voided, idempotencyKey: randomUUID() } },
+        { kind: 'refund' as const, request: { ...refund, idempotencyKey: randomUUID() } },
+      ]
+      for (const { kind, request } of asked) {
+        const call = () =>
+          kind === 'capture'
+            ? under.processor.capture(request as typeof capture & { idempotencyKey: string })
+            : kind === 'void'
+              ? under.processor.void(request)
+              : under.processor.refund(request as typeof refund & { idempotencyKey: string })
+        const outcome = await call()
+        expect(outcome, kind).toEqual({ processorReference: expect.any(String), decidedLater: true })
+        expect(await call()).toEqual(outcome)
+        expect(await under.processor.lookup({ kind, request, notBefore } as LookupRequest)).toEqual({ kind, outcome })
+      }
+    },
+  )
 
   it('when a charge is refunded in part and then in full, then each refund is done once, with a reference of its own', async () => {
     const request = chargeRequest()
