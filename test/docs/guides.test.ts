@@ -1,7 +1,7 @@
 // The guides' commands run here as written, at the PORT (and HOOK_PORT) a reader chose, against the server as
-// `npm start` runs it: docs/later-outcomes.md's bank debit and 3-D Secure payment with the simulated processor,
-// docs/ledger.md's charge, refund, balance and payout, and docs/webhooks.md's endpoint and receiver. Commands that
-// need a Stripe account (the Dashboard, `stripe listen`) are the only ones left out.
+// `npm start` runs it: docs/later-outcomes.md's bank debit, 3-D Secure payment and capture decided later with the
+// simulated processor, docs/ledger.md's charge, refund, balance and payout, and docs/webhooks.md's endpoint and
+// receiver. Commands that need a Stripe account (the Dashboard, `stripe listen`) are the only ones left out.
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { readFile, rm } from 'node:fs/promises'
@@ -64,7 +64,7 @@ async function shell(script: string, until?: RegExp): Promise<{ code: number | n
 }
 
 describe('docs/later-outcomes.md', () => {
-  it('when its bank debit and 3-D Secure commands run as written, then each says what its comment says', async () => {
+  it('when its bank debit, 3-D Secure and decided-later commands run as written, then each says what its comment says', async () => {
     const block = (await blocksOf('docs/later-outcomes.md')).find((each) => each.includes('pm_usBankAccount_success'))!
     const { code, output } = await shell(block)
     expect(code, output).toBe(0)
@@ -75,6 +75,10 @@ describe('docs/later-outcomes.md', () => {
       'requires_action',
       'Complete authentication',
       '303 https://shop.example/orders/1042',
+      'succeeded',
+      '202',
+      'capture_pending',
+      'applied',
       'succeeded',
     ])
   }, 60_000)
