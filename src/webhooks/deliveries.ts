@@ -120,7 +120,15 @@ export async function recordAttempt(
       next_attempt_at = ${next.status === 'pending' ? next.retryAt : new Date()}
     where id = ${delivery.id} and attempts = ${delivery.attempt} and locked_until is not null`
   if (settled.count === 1 && next.status === 'pending') await wake(tx, delivery.id, next.retryAt)
+  // Taken over, the endpoint is the new sender's too (its claim took it when this lease ran out): it lets go of it.
+  if (settled.count === 0 && (await takenOver(tx, delivery))) return { recorded: true, handedOver: undefined }
   return { recorded: true, handedOver: await releaseEndpoint(tx, delivery, handOverSeconds) }
+}
+
+/** Whether another sender has claimed the delivery since this attempt did (it counted an attempt of its own). */
+async function takenOver(tx: Transaction, delivery: ClaimedDelivery): Promise<boolean> {
+  const [row] = await tx<{ attempts: number }[]>`select attempts from webhook_deliveries where id = ${delivery.id}`
+  return row !== undefined && row.attempts !== delivery.attempt
 }
 
 /**

@@ -1,6 +1,7 @@
 // An attempt's record is fenced by the claim it was made under (src/webhooks/deliveries.ts recordAttempt): a sender
 // whose lease ran out while it waited for an answer, and whose delivery another sender has claimed since, records
-// its attempt and nothing more; a redelivery asked for during an attempt is not undone by the attempt's record. The
+// its attempt and nothing more (it leaves the endpoint to that sender); a redelivery asked for during an attempt is
+// not undone by the attempt's record. The
 // sender's functions run here by hand, one step at a time, with no worker to take a turn of its own.
 import { randomBytes } from 'node:crypto'
 import { beforeAll, expect, it } from 'vitest'
@@ -40,6 +41,11 @@ const claim = async (id: string, leaseSeconds = 30) => {
 const answered200 = { status_code: 200, duration_ms: 5, response_excerpt: 'ok', error: null }
 const record = (delivery: ClaimedDelivery) =>
   suite.context.sql.begin((tx) => recordAttempt(tx, delivery, answered200, { status: 'delivered' }))
+const endpointHeld = async () => {
+  const [row] = await suite.context.sql<{ held: boolean }[]>`
+    select sending_until > now() as held from webhook_endpoints where id = ${endpointId}`
+  return row?.held ?? false
+}
 const stateOf = async (id: string) => {
   const [row] = await suite.context.sql<{ status: string; attempts: number; locked: boolean; recorded: number }[]>`
     select status, attempts, locked_until is not null as locked,
@@ -59,6 +65,8 @@ it('when a sender records an attempt after its lease ran out and another sender 
 
   await record(late)
   expect(await stateOf(id)).toEqual({ status: 'pending', attempts: 2, locked: true, recorded: 1 })
+  // Nor does it let go of the endpoint, which the current sender holds: no second attempt may start beside its own.
+  expect(await endpointHeld()).toBe(true)
   await record(current)
   expect(await stateOf(id)).toEqual({ status: 'delivered', attempts: 2, locked: false, recorded: 2 })
 })
