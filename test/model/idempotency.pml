@@ -8,13 +8,14 @@
  * Each SQL statement or transaction is one atomic step. Times are ticks, at the smallest ratios src/config.ts
  * accepts: deadline = lease, processor timeout < grace.
  *
- * Properties, the same sentences as the README's "Guarantees, and what they rest on":
+ * Properties, the same sentences as docs/idempotency.md's "Guarantees, and what they rest on":
  *   (a) the processor performs at most one operation per key lifetime (a lifetime ends when a completed key
  *       expires);
  *   (b) a key is never completed twice;
  *   (c) once nothing is in flight, the books equal the processor's ledger: every operation it performed is
  *       recorded once (refunded + pending never falls short of what it refunded), nothing else is, and once the
- *       key is settled nothing is left pending;
+ *       key is settled nothing is left pending (but an operation the processor decides later, which stays pending
+ *       on its charge until its decision is applied);
  *   (d) a replay returns the stored response of an operation of that request;
  *   (e) another body never gets the first body's outcome, nor a processor call;
  *   (f) no expiry removes a key a holder may still call out for.
