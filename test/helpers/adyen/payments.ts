@@ -267,6 +267,8 @@ export class AdyenBook {
     this.notify({
       ...this.itemOf(payment, 'AUTHORISATION', !refusal),
       ...(refusal ? { reason: refusal[1] } : {}),
+      // "An experimental field. Do not base your code on this field" (Webhooks-v1): filled here as it may be, not
+      // as something a receiver can rely on to tell a payment held for capture from one captured at once.
       operations: refusal ? [] : payment.manualCapture ? ['CANCEL', 'CAPTURE', 'REFUND'] : ['REFUND'],
     })
     return this.answer(payment)
