@@ -1,7 +1,8 @@
-// Captures and voids that the processor answers "received" and decides later (Adyen's modifications; the simulated
-// processor's pm_card_decidedLater): the charge waits in capture_pending or void_pending, answered 202, with nothing
-// posted; the processor's news decides it, once, however often and in whatever order it comes; a refusal gives the
-// authorization back, to capture or void again.
+// Captures, voids and refunds that the processor answers "received" and decides later (Adyen's modifications; the
+// simulated processor's pm_card_decidedLater): the charge waits in capture_pending or void_pending, the refund is
+// pending with its amount reserved, answered 202, with nothing posted; the processor's news decides it, once,
+// however often and in whatever order it comes; a refusal gives the authorization (or the reservation) back; and a
+// decision whose news never comes is a discrepancy until it does.
 import { randomUUID } from 'node:crypto'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { acceptEvent } from '../../src/processor-events/inbox.js'
