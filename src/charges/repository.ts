@@ -244,11 +244,19 @@ export interface ExpiryScope {
  * Up to `batchSize` authorizations past their expiry, across accounts, each taking its void (with the durable key
  * void:<charge>) as its pending operation for `leaseSeconds`; one a crashed run left pending is taken again.
  */
+/** The durable key the expiry worker voids a lapsed authorization under (one per charge). */
+export const expiryVoidKey = (chargeId: string) => `void:${chargeId}`
+
+/** Whether the charge's pending void is the expiry worker's (its key), not a request's. */
+export const isExpiryVoid = (charge: Pick<ChargeRow, 'id' | 'pending_operation_id'>) =>
+  charge.pending_operation_id === expiryVoidKey(charge.id)
+
 export async function claimExpiredAuthorizations(
   sql: Sql,
   options: { batchSize: number; leaseSeconds: number } & ExpiryScope,
 ): Promise<ChargeRow[]> {
   const { accountId = null, at = null } = options
+  // Each claimed with expiryVoidKey's key, written here in SQL for the whole batch.
   return sql<ChargeRow[]>`
     update charges set pending_operation = 'void', pending_operation_id = 'void:' || id,
                        pending_until = now() + ${options.leaseSeconds} * interval '1 second'

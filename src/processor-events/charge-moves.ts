@@ -2,7 +2,7 @@
 // charges by it (src/processor-events/apply.ts), and the comparison (src/processor-events/compare.ts) holds the books
 // to it, so a charge the events moved is a charge the comparison finds in agreement, whichever way it reached its
 // state.
-import type { ChargeRow } from '../charges/repository.js'
+import { type ChargeRow, isExpiryVoid } from '../charges/repository.js'
 import type { ChargeSettings } from '../processor/pricing.js'
 import { CHARGE_EVENT } from '../charges/record-charge.js'
 import type { PaymentState, PaymentStatus } from '../processor/later-outcomes.js'
@@ -121,7 +121,9 @@ function decision(
       return { ignore: `charge ${charge.id} is ${charge.status}: the payment's news does not decide its ${operation}` }
     return { set: { status: to, ...NO_PENDING_OPERATION }, event: `charge.${operation}_failed` }
   }
-  const move = settledMove(charge, payment, to, settings, now, false)
+  // The expiry worker's void ends the authorization as expired, whichever way the processor tells the cancellation.
+  const settled = to === 'voided' && isExpiryVoid(charge) ? 'expired' : to
+  const move = settledMove(charge, payment, settled, settings, now, false)
   return 'set' in move ? { ...move, set: { ...move.set, ...NO_PENDING_OPERATION } } : move
 }
 

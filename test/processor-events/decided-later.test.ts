@@ -4,7 +4,9 @@
 // however often and in whatever order it comes; a refusal gives the authorization (or the reservation) back; and a
 // decision whose news never comes is a discrepancy until it does.
 import { randomUUID } from 'node:crypto'
+import { pino } from 'pino'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { expireAuthorizations } from '../../src/charges/expire-authorizations.js'
 import { acceptEvent } from '../../src/processor-events/inbox.js'
 import type { ProcessorEvent } from '../../src/processor/later-outcomes.js'
 import { simulatedControlsOf } from '../../src/processor/simulated.js'
@@ -240,5 +242,21 @@ describe('the control', () => {
       payload: {},
     })
     expect(response.statusCode).toBe(409)
+  })
+})
+
+describe('the expiry worker’s void, decided later', () => {
+  it('when the expiry’s void is received and then performed, then the authorization ends expired, not voided', async () => {
+    const shop = await suite.context.newAccount()
+    const charge = (
+      await shop.post('/v1/charges', chargeBody({ source: 'pm_card_decidedLater', capture: false }))
+    ).json()
+    const pastExpiry = new Date(Date.now() + (suite.context.chargeSettings.authorizationExpiresDays + 1) * 86_400_000)
+    const options = { batchSize: 10, leaseSeconds: 60, accountId: shop.id, at: pastExpiry }
+    await expireAuthorizations(suite.context.sql, suite.context.processor, options, pino({ level: 'silent' }))
+    expect((await shop.get(`/v1/charges/${charge.id}`)).json().status).toBe('void_pending')
+    await decide(charge.processor_reference, 'performed')
+    expect((await shop.get(`/v1/charges/${charge.id}`)).json().status).toBe('expired')
+    expect(await eventsOf(charge.id)).toEqual(['charge.authorized', 'charge.void_pending', 'charge.expired'])
   })
 })
