@@ -134,10 +134,7 @@ async function decideRefund(tx: Transaction, known: RefundRow, refund: RefundSta
   if (refund.status === 'pending') return ignored(`refund ${known.id} awaits the processor's decision`)
   if (failed) {
     const refused = await markRefundRefused(tx, known, refund.failureReason ?? 'unknown')
-    await insertEvent(tx, known.account_id, 'charge.refund.failed', {
-      object: toCharge(refused.charge),
-      refund: toRefund(refused.refund),
-    })
+    await insertEvent(tx, known.account_id, 'charge.refund.failed', { object: refused.charge, refund: refused.refund })
     return APPLIED
   }
   const settled = await markRefundSucceeded(tx, known, refund.reference)

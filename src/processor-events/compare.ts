@@ -132,7 +132,8 @@ export async function compareWithProcessor(
   }
   const refundsFound = await refundDisagreements(sql, [...booksRefunds.values()], states.refunds.filter(settled))
   found.push(...refundsFound)
-  const refundsAgreed = [...booksRefunds.keys()].filter((id) => !refundsFound.some((each) => each.reference === id))
+  const refundsDiffering = new Set(refundsFound.map((each) => each.reference))
+  const refundsAgreed = [...booksRefunds.keys()].filter((id) => !refundsDiffering.has(id))
   found.push(...(await eventsWaitingTooLong(sql)))
 
   const fresher = await recordDiscrepancies(sql, found, log)

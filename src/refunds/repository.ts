@@ -4,7 +4,7 @@ import type { Sql, Transaction } from '../db/connect.js'
 import { newId } from '../db/ids.js'
 import { pageOf, type Page } from '../db/pagination.js'
 import type { PageRequest } from '../schemas/page.js'
-import { addRefundPending, type ChargeRow, lockCharge, settleRefundPending, toCharge } from '../charges/repository.js'
+import { addRefundPending, lockCharge, settleRefundPending, toCharge } from '../charges/repository.js'
 import type { Charge } from '../schemas/charge.js'
 import type { Refund } from '../schemas/refund.js'
 import { theRow } from '../db/rows.js'
@@ -115,7 +115,7 @@ export async function markRefundRefused(
   tx: Transaction,
   refund: RefundRow,
   failureReason: string,
-): Promise<{ refund: RefundRow; charge: ChargeRow }> {
+): Promise<{ refund: Refund; charge: Charge }> {
   const [row] = await tx<RefundRow[]>`
     update refunds set status = 'failed', failure_reason = ${failureReason}
     where account_id = ${refund.account_id} and id = ${refund.id} and status = 'pending' returning *`
@@ -125,7 +125,7 @@ export async function markRefundRefused(
     { account_id: refund.account_id, id: refund.charge_id },
     -refund.amount_cents,
   )
-  return { refund: row, charge }
+  return { refund: toRefund(row), charge: toCharge(charge) }
 }
 
 /** The processor never refunded: the reservation is given back and the pending refund forgotten. */

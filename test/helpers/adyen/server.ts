@@ -48,15 +48,11 @@ export interface AdyenTestServer {
   fault(match: { path: RegExp }, fault: Fault, times?: number): void
   clearFaults(): void
   notifications: NotificationSender
-  /** What happens at Adyen after its answers, each told by a notification. */
-  later: {
-    /** The shopper's 3-D Secure, as the page at the action's url does: the redirectResult for /payments/details. */
-    authenticate(payment: string, authenticated: boolean): string
-    settle: AdyenBook['settle']
-    decide: AdyenBook['decide']
-    decideAll: AdyenBook['decideAll']
-    chargeback: AdyenBook['chargeback']
-  }
+  /**
+   * What happens at Adyen after its answers, each told by a notification (authenticate: the shopper's 3-D Secure, as
+   * the page at the action's url does, giving the redirectResult for /payments/details).
+   */
+  later: Pick<AdyenBook, 'authenticate' | 'settle' | 'decide' | 'decideAll' | 'chargeback'>
   close(): Promise<void>
 }
 
@@ -212,13 +208,7 @@ export async function startAdyenServer(
     fault: (match, fault, times = 1) => void faults.push({ path: match.path, fault, times }),
     clearFaults: () => void faults.splice(0),
     notifications,
-    later: {
-      authenticate: (payment, authenticated) => book.authenticate(payment, authenticated),
-      settle: (payment, authorised) => book.settle(payment, authorised),
-      decide: (modification) => book.decide(modification),
-      decideAll: () => book.decideAll(),
-      chargeback: (payment, amount) => book.chargeback(payment, amount),
-    },
+    later: book,
     close: async () => {
       await notifications.idle()
       server.closeAllConnections()
